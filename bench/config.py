@@ -1,0 +1,55 @@
+"""How a run is carried out (chains, steps, thinning, seed, backend), validated on construction."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from samplers._checks import integer_at_least, one_of
+
+BACKENDS = ("jax", "numpy")
+DTYPES = ("float32", "float64")
+
+
+@dataclasses.dataclass(frozen=True)
+class RunConfig:
+    """``num_steps`` recorded steps after ``num_burnin`` discarded ones; every ``thin``-th recorded
+    step enters the streaming moments (``num_steps // thin`` draws per chain). The reference
+    (``numpy``) backend runs in float64; ``jax`` in ``dtype`` with float64 statistics.
+    ``block_size`` steps of random numbers are drawn at once by the JAX driver.
+    """
+
+    num_chains: int = 10
+    num_steps: int = 10_000
+    num_burnin: int = 0
+    thin: int = 1
+    seed: int = 0
+    backend: str = "jax"
+    dtype: str = "float64"
+    keep_samples: bool = False
+    block_size: int = 1024
+
+    def __post_init__(self):
+        integer_at_least("num_chains", self.num_chains, 1)
+        integer_at_least("num_steps", self.num_steps, 1)
+        integer_at_least("num_burnin", self.num_burnin, 0)
+        integer_at_least("thin", self.thin, 1)
+        if self.thin > self.num_steps:
+            raise ValueError(f"thin must be an integer in [1, num_steps={self.num_steps}], got {self.thin}")
+        integer_at_least("seed", self.seed, 0)
+        integer_at_least("block_size", self.block_size, 1)
+        one_of("backend", self.backend, BACKENDS)
+        one_of("dtype", self.dtype, DTYPES)
+        if self.backend == "numpy" and self.dtype != "float64":
+            raise ValueError(f"dtype must be 'float64' for the numpy reference backend, got {self.dtype!r}")
+
+    @property
+    def num_kept(self) -> int:
+        return self.num_steps // self.thin
+
+    @property
+    def total_steps(self) -> int:
+        return self.num_burnin + self.num_steps
+
+    def is_kept(self, t):
+        """Whether step ``t`` (0-based, counting burn-in) yields a recorded draw."""
+        return (t >= self.num_burnin) & ((t - self.num_burnin + 1) % self.thin == 0)

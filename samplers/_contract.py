@@ -1,0 +1,88 @@
+"""The sampler contract of DESIGN.md.
+
+A sampler module defines
+
+- ``Params``: a frozen dataclass of hyperparameters made with :func:`hyperparameters`, validated
+  on construction; its numeric fields are JAX pytree leaves (so a driver can ``vmap`` over a grid
+  of them) and fields declared with ``static_field`` are compile-time constants;
+- ``State``: a NamedTuple whose first field is ``position``;
+- ``init(position, params) -> State``;
+- ``reference_step(state, grad_fn, draws, params) -> (State, Info)`` in NumPy (float64, one chain,
+  the paper's equations line by line) and ``optimized_step`` with the same signature in JAX
+  (pure, jit-able, vmap-able), with the same names and the same order of lines;
+- ``draw_spec(dim) -> dict[str, Variate]``: the random variates one step consumes,
+
+and registers them with :func:`samplers.register` as a :class:`Sampler`. ``grad_fn(x)`` is the
+gradient oracle of the log density, bound by the driver to this step's minibatch or noise draw.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Callable, NamedTuple
+
+import jax
+
+LAWS = {"normal": "independent standard normal entries"}
+
+
+class Variate(NamedTuple):
+    """A block of independent random numbers of one law and shape (per chain, per step)."""
+
+    law: str
+    shape: tuple[int, ...]
+
+
+class Info(NamedTuple):
+    """What one step reports besides the new state."""
+
+    num_grad_evals: Any
+
+
+def static_field(default=dataclasses.MISSING):
+    """A hyperparameter that is a compile-time constant (a string choice), not a pytree leaf."""
+    return dataclasses.field(default=default, metadata={"static": True})
+
+
+def hyperparameters(cls):
+    """Make ``cls`` a frozen, validated dataclass that is also a JAX pytree.
+
+    ``__post_init__`` (if ``cls`` defines it) runs on construction and raises ``ValueError``
+    naming the parameter and its accepted range. Unflattening (inside ``jit``/``vmap``) bypasses it,
+    since leaves are then tracers or stacked grids of already-validated values.
+    """
+    cls = dataclasses.dataclass(frozen=True)(cls)
+    fields = dataclasses.fields(cls)
+    leaves = tuple(f.name for f in fields if not f.metadata.get("static"))
+    statics = tuple(f.name for f in fields if f.metadata.get("static"))
+
+    def flatten(p):
+        return [getattr(p, n) for n in leaves], tuple(getattr(p, n) for n in statics)
+
+    def unflatten(aux, children):
+        obj = object.__new__(cls)
+        for name, value in zip(leaves + statics, list(children) + list(aux)):
+            object.__setattr__(obj, name, value)
+        return obj
+
+    jax.tree_util.register_pytree_node(cls, flatten, unflatten)
+    cls.leaf_names = leaves
+    return cls
+
+
+@dataclasses.dataclass(frozen=True)
+class Sampler:
+    """A registered sampler: its name, paper, and the parts of the contract."""
+
+    name: str
+    citation: str
+    Params: type
+    State: type
+    init: Callable
+    reference_step: Callable
+    optimized_step: Callable
+    draw_spec: Callable[[int], dict[str, Variate]]
+
+    def params(self, **kwargs):
+        """Validated hyperparameters of this sampler."""
+        return self.Params(**kwargs)

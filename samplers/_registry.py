@@ -1,0 +1,54 @@
+"""Name -> object registries that discover their entries by importing every module of a package.
+
+A new sampler or target is one new file in its package that calls ``register``; nothing else
+changes. Modules whose names start with ``_`` are infrastructure and are not scanned.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from typing import Generic, TypeVar
+
+T = TypeVar("T")
+
+
+class UnknownNameError(ValueError):
+    """An unknown sampler, target or metric name; the message lists the known names."""
+
+
+class Registry(Generic[T]):
+    """Entries of one kind (``kind`` names it in error messages), found in ``package``."""
+
+    def __init__(self, kind: str, package: str):
+        self.kind = kind
+        self.package = package
+        self._entries: dict[str, T] = {}
+        self._discovered = False
+
+    def register(self, name: str, entry: T) -> T:
+        if name in self._entries and self._entries[name] is not entry:
+            raise ValueError(f"{self.kind} name {name!r} is registered twice")
+        self._entries[name] = entry
+        return entry
+
+    def _discover(self) -> None:
+        if self._discovered:
+            return
+        self._discovered = True
+        package = importlib.import_module(self.package)
+        for module in pkgutil.iter_modules(package.__path__):
+            if not module.name.startswith("_"):
+                importlib.import_module(f"{self.package}.{module.name}")
+
+    def get(self, name: str) -> T:
+        self._discover()
+        if not isinstance(name, str) or name not in self._entries:
+            raise UnknownNameError(
+                f"unknown {self.kind} {name!r}; known {self.kind}s: {', '.join(self.names())}"
+            )
+        return self._entries[name]
+
+    def names(self) -> list[str]:
+        self._discover()
+        return sorted(self._entries)

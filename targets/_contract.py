@@ -1,0 +1,70 @@
+"""The target contract of DESIGN.md.
+
+A target has a dimension, a log density and its analytic gradient (one formula for NumPy and
+JAX inputs; checked against ``jax.grad`` in the tests), a stochastic gradient whose randomness
+is an explicit argument described by ``draw_spec``, truth (:class:`targets._truth.Truth`), an
+exact sampler where one exists, and the initial position of the papers' experiments.
+Positions may carry leading batch axes: ``x`` has shape ``(..., dim)``.
+"""
+
+from __future__ import annotations
+
+import abc
+
+import numpy as np
+
+from samplers import Variate
+from targets._truth import Truth
+
+
+class Target(abc.ABC):
+    """Base class: subclasses set ``name``, ``dim``, ``noise``, ``truth`` and ``params``."""
+
+    name: str
+    dim: int
+    params: dict
+    truth: Truth | None
+
+    def __init__(self, noise):
+        self.noise = noise
+
+    @abc.abstractmethod
+    def logdensity(self, x):
+        """log p(x), up to nothing: normalised where the normaliser is known."""
+
+    @abc.abstractmethod
+    def grad_logdensity(self, x):
+        """The exact gradient of ``logdensity``."""
+
+    def stochastic_grad(self, x, draw: dict):
+        """The gradient as a sampler sees it: exact gradient perturbed by this step's ``draw``."""
+        return self.noise.perturb(self.grad_logdensity(x), x, draw)
+
+    @property
+    def draw_spec(self) -> dict[str, Variate]:
+        """The random variates one stochastic-gradient evaluation consumes."""
+        return self.noise.draw_spec(self.dim)
+
+    @abc.abstractmethod
+    def sample(self, key, n: int):
+        """``n`` exact independent draws, shape (n, dim), from a JAX PRNG ``key``."""
+
+    @abc.abstractmethod
+    def initial_position(self) -> np.ndarray:
+        """The starting point of the papers' experiments, shape (dim,)."""
+
+    def check_positions(self, positions, num_chains: int) -> np.ndarray:
+        """``positions`` as a (num_chains, dim) float64 array; accepts (dim,) for every chain."""
+        x = np.asarray(positions, dtype=np.float64)
+        if x.ndim == 1:
+            x = np.broadcast_to(x, (num_chains, x.shape[0]))
+        if x.ndim != 2 or x.shape != (num_chains, self.dim):
+            raise ValueError(
+                f"initial_position must have shape ({self.dim},) or ({num_chains}, {self.dim}) "
+                f"for target {self.name!r} of dimension {self.dim}, got shape {np.shape(positions)}"
+            )
+        return np.array(x)
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.params.items())
+        return f"targets.get({self.name!r}, {args})"

@@ -1,0 +1,43 @@
+r"""Multivariate normal targets :math:`\mathcal N(m, \Sigma)`: density, gradient, truth, sampler."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from targets._backend import constant, namespace
+from targets._contract import Target
+from targets._truth import Truth
+
+
+class GaussianTarget(Target):
+    r""":math:`\log p(x) = -\tfrac12 (x-m)^\top \Sigma^{-1} (x-m) - \tfrac12 \log\det(2\pi\Sigma)`,
+    :math:`\nabla \log p(x) = -\Sigma^{-1}(x-m)`; exact draws :math:`m + L z`, :math:`LL^\top = \Sigma`.
+    """
+
+    def __init__(self, mean, covariance, noise):
+        super().__init__(noise)
+        self.mean = np.asarray(mean, dtype=np.float64)
+        self.covariance = np.asarray(covariance, dtype=np.float64)
+        self.dim = self.mean.shape[0]
+        self.precision = np.linalg.inv(self.covariance)
+        self.precision = (self.precision + self.precision.T) / 2
+        self.cholesky = np.linalg.cholesky(self.covariance)
+        self._log_normaliser = -0.5 * np.linalg.slogdet(2 * np.pi * self.covariance)[1]
+        self.truth = Truth.of_gaussian(self.mean, self.covariance)
+
+    def logdensity(self, x):
+        xp = namespace(x)
+        r = x - constant(self.mean, x)
+        return -0.5 * xp.sum((r @ constant(self.precision, x)) * r, axis=-1) + self._log_normaliser
+
+    def grad_logdensity(self, x):
+        return -(x - constant(self.mean, x)) @ constant(self.precision, x)
+
+    def sample(self, key, n: int):
+        z = jax.random.normal(key, (n, self.dim), dtype=jnp.float64)
+        return jnp.asarray(self.mean) + z @ jnp.asarray(self.cholesky).T
+
+    def initial_position(self) -> np.ndarray:
+        return self.mean.copy()

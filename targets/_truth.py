@@ -1,0 +1,48 @@
+"""Truth about a target: exact moments, each with its standard error (0 when analytic)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+
+@dataclasses.dataclass(frozen=True)
+class Truth:
+    """E[x], E[x^2], Var[x^2] (per dimension), the covariance, and their standard errors.
+
+    ``source`` says where they come from ("analytic", or a stored reference's provenance).
+    """
+
+    mean: np.ndarray
+    second_moment: np.ndarray
+    second_moment_var: np.ndarray
+    covariance: np.ndarray
+    mean_se: np.ndarray
+    second_moment_se: np.ndarray
+    second_moment_var_se: np.ndarray
+    covariance_se: np.ndarray
+    source: str
+
+    @property
+    def dim(self) -> int:
+        return self.mean.shape[0]
+
+    @classmethod
+    def of_gaussian(cls, mean, covariance) -> "Truth":
+        """Analytic truth of N(mean, covariance): E[x^2] = m^2 + s^2, Var[x^2] = 2 s^4 + 4 m^2 s^2."""
+        mean = np.asarray(mean, dtype=np.float64)
+        covariance = np.asarray(covariance, dtype=np.float64)
+        var = np.diag(covariance)
+        zero_d, zero_dd = np.zeros_like(mean), np.zeros_like(covariance)
+        return cls(
+            mean=mean,
+            second_moment=mean**2 + var,
+            second_moment_var=2 * var**2 + 4 * mean**2 * var,
+            covariance=covariance,
+            mean_se=zero_d,
+            second_moment_se=zero_d,
+            second_moment_var_se=zero_d,
+            covariance_se=zero_dd,
+            source="analytic",
+        )

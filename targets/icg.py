@@ -1,0 +1,54 @@
+r"""Ill-conditioned Gaussian (ICG), appendix C of the SMILE paper (``seeds/000_10079a2df2a8e854.txt``).
+
+:math:`\mathcal N(0, \Sigma)` with :math:`\Sigma = R^\top \Lambda R`: :math:`\Lambda` diagonal with
+eigenvalues equally spaced in log space from :math:`\kappa^{-1/2}` to :math:`\kappa^{1/2}` (the
+paper: 1/100 to 100, condition number :math:`\kappa = 10^4`, dimension 10) and :math:`R` a
+Haar-random rotation drawn from ``rotation_seed``. Chains start at the mean (appendix C).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+import targets
+from samplers._checks import integer_at_least, positive_finite
+from targets._gaussian import GaussianTarget
+from targets.noise import make_noise
+
+
+def random_rotation(dim: int, seed: int) -> np.ndarray:
+    """A Haar-distributed rotation (det +1): QR of a Gaussian matrix with the signs of diag(R) fixed."""
+    rng = np.random.default_rng(seed)
+    q, r = np.linalg.qr(rng.standard_normal((dim, dim)))
+    q = q * np.sign(np.diag(r))
+    if np.linalg.det(q) < 0:
+        q[:, 0] = -q[:, 0]
+    return q
+
+
+def log_spaced_eigenvalues(dim: int, condition_number: float) -> np.ndarray:
+    """``dim`` eigenvalues log-spaced from condition_number**-1/2 to condition_number**1/2."""
+    half = 0.5 * np.log10(condition_number)
+    return np.logspace(-half, half, dim)
+
+
+@targets.register("icg")
+class IllConditionedGaussian(GaussianTarget):
+    """ICG in ``dim`` dimensions (>= 1) with condition number ``condition_number`` (>= 1)."""
+
+    name = "icg"
+
+    def __init__(self, dim=10, condition_number=1e4, rotation_seed=0, noise="none", **noise_params):
+        dim = integer_at_least("dim", dim, 1)
+        condition_number = positive_finite("condition_number", condition_number)
+        if condition_number < 1:
+            raise ValueError(f"condition_number must be a finite number >= 1, got {condition_number!r}")
+        rotation_seed = integer_at_least("rotation_seed", rotation_seed, 0)
+        self.eigenvalues = log_spaced_eigenvalues(dim, condition_number)
+        self.rotation = random_rotation(dim, rotation_seed)
+        covariance = self.rotation.T @ np.diag(self.eigenvalues) @ self.rotation
+        super().__init__(np.zeros(dim), (covariance + covariance.T) / 2, make_noise(noise, **noise_params))
+        self.params = dict(
+            dim=dim, condition_number=condition_number, rotation_seed=rotation_seed, noise=noise,
+            **{f"noise_{k}": v for k, v in self.noise.params().items()},
+        )
