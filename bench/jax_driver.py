@@ -103,9 +103,8 @@ def _run_chain(sampler, target, config: RunConfig, params, key, position):
         return jax.lax.scan(one_step, carry, (steps, draws))[0]
 
     num_blocks, remainder = divmod(config.total_steps, config.block_size)
-    carry = jax.lax.scan(
-        lambda c, b: (block(c, b, config.block_size), None), carry, jnp.arange(num_blocks)
-    )[0]
+    # fori_loop carries the block index: no array scales with the number of blocks.
+    carry = jax.lax.fori_loop(0, num_blocks, lambda b, c: block(c, b, config.block_size), carry)
     if remainder:
         carry = block(carry, num_blocks, remainder)
     return carry

@@ -20,10 +20,11 @@ def run_chains(sampler, target, params, config: RunConfig, initial_positions: np
     """Run ``config.num_chains`` chains of ``sampler`` with one ``params`` on ``target``."""
     start = time.perf_counter()
     seeds = np.random.SeedSequence(config.seed).spawn(config.num_chains)
-    traces = [
-        _run_chain(sampler, target, params, config, initial_positions[c], np.random.default_rng(seeds[c]))
-        for c in range(config.num_chains)
-    ]
+    with np.errstate(over="ignore", invalid="ignore"):  # divergence is counted, not warned about
+        traces = [
+            _run_chain(sampler, target, params, config, initial_positions[c], np.random.default_rng(seeds[c]))
+            for c in range(config.num_chains)
+        ]
     trace = ChainTrace.stack(traces)
     return trace._replace(run_seconds=time.perf_counter() - start)
 

@@ -63,6 +63,8 @@ class Target(abc.ABC):
                 f"initial_position must have shape ({self.dim},) or ({num_chains}, {self.dim}) "
                 f"for target {self.name!r} of dimension {self.dim}, got shape {np.shape(positions)}"
             )
+        if not np.all(np.isfinite(x)):
+            raise ValueError("initial_position must be finite")
         return np.array(x)
 
     def __repr__(self) -> str:

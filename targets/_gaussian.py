@@ -24,13 +24,13 @@ class GaussianTarget(Target):
         self.precision = np.linalg.inv(self.covariance)
         self.precision = (self.precision + self.precision.T) / 2
         self.cholesky = np.linalg.cholesky(self.covariance)
-        self._log_normaliser = -0.5 * np.linalg.slogdet(2 * np.pi * self.covariance)[1]
+        self._log_normaliser = np.asarray(-0.5 * np.linalg.slogdet(2 * np.pi * self.covariance)[1])
         self.truth = Truth.of_gaussian(self.mean, self.covariance)
 
     def logdensity(self, x):
         xp = namespace(x)
         r = x - constant(self.mean, x)
-        return -0.5 * xp.sum((r @ constant(self.precision, x)) * r, axis=-1) + self._log_normaliser
+        return -0.5 * xp.sum((r @ constant(self.precision, x)) * r, axis=-1) + constant(self._log_normaliser, x)
 
     def grad_logdensity(self, x):
         return -(x - constant(self.mean, x)) @ constant(self.precision, x)

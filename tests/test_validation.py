@@ -1,0 +1,99 @@
+"""Bad input gets a clear error naming the parameter and the accepted range."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import bench
+import samplers
+import targets
+
+
+@pytest.mark.parametrize("step_size", [-0.1, 0.0, math.nan, math.inf])
+def test_step_size_must_be_finite_and_positive(step_size):
+    with pytest.raises(ValueError, match=r"step_size must be a finite number > 0"):
+        samplers.get("sgld").params(step_size=step_size)
+    with pytest.raises(ValueError, match=r"step_size"):
+        bench.run("sgld", "icg", params={"step_size": step_size}, num_steps=10)
+
+
+def test_step_size_must_be_a_number():
+    with pytest.raises(TypeError, match="step_size must be a real number"):
+        samplers.get("sgld").params(step_size="0.1")
+
+
+def test_other_sgld_parameters_are_checked():
+    with pytest.raises(ValueError, match="temperature"):
+        samplers.get("sgld").params(step_size=0.1, temperature=-1.0)
+    with pytest.raises(ValueError, match="convention must be one of"):
+        samplers.get("sgld").params(step_size=0.1, convention="euler")
+
+
+def test_unknown_names_list_the_known_ones():
+    with pytest.raises(ValueError, match=r"unknown sampler 'sgldd'; known samplers: .*sgld"):
+        samplers.get("sgldd")
+    with pytest.raises(ValueError, match=r"unknown target 'gauss'; known targets: .*icg"):
+        targets.get("gauss")
+    with pytest.raises(ValueError, match="unknown sampler"):
+        bench.run("nope", "icg", params={"step_size": 0.1})
+    with pytest.raises(ValueError, match=r"noise must be one of \['isotropic', 'none'\]"):
+        targets.get("icg", noise="anisotropic")
+
+
+def test_unknown_target_parameters_are_named():
+    with pytest.raises(ValueError, match="target 'icg' has no parameter 'dimension'; it accepts: dim"):
+        targets.get("icg", dimension=3)
+    with pytest.raises(ValueError, match="noise_scale"):
+        targets.get("icg", noise="isotropic", noise_scale=2.0)
+    with pytest.raises(ValueError, match="dim must be an integer >= 1"):
+        targets.get("icg", dim=0)
+    with pytest.raises(ValueError, match="condition_number must be a finite number >= 1"):
+        targets.get("icg", condition_number=0.5)
+    with pytest.raises(ValueError, match="noise_variance must be a finite number > 0"):
+        targets.get("icg", noise="isotropic", noise_variance=-1.0)
+
+
+@pytest.mark.parametrize("shape", [(9,), (3, 11), (2, 10), (3, 10, 1)])
+def test_initial_position_must_match_the_dimension(shape):
+    with pytest.raises(ValueError, match=r"initial_position must have shape \(10,\) or \(3, 10\)"):
+        bench.run("sgld", "icg", params={"step_size": 0.1}, num_chains=3, num_steps=10,
+                  initial_position=np.zeros(shape))
+
+
+@pytest.mark.parametrize("num_chains", [0, -2])
+def test_num_chains_must_be_at_least_one(num_chains):
+    with pytest.raises(ValueError, match="num_chains must be an integer >= 1"):
+        bench.run("sgld", "icg", params={"step_size": 0.1}, num_chains=num_chains)
+
+
+def test_run_configuration_is_checked():
+    run = lambda **kw: bench.run("sgld", "icg", params={"step_size": 0.1}, **kw)  # noqa: E731
+    with pytest.raises(TypeError, match="num_chains must be an integer >= 1"):
+        run(num_chains=2.5)
+    with pytest.raises(ValueError, match="num_steps must be an integer >= 1"):
+        run(num_steps=0)
+    with pytest.raises(ValueError, match=r"thin must be an integer in \[1, num_steps=10\]"):
+        run(num_steps=10, thin=11)
+    with pytest.raises(ValueError, match="backend must be one of"):
+        run(backend="torch")
+    with pytest.raises(ValueError, match="dtype must be one of"):
+        run(dtype="float16")
+    with pytest.raises(ValueError, match="dtype must be 'float64' for the numpy reference backend"):
+        run(backend="numpy", dtype="float32")
+    with pytest.raises(ValueError, match="seed must be an integer >= 0"):
+        run(seed=-1)
+
+
+def test_grid_may_vary_only_numeric_fields():
+    with pytest.raises(ValueError, match="may differ only in numeric fields, not in convention"):
+        bench.run_grid("sgld", "icg", params_grid=[{"step_size": 0.1}, {"step_size": 0.1, "convention": "welling_teh"}])
+    with pytest.raises(ValueError, match="at least one"):
+        bench.run_grid("sgld", "icg", params_grid=[])
+
+
+def test_initial_position_must_be_finite():
+    with pytest.raises(ValueError, match="initial_position must be finite"):
+        bench.run("sgld", "icg", params={"step_size": 0.1}, num_steps=10, initial_position=np.full(10, np.nan))
