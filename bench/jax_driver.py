@@ -1,11 +1,13 @@
-"""The optimized driver: JAX, one ``jit``, ``vmap`` over a grid of parameters and over chains,
-``lax.scan`` over steps.
+"""The optimized driver: JAX, one compiled program, ``vmap`` over a grid of parameters and over
+chains, ``lax.scan`` over steps.
 
-Random numbers are drawn ``block_size`` steps at a time (one key per chain and block), which
-amortises the generator's per-call cost; an inner scan then runs the block's steps. Thinning,
-burn-in and the streaming float64 moments live inside the scan, so memory does not grow with the
-number of steps (unless ``keep_samples`` asks for the thinned draws). Gradient evaluations are
-summed from each step's ``Info``; non-finite positions are counted per chain, never raised.
+Steps run in blocks of ``block_size``: one call draws the block's random numbers (one key per
+chain and block, amortising the generator's per-call cost), an inner ``lax.scan`` runs only the
+sampler's steps and emits the block's positions, and the block's statistics are then reduced
+vectorised: thinning and burn-in masks, float64 moments of the kept finite draws merged into the
+running ones (Chan et al.), non-finite counts and gradient evaluations. Memory is bounded by one
+block, whatever the number of steps (unless ``keep_samples`` asks for the thinned draws).
+The program runs a range of blocks per call, so a long run is a few calls that report progress.
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ from bench.draws import jax_draws
 from bench.trace import ChainTrace
 from reference.metrics import Moments
 
+PROGRESS_UPDATES = 20
+
 
 class _Carry(NamedTuple):
     state: Any
@@ -33,78 +37,121 @@ class _Carry(NamedTuple):
     samples: Any
 
 
-def run_grid(sampler, target, params_grid: list, config: RunConfig, initial_positions) -> list[ChainTrace]:
-    """Run ``config.num_chains`` chains for every element of ``params_grid`` (same static
-    fields, numeric fields stacked into one vmapped axis); one ChainTrace per grid point.
-    Every grid point uses the same chain keys (common random numbers across the grid)."""
-    dtype = jnp.dtype(config.dtype)
-    stacked = jax.tree.map(lambda *values: jnp.asarray(values, dtype=dtype), *params_grid)
-    keys = jax.random.split(jax.random.key(config.seed), config.num_chains)
-    positions = jnp.asarray(initial_positions, dtype=dtype)
-    chain = functools.partial(_run_chain, sampler, target, config)
-    run = jax.jit(jax.vmap(jax.vmap(chain, in_axes=(None, 0, 0)), in_axes=(0, None, None)))
+class CompiledGrid:
+    """The compiled program for one grid of parameters: call it to run (and time) it.
 
-    start = time.perf_counter()
-    compiled = run.lower(stacked, keys, positions).compile()
-    compile_seconds = time.perf_counter() - start
-    start = time.perf_counter()
-    carry = jax.block_until_ready(compiled(stacked, keys, positions))
-    run_seconds = time.perf_counter() - start
+    Every grid point uses the same chain keys (common random numbers across the grid).
+    """
 
-    carry = jax.tree.map(np.asarray, carry)
-    share = len(params_grid)
-    return [
-        ChainTrace(
-            moments=Moments(*(field[g] for field in carry.moments)),
-            grad_evals=carry.grad_evals[g],
-            nonfinite_steps=carry.nonfinite_steps[g],
-            first_nonfinite_step=carry.first_nonfinite_step[g],
-            samples=carry.samples[g] if config.keep_samples else None,
-            compile_seconds=compile_seconds / share,
-            run_seconds=run_seconds / share,
-        )
-        for g in range(share)
-    ]
+    def __init__(self, sampler, target, params_grid: list, config: RunConfig, initial_positions):
+        dtype = jnp.dtype(config.dtype)
+        self.config, self.num_points = config, len(params_grid)
+        self._params = jax.tree.map(lambda *values: jnp.asarray(values, dtype=dtype), *params_grid)
+        self._keys = jax.random.split(jax.random.key(config.seed), config.num_chains)
+        positions = jnp.asarray(initial_positions, dtype=dtype)
+        start = time.perf_counter()
+        init = functools.partial(_init_chain, sampler, target, config)
+        init = jax.jit(jax.vmap(jax.vmap(init, in_axes=(None, 0, 0)), in_axes=(0, None, None)))
+        self._carry0 = init(self._params, self._keys, positions)
+        blocks = functools.partial(_run_blocks, sampler, target, config)
+        scalars = (None, None, None)  # start, stop, finish
+        blocks = jax.vmap(jax.vmap(blocks, in_axes=(None, 0, 0, *scalars)), in_axes=(0, None, 0, *scalars))
+        program = jax.jit(blocks, donate_argnums=2)
+        self._compiled = program.lower(self._params, self._keys, self._carry0, 0, 0, False).compile()
+        self.compile_seconds = time.perf_counter() - start
+
+    def memory_analysis(self):
+        """XLA's buffer sizes of the compiled program (temporaries, outputs)."""
+        return self._compiled.memory_analysis()
+
+    def __call__(self, progress=None) -> list[ChainTrace]:
+        """Run the program; one ChainTrace per grid point, each with an equal share of the time.
+
+        The blocks run in about ``PROGRESS_UPDATES`` calls; after each, ``progress(n)`` (if
+        given) is told the number ``n`` of chain-steps just completed over the whole grid.
+        """
+        num_blocks, remainder = divmod(self.config.total_steps, self.config.block_size)
+        per_call = max(1, -(-num_blocks // PROGRESS_UPDATES))
+        carry = jax.tree.map(jnp.copy, self._carry0)
+        start = time.perf_counter()
+        for first in range(0, max(num_blocks, 1), per_call):
+            stop = min(first + per_call, num_blocks)
+            finish = stop == num_blocks and remainder > 0
+            carry = jax.block_until_ready(self._compiled(self._params, self._keys, carry, first, stop, finish))
+            if progress is not None:
+                steps = (stop - first) * self.config.block_size + (remainder if finish else 0)
+                progress(steps * self.config.num_chains * self.num_points)
+        run_seconds = time.perf_counter() - start
+        carry = jax.tree.map(np.asarray, carry)
+        return [
+            ChainTrace(
+                moments=Moments(*(field[g] for field in carry.moments)),
+                grad_evals=carry.grad_evals[g],
+                nonfinite_steps=carry.nonfinite_steps[g],
+                first_nonfinite_step=carry.first_nonfinite_step[g],
+                samples=carry.samples[g] if self.config.keep_samples else None,
+                compile_seconds=self.compile_seconds / self.num_points,
+                run_seconds=run_seconds / self.num_points,
+            )
+            for g in range(self.num_points)
+        ]
 
 
-def _run_chain(sampler, target, config: RunConfig, params, key, position):
-    dim, dtype = target.dim, position.dtype
-    spec = {"sampler": sampler.draw_spec(dim), "gradient": target.draw_spec}
-    state = jax.tree.map(jnp.asarray, sampler.init(position, params))
-    samples = jnp.full((config.num_kept if config.keep_samples else 0, dim), jnp.nan, dtype)
-    carry = _Carry(state, Moments.empty((), dim, jnp), jnp.int64(0), jnp.int64(0), jnp.int64(-1), samples)
+def run_grid(sampler, target, params_grid: list, config: RunConfig, initial_positions,
+             progress=None) -> list[ChainTrace]:
+    """Compile and run ``config.num_chains`` chains for every element of ``params_grid`` (same
+    static fields; numeric fields stacked into one vmapped axis)."""
+    return CompiledGrid(sampler, target, params_grid, config, initial_positions)(progress)
 
-    def one_step(carry: _Carry, inputs):
-        t, draws = inputs
+
+def _init_chain(sampler, target, config: RunConfig, params, key, position) -> _Carry:
+    return _Carry(
+        state=jax.tree.map(jnp.asarray, sampler.init(position, params)),
+        moments=Moments.empty((), target.dim, jnp),
+        grad_evals=jnp.int64(0), nonfinite_steps=jnp.int64(0), first_nonfinite_step=jnp.int64(-1),
+        samples=jnp.full((config.num_kept if config.keep_samples else 0, target.dim), jnp.nan, position.dtype),
+    )
+
+
+def _run_blocks(sampler, target, config: RunConfig, params, key, carry: _Carry, start, stop, finish) -> _Carry:
+    """Blocks ``start`` to ``stop`` (exclusive) of one chain, then the final short block of
+    ``total_steps % block_size`` steps if ``finish``. Block ``b`` draws from ``fold_in(key, b)``,
+    so the stream does not depend on how the blocks are split into calls."""
+    dtype = carry.state.position.dtype
+    spec = {"sampler": sampler.draw_spec(target.dim), "gradient": target.draw_spec}
+
+    def one_step(state, draws):
         grad_fn = functools.partial(target.stochastic_grad, draw=draws["gradient"])
-        state, info = sampler.optimized_step(carry.state, grad_fn, draws["sampler"], params)
-        finite = jnp.all(jnp.isfinite(state.position))
-        kept = config.is_kept(t)
-        samples = carry.samples
-        if config.keep_samples:
-            index = jnp.clip((t - config.num_burnin) // config.thin, 0, config.num_kept - 1)
-            samples = samples.at[index].set(jnp.where(kept, state.position, samples[index]))
-        return _Carry(
-            state=state,
-            moments=carry.moments.update(state.position, kept & finite),
-            grad_evals=carry.grad_evals + info.num_grad_evals,
-            nonfinite_steps=carry.nonfinite_steps + (~finite),
-            first_nonfinite_step=jnp.where((carry.first_nonfinite_step < 0) & ~finite, t, carry.first_nonfinite_step),
-            samples=samples,
-        ), None
+        state, info = sampler.optimized_step(state, grad_fn, draws["sampler"], params)
+        return state, (state.position, info.num_grad_evals)
 
-    def block(carry, block_index, length):
+    def block(carry: _Carry, block_index, length):
         block_key = jax.random.fold_in(key, block_index)
         draws = {
             part: jax_draws(jax.random.fold_in(block_key, i), part_spec, (length,), dtype)
             for i, (part, part_spec) in enumerate(spec.items())
         }
+        state, (positions, grad_evals) = jax.lax.scan(one_step, carry.state, draws)
         steps = block_index * config.block_size + jnp.arange(length)
-        return jax.lax.scan(one_step, carry, (steps, draws))[0]
+        finite = jnp.all(jnp.isfinite(positions), axis=-1)
+        kept = config.is_kept(steps)
+        first_bad = jnp.where(finite.all(), -1, steps[jnp.argmin(finite)])
+        samples = carry.samples
+        if config.keep_samples:
+            index = jnp.where(kept, (steps - config.num_burnin) // config.thin, config.num_kept)
+            samples = samples.at[index].set(positions, mode="drop")
+        return _Carry(
+            state=state,
+            moments=carry.moments.merge(Moments.of_draws(positions, kept & finite)),
+            grad_evals=carry.grad_evals + jnp.sum(grad_evals),
+            nonfinite_steps=carry.nonfinite_steps + jnp.sum(~finite),
+            first_nonfinite_step=jnp.where(carry.first_nonfinite_step < 0, first_bad, carry.first_nonfinite_step),
+            samples=samples,
+        )
 
-    num_blocks, remainder = divmod(config.total_steps, config.block_size)
-    # fori_loop carries the block index: no array scales with the number of blocks.
-    carry = jax.lax.fori_loop(0, num_blocks, lambda b, c: block(c, b, config.block_size), carry)
+    # The block index is carried by the loop: no array scales with the number of blocks.
+    carry = jax.lax.fori_loop(start, stop, lambda b, c: block(c, b, config.block_size), carry)
+    remainder = config.total_steps % config.block_size
     if remainder:
-        carry = block(carry, num_blocks, remainder)
+        carry = jax.lax.cond(finish, lambda c: block(c, stop, remainder), lambda c: c, carry)
     return carry

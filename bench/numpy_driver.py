@@ -16,15 +16,18 @@ from bench.trace import ChainTrace
 from reference.metrics import Moments
 
 
-def run_chains(sampler, target, params, config: RunConfig, initial_positions: np.ndarray) -> ChainTrace:
-    """Run ``config.num_chains`` chains of ``sampler`` with one ``params`` on ``target``."""
+def run_chains(sampler, target, params, config: RunConfig, initial_positions: np.ndarray, progress=None) -> ChainTrace:
+    """Run ``config.num_chains`` chains of ``sampler`` with one ``params`` on ``target``;
+    ``progress(n)`` (if given) is told the ``n`` chain-steps of each finished chain."""
     start = time.perf_counter()
     seeds = np.random.SeedSequence(config.seed).spawn(config.num_chains)
+    traces = []
     with np.errstate(over="ignore", invalid="ignore"):  # divergence is counted, not warned about
-        traces = [
-            _run_chain(sampler, target, params, config, initial_positions[c], np.random.default_rng(seeds[c]))
-            for c in range(config.num_chains)
-        ]
+        for c in range(config.num_chains):
+            rng = np.random.default_rng(seeds[c])
+            traces.append(_run_chain(sampler, target, params, config, initial_positions[c], rng))
+            if progress is not None:
+                progress(config.total_steps)
     trace = ChainTrace.stack(traces)
     return trace._replace(run_seconds=time.perf_counter() - start)
 

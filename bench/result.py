@@ -79,8 +79,9 @@ class RunResult:
     @property
     def timings(self) -> dict:
         chain_steps = self.config.num_chains * self.config.total_steps
+        seconds = self.trace.run_seconds
         return {
             "compile_seconds": self.trace.compile_seconds,
             "run_seconds": self.trace.run_seconds,
-            "chain_steps_per_second": chain_steps / self.trace.run_seconds if self.trace.run_seconds > 0 else float("nan"),
+            "chain_steps_per_second": chain_steps / seconds if seconds > 0 else float("nan"),
         }

@@ -30,12 +30,14 @@ def _as_params(sampler, params):
 
 
 def run_grid(sampler, target, *, params_grid, num_chains=10, num_steps=10_000, seed=0,
-             backend="jax", target_params=None, initial_position=None, **config) -> list[RunResult]:
+             backend="jax", target_params=None, initial_position=None, progress=None,
+             **config) -> list[RunResult]:
     """Run ``sampler`` (name or Sampler) on ``target`` (name or Target) for every element of
     ``params_grid`` (dicts or Params differing only in numeric fields); one result each.
 
     The JAX backend runs the whole grid in one compiled, vmapped call. ``initial_position``
-    defaults to the target's (shape (dim,) or (num_chains, dim)). Further keyword arguments are
+    defaults to the target's (shape (dim,) or (num_chains, dim)). ``progress(n)``, if given, is
+    called as chain-steps complete (``n`` at a time). Further keyword arguments are
     :class:`bench.config.RunConfig` fields (num_burnin, thin, dtype, keep_samples, block_size).
     """
     sampler, target = _resolve(sampler, target, target_params)
@@ -50,9 +52,9 @@ def run_grid(sampler, target, *, params_grid, num_chains=10, num_steps=10_000, s
     positions = target.check_positions(
         target.initial_position() if initial_position is None else initial_position, num_chains)
     if backend == "jax":
-        traces = jax_driver.run_grid(sampler, target, grid, config, positions)
+        traces = jax_driver.run_grid(sampler, target, grid, config, positions, progress)
     else:
-        traces = [numpy_driver.run_chains(sampler, target, p, config, positions) for p in grid]
+        traces = [numpy_driver.run_chains(sampler, target, p, config, positions, progress) for p in grid]
     return [
         RunResult(sampler=sampler.name, params=params_dict(p), target=target.name,
                   target_params=dict(target.params), config=config, trace=trace,
@@ -62,9 +64,9 @@ def run_grid(sampler, target, *, params_grid, num_chains=10, num_steps=10_000, s
 
 
 def run(sampler, target, *, params, num_chains=10, num_steps=10_000, seed=0, backend="jax",
-        target_params=None, initial_position=None, **config) -> RunResult:
+        target_params=None, initial_position=None, progress=None, **config) -> RunResult:
     """Run one parameter setting; see :func:`run_grid`. Returns a :class:`RunResult` with
     ``moments``, ``metrics``, ``diagnostics`` and ``timings``."""
     return run_grid(sampler, target, params_grid=[params], num_chains=num_chains, num_steps=num_steps,
                     seed=seed, backend=backend, target_params=target_params,
-                    initial_position=initial_position, **config)[0]
+                    initial_position=initial_position, progress=progress, **config)[0]

@@ -30,7 +30,7 @@ class ChainTrace(NamedTuple):
         return np.asarray(self.nonfinite_steps) > 0
 
     @classmethod
-    def stack(cls, traces: list["ChainTrace"]) -> "ChainTrace":
+    def stack(cls, traces: list[ChainTrace]) -> ChainTrace:
         """Stack single-chain traces along a new leading chain axis."""
         first = traces[0]
         return cls(

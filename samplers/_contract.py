@@ -19,7 +19,8 @@ gradient oracle of the log density, bound by the driver to this step's minibatch
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable, NamedTuple
+from typing import Any, NamedTuple
+from collections.abc import Callable
 
 import jax
 

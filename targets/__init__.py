@@ -29,7 +29,7 @@ def get(name: str, **params) -> Target:
     cls = _REGISTRY.get(name)
     signature = inspect.signature(cls.__init__)
     takes_noise_params = any(p.kind is p.VAR_KEYWORD for p in signature.parameters.values())
-    accepted = [p for p in signature.parameters if p != "self" and signature.parameters[p].kind is not inspect.Parameter.VAR_KEYWORD]
+    accepted = [name for name, p in signature.parameters.items() if name != "self" and p.kind is not p.VAR_KEYWORD]
     for key in params:
         if key not in accepted and not (takes_noise_params and key.startswith("noise_")):
             raise ValueError(

@@ -29,7 +29,7 @@ class Truth:
         return self.mean.shape[0]
 
     @classmethod
-    def of_gaussian(cls, mean, covariance) -> "Truth":
+    def of_gaussian(cls, mean, covariance) -> Truth:
         """Analytic truth of N(mean, covariance): E[x^2] = m^2 + s^2, Var[x^2] = 2 s^4 + 4 m^2 s^2."""
         mean = np.asarray(mean, dtype=np.float64)
         covariance = np.asarray(covariance, dtype=np.float64)

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import jax
 import numpy as np
 import pytest
 
 import bench
 import samplers
 import targets
-from bench import jax_driver
 from bench.config import RunConfig
+from bench.jax_driver import CompiledGrid
 
 ICG = dict(noise="isotropic", noise_variance=256.0)
 
@@ -69,15 +68,11 @@ def test_block_size_does_not_change_the_law_only_the_stream():
 
 def test_memory_of_the_compiled_run_does_not_grow_with_steps():
     sampler, target = samplers.get("sgld"), targets.get("icg", **ICG)
+    positions = target.check_positions(target.initial_position(), 10)
     sizes = []
     for num_steps in (20 * 1024, 2000 * 1024):  # same remainder block
         config = RunConfig(num_chains=10, num_steps=num_steps, dtype="float32")
-        positions = target.check_positions(target.initial_position(), 10)
-        stacked = jax.tree.map(lambda v: jax.numpy.asarray([v], "float32"), sampler.params(step_size=1e-3))
-        compiled = jax.jit(jax.vmap(jax.vmap(
-            lambda p, k, x: jax_driver._run_chain(sampler, target, config, p, k, x), (None, 0, 0)), (0, None, None))
-        ).lower(stacked, jax.random.split(jax.random.key(0), 10), positions).compile()
-        analysis = compiled.memory_analysis()
+        analysis = CompiledGrid(sampler, target, [sampler.params(step_size=1e-3)], config, positions).memory_analysis()
         sizes.append((analysis.temp_size_in_bytes, analysis.output_size_in_bytes))
     assert sizes[0] == sizes[1]
 

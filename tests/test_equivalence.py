@@ -3,6 +3,8 @@ same draws, in float64, over 1000 steps (max abs difference <= 1e-10)."""
 
 from __future__ import annotations
 
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -36,7 +38,8 @@ def _reference_path(sampler, target, params, position, draws, gradient_draws):
     for t in range(NUM_STEPS):
         step_draws = {k: v[t] for k, v in draws.items()}
         grad_draw = {k: v[t] for k, v in gradient_draws.items()}
-        state, _ = sampler.reference_step(state, lambda x: target.stochastic_grad(x, grad_draw), step_draws, params)
+        grad_fn = functools.partial(target.stochastic_grad, draw=grad_draw)
+        state, _ = sampler.reference_step(state, grad_fn, step_draws, params)
         path.append(state.position)
     return np.array(path)
 

@@ -44,8 +44,6 @@ def test_jax_update_equals_numpy_update(draws):
 def test_merge_equals_concatenation(draws):
     first, second = Moments.of_samples(draws[:, :123], axis=1), Moments.of_samples(draws[:, 123:], axis=1)
     assert_moments_close(first.merge(second), Moments.of_samples(draws, axis=1))
-    pooled = Moments.of_samples(draws, axis=1).pooled(axis=0)
-    assert_moments_close(pooled, Moments.of_samples(draws.reshape(-1, 3), axis=0))
 
 
 def test_merge_with_empty_is_identity(draws):

@@ -24,7 +24,6 @@ import scipy.linalg
 import scipy.stats
 
 import bench
-import samplers
 import targets
 
 ALPHA = 1e-3
@@ -50,7 +49,10 @@ def t_test(estimates, expected):
     return t, critical, detectable
 
 
-@pytest.mark.parametrize("noise", [dict(noise="none"), dict(noise="isotropic", noise_variance=16.0)], ids=lambda n: n["noise"])
+NOISE = [dict(noise="none"), dict(noise="isotropic", noise_variance=16.0)]
+
+
+@pytest.mark.parametrize("noise", NOISE, ids=lambda n: n["noise"])
 @pytest.mark.parametrize("backend,num_chains,num_steps", [("jax", 256, 4000), ("numpy", 32, 2000)])
 def test_sgld_matches_discrete_lyapunov_solution(noise, backend, num_chains, num_steps):
     target = targets.get("icg", **TARGET, **noise)

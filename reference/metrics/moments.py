@@ -25,22 +25,34 @@ class Moments(NamedTuple):
     m2_sq: Any
 
     @classmethod
-    def empty(cls, batch_shape: tuple, dim: int, xp=np) -> "Moments":
+    def empty(cls, batch_shape: tuple, dim: int, xp=np) -> Moments:
         zeros = xp.zeros(batch_shape + (dim,), dtype=xp.float64)
         return cls(xp.zeros(batch_shape, dtype=xp.float64), zeros, zeros, zeros, zeros)
 
     @classmethod
-    def of_samples(cls, x, axis: int = -2) -> "Moments":
-        """Moments of stored samples, ``axis`` indexing the draws (for tests and small runs)."""
-        x = np.moveaxis(np.asarray(x, dtype=np.float64), axis, -2)
+    def of_draws(cls, x, keep=None) -> Moments:
+        """Moments of the draws ``x`` (..., draws, dim) where ``keep`` (..., draws) is true
+        (all if None), computed in float64 in two vectorised passes."""
+        xp = namespace(x)
+        x = x.astype(xp.float64)
+        keep = xp.ones(x.shape[:-1], dtype=bool) if keep is None else keep
+        count = keep.sum(axis=-1).astype(xp.float64)
+        weight = (keep / xp.maximum(count, 1)[..., None])[..., None]
+        x = xp.where(keep[..., None], x, 0.0)
+        mean = (weight * x).sum(axis=-2)
         y = x**2
-        return cls(
-            np.full(x.shape[:-2], float(x.shape[-2])),
-            x.mean(-2), ((x - x.mean(-2, keepdims=True)) ** 2).sum(-2),
-            y.mean(-2), ((y - y.mean(-2, keepdims=True)) ** 2).sum(-2),
-        )
+        mean_sq = (weight * y).sum(axis=-2)
+        mask = keep[..., None]
+        m2 = xp.where(mask, (x - mean[..., None, :]) ** 2, 0.0).sum(axis=-2)
+        m2_sq = xp.where(mask, (y - mean_sq[..., None, :]) ** 2, 0.0).sum(axis=-2)
+        return cls(count, mean, m2, mean_sq, m2_sq)
 
-    def update(self, x, keep) -> "Moments":
+    @classmethod
+    def of_samples(cls, x, axis: int = -2) -> Moments:
+        """Moments of stored samples, ``axis`` indexing the draws."""
+        return cls.of_draws(np.moveaxis(np.asarray(x, dtype=np.float64), axis, -2))
+
+    def update(self, x, keep) -> Moments:
         """Add one draw ``x`` (..., dim) where ``keep`` (...,) is true; other entries unchanged."""
         xp = namespace(x)
         keep_d = keep[..., None]
@@ -53,7 +65,7 @@ class Moments(NamedTuple):
         mean_sq = self.mean_sq + delta_sq / safe_count
         return Moments(count, mean, self.m2 + delta * (x - mean), mean_sq, self.m2_sq + delta_sq * (y - mean_sq))
 
-    def merge(self, other: "Moments") -> "Moments":
+    def merge(self, other: Moments) -> Moments:
         """The moments of the union of both sets of draws (Chan et al. 1979)."""
         xp = namespace(self.mean)
         count = self.count + other.count
@@ -65,14 +77,6 @@ class Moments(NamedTuple):
             self.mean + delta * w, self.m2 + other.m2 + delta**2 * cross,
             self.mean_sq + delta_sq * w, self.m2_sq + other.m2_sq + delta_sq**2 * cross,
         )
-
-    def pooled(self, axis: int = 0) -> "Moments":
-        """Merge over a batch axis (e.g. chains)."""
-        parts = [Moments(*(np.take(np.asarray(f), i, axis=axis) for f in self)) for i in range(np.shape(self.count)[axis])]
-        total = parts[0]
-        for part in parts[1:]:
-            total = total.merge(part)
-        return total
 
     @property
     def variance(self):

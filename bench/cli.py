@@ -1,0 +1,153 @@
+"""The ``sgbench`` command line: list registered names, run suites or ad-hoc sweeps, write reports.
+
+    sgbench list samplers|targets|metrics|suites
+    sgbench run [--suite NAME | --sampler S --target T --step-size H [H ...] [options]]
+    sgbench report [--db PATH] [--out DIR]
+
+Bad input (unknown names, parameters out of range) prints one line to stderr and exits with
+status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import reference.metrics
+import samplers
+import targets
+from bench import suites
+from bench.config import DTYPES, RunConfig
+from bench.store import ResultsStore, StoreError
+
+DEFAULT_DB = Path("reports") / "results.sqlite"
+DEFAULT_OUT = Path("reports") / "latest"
+LISTS = {"samplers": samplers.names, "targets": targets.names, "metrics": reference.metrics.names,
+         "suites": suites.names}
+
+
+class UsageError(ValueError):
+    """A command line that asks for something inconsistent."""
+
+
+def parse_value(text: str):
+    """``text`` as an int, else a float, else the string itself."""
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
+def parse_target_params(pairs) -> dict:
+    """``["KEY=VALUE", ...]`` as a dict of parsed values."""
+    params = {}
+    for pair in pairs or ():
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise UsageError(f"--target-param must be KEY=VALUE, got {pair!r}")
+        params[key] = parse_value(value)
+    return params
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="sgbench", description=__doc__.split("\n\n")[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    listing = commands.add_parser("list", help="list registered names, one per line")
+    listing.add_argument("kind", choices=sorted(LISTS))
+
+    run = commands.add_parser("run", help="run a suite (default: quick) or an ad-hoc step-size sweep")
+    run.add_argument("--suite", help=f"named suite, one of {', '.join(suites.names())} (default: quick)")
+    adhoc = run.add_argument_group("ad-hoc sweep (instead of a suite)")
+    adhoc.add_argument("--sampler", help="sampler name (see `sgbench list samplers`)")
+    adhoc.add_argument("--target", help="target name (see `sgbench list targets`)")
+    adhoc.add_argument("--step-size", type=float, nargs="+", metavar="H", help="step sizes, one run each")
+    adhoc.add_argument("--target-param", action="append", metavar="KEY=VALUE",
+                       help="target parameter (repeatable); VALUE is read as int, float or string")
+    adhoc.add_argument("--num-chains", type=int, help="chains per step size (RunConfig default otherwise)")
+    adhoc.add_argument("--num-steps", type=int, help="recorded steps per chain")
+    adhoc.add_argument("--seed", type=int, help="random seed")
+    adhoc.add_argument("--dtype", help=f"chain dtype, one of {', '.join(DTYPES)}")
+    for sub in (run, commands.add_parser("report", help="write the HTML report of an existing store")):
+        sub.add_argument("--db", type=Path, default=DEFAULT_DB, help=f"results store (default: {DEFAULT_DB})")
+        sub.add_argument("--out", type=Path, default=DEFAULT_OUT,
+                         help=f"report folder (default: {DEFAULT_OUT})")
+    run.add_argument("--no-progress", action="store_true", help="no progress bar")
+    return parser
+
+
+_ADHOC_ONLY = ("step_size", "target_param", "num_chains", "num_steps", "seed", "dtype")
+
+
+def entries_from_args(args) -> tuple[list[suites.Entry], str | None]:
+    """The entries the ``run`` arguments ask for and the suite name to tag them with."""
+    adhoc_given = [name for name in _ADHOC_ONLY if getattr(args, name) is not None]
+    if args.sampler is None and args.target is None:
+        if adhoc_given:
+            raise UsageError(f"--{adhoc_given[0].replace('_', '-')} needs --sampler and --target")
+        name = args.suite or "quick"
+        return suites.get(name), name
+    if args.suite is not None:
+        raise UsageError("give either --suite or --sampler/--target, not both")
+    if args.sampler is None or args.target is None or args.step_size is None:
+        raise UsageError("an ad-hoc sweep needs --sampler, --target and --step-size")
+    given = {name: getattr(args, name) for name in ("num_chains", "num_steps", "seed", "dtype")}
+    config = RunConfig(**{name: value for name, value in given.items() if value is not None})
+    entry = suites.Entry(args.sampler, args.target, parse_target_params(args.target_param),
+                         suites.step_size_grid(args.step_size), config)
+    return [entry], None
+
+
+def _run(args) -> int:
+    from bench.report import format_table, write_report
+    from bench.sweep import points, run_suite
+
+    entries, suite_name = entries_from_args(args)
+    keys = {(p.config_hash, p.seed) for entry in entries for p in points(entry)}
+    with ResultsStore(args.db) as store:
+        try:
+            new = run_suite(entries, store, suite_name, progress=not args.no_progress)
+        except KeyboardInterrupt:
+            print(f"sgbench: interrupted; finished runs are saved in {args.db}, run again to resume",
+                  file=sys.stderr)
+            return 130
+        frame = store.to_frame()
+    frame = frame[[key in keys for key in zip(frame["config_hash"], frame["seed"])]]
+    print(f"{len(new)} new runs, {len(keys) - len(new)} already in {args.db}")
+    print(format_table(frame))
+    print(f"report: {write_report(frame, args.out)}")
+    return 0
+
+
+def _report(args) -> int:
+    from bench.report import write_report
+
+    if not args.db.is_file():
+        raise UsageError(f"no results store at {args.db}; run `sgbench run --db {args.db}` first")
+    with ResultsStore(args.db) as store:
+        print(f"report: {write_report(store, args.out)}")
+    return 0
+
+
+def main(argv=None) -> int:
+    """Run ``sgbench`` with ``argv`` (default: the process arguments); return the exit status."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exit_:
+        return exit_.code
+    try:
+        if args.command == "list":
+            print("\n".join(LISTS[args.kind]()))
+            return 0
+        return _run(args) if args.command == "run" else _report(args)
+    except (ValueError, TypeError, StoreError) as error:
+        print(f"sgbench: error: {error}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,291 @@
+"""The results store: one SQLite row per run (one :class:`bench.result.RunResult`).
+
+Stdlib ``sqlite3`` in WAL journal mode (readers never block the writer), every ``add`` committed
+at once so an interrupted sweep loses no finished row, and ``UNIQUE(config_hash, seed,
+git_commit)`` so a resumed sweep never repeats one. A run is identified by its configuration,
+its seed and the code that ran it (the commit, ``+dirty`` with uncommitted changes to tracked
+files): the same sweep on the same code resumes, on new code it measures again. Adding a run
+already stored raises :class:`DuplicateRunError`: a sweep asks :meth:`ResultsStore.has` first.
+
+The schema is versioned with ``PRAGMA user_version``: ``MIGRATIONS[i]`` takes a database from
+version ``i`` to ``i + 1``, so a later version adds a column by appending one migration. A
+database written by newer code than this (a higher version) is refused with
+:class:`SchemaVersionError` rather than misread.
+
+JSON columns hold standard JSON: NaN is stored as ``null`` and +-inf as ``"Infinity"`` /
+``"-Infinity"``; metrics decode back to NaN and +-inf.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import functools
+import importlib.metadata
+import json
+import math
+import os
+import platform
+import sqlite3
+import subprocess
+from pathlib import Path
+from typing import Self
+
+import numpy as np
+import pandas as pd
+
+from bench.result import RunResult
+
+MIGRATIONS: list[tuple[str, ...]] = [
+    (
+        """CREATE TABLE runs (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            created_at TEXT NOT NULL,
+            suite TEXT,
+            sampler TEXT NOT NULL,
+            params TEXT NOT NULL,
+            target TEXT NOT NULL,
+            target_params TEXT NOT NULL,
+            config TEXT NOT NULL,
+            config_hash TEXT NOT NULL,
+            seed INTEGER NOT NULL,
+            metrics TEXT NOT NULL,
+            diagnostics TEXT NOT NULL,
+            grad_evals INTEGER NOT NULL,
+            wall_seconds REAL NOT NULL,
+            compile_seconds REAL NOT NULL,
+            run_seconds REAL NOT NULL,
+            chain_steps_per_second REAL,
+            git_commit TEXT NOT NULL,
+            machine TEXT NOT NULL,
+            versions TEXT NOT NULL,
+            UNIQUE (config_hash, seed, git_commit)
+        )""",
+        "CREATE INDEX runs_by_sampler_target ON runs (sampler, target)",
+    ),
+]
+SCHEMA_VERSION = len(MIGRATIONS)
+
+VERSIONED_PACKAGES = ("numpy", "jax", "jaxlib", "scipy", "pandas", "sgmcmc-bench")
+_JSON_COLUMNS = ("params", "target_params", "config", "diagnostics", "versions")
+
+
+class StoreError(Exception):
+    """A results store that cannot be used as asked."""
+
+
+class SchemaVersionError(StoreError):
+    """The database was written by a newer version of sgmcmc-bench than this one."""
+
+
+class DuplicateRunError(StoreError):
+    """A run with this (config_hash, seed) is already stored for this code version."""
+
+
+def _encode(value):
+    """``value`` with NumPy types made plain, NaN -> None and +-inf -> "Infinity"/"-Infinity"."""
+    if isinstance(value, dict):
+        return {str(k): _encode(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return [_encode(v) for v in value]
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+    return value
+
+
+def to_json(value) -> str:
+    """Standard JSON (no NaN tokens) of ``value``; keys sorted."""
+    return json.dumps(_encode(value), sort_keys=True, allow_nan=False)
+
+
+def _decode_number(value):
+    if value is None:
+        return math.nan
+    if value in ("Infinity", "-Infinity"):
+        return math.inf if value == "Infinity" else -math.inf
+    return value
+
+
+def metrics_from_json(text: str) -> dict:
+    """Metrics as stored, with null decoded to NaN and "Infinity"/"-Infinity" to +-inf."""
+    return {name: _decode_number(v) for name, v in json.loads(text).items()}
+
+
+@functools.cache
+def git_commit() -> str:
+    """The commit of the checkout holding this package (``+dirty`` if tracked files differ from
+    it), or "unknown" outside a git checkout."""
+
+    def git(*args) -> str:
+        return subprocess.run(
+            ["git", *args], cwd=Path(__file__).resolve().parent, capture_output=True, text=True,
+            timeout=10, check=True,
+        ).stdout.strip()
+
+    try:
+        commit = git("rev-parse", "HEAD")
+        dirty = bool(git("status", "--porcelain", "--untracked-files=no"))
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return (commit + "+dirty" if dirty else commit) or "unknown"
+
+
+@functools.cache
+def machine() -> str:
+    """Host name, processor, CPU count and JAX's default backend, in one line."""
+    import jax
+
+    processor = platform.processor() or platform.machine() or "unknown processor"
+    return f"{platform.node()} | {processor} | {os.cpu_count()} CPUs | jax backend {jax.default_backend()}"
+
+
+@functools.cache
+def versions() -> dict[str, str]:
+    """Python and library versions ("not installed" where a package is missing)."""
+    found = {"python": platform.python_version()}
+    for package in VERSIONED_PACKAGES:
+        try:
+            found[package] = importlib.metadata.version(package)
+        except importlib.metadata.PackageNotFoundError:
+            found[package] = "not installed"
+    return found
+
+
+def _utc_now() -> str:
+    return datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
+
+
+class ResultsStore:
+    """An SQLite results store at ``path`` (created, with its parent folders, if missing).
+
+    Use as a context manager or call :meth:`close`. Every :meth:`add` is committed immediately.
+    """
+
+    def __init__(self, path):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._conn = sqlite3.connect(self.path, isolation_level=None)
+        try:
+            self._conn.execute("PRAGMA journal_mode=WAL")
+            self._conn.execute("PRAGMA busy_timeout=10000")
+            self._migrate()
+        except sqlite3.DatabaseError as error:
+            self._conn.close()
+            raise StoreError(f"{self.path} is not a usable results store: {error}") from error
+        except BaseException:
+            self._conn.close()
+            raise
+
+    def _migrate(self) -> None:
+        """Apply the missing migrations, one transaction each; the version is read inside the
+        write lock, so two processes opening a new store do not both migrate it."""
+        while True:
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                version = self.schema_version
+                if version > SCHEMA_VERSION:
+                    raise SchemaVersionError(
+                        f"results store {self.path} has schema version {version}, newer than version "
+                        f"{SCHEMA_VERSION} known to this sgmcmc-bench; upgrade sgmcmc-bench to read it"
+                    )
+                if version == SCHEMA_VERSION:
+                    self._conn.execute("COMMIT")
+                    return
+                for statement in MIGRATIONS[version]:
+                    self._conn.execute(statement)
+                self._conn.execute(f"PRAGMA user_version = {version + 1:d}")
+                self._conn.execute("COMMIT")
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+
+    @property
+    def schema_version(self) -> int:
+        return self._conn.execute("PRAGMA user_version").fetchone()[0]
+
+    @property
+    def journal_mode(self) -> str:
+        return self._conn.execute("PRAGMA journal_mode").fetchone()[0]
+
+    def add(self, result: RunResult, suite: str | None = None) -> int:
+        """Store ``result`` (committed at once) and return its row id; DuplicateRunError if its
+        (config_hash, seed) is already stored for this code version."""
+        timings = result.timings
+        row = {
+            "created_at": _utc_now(),
+            "suite": suite,
+            "sampler": result.sampler,
+            "params": to_json(result.params),
+            "target": result.target,
+            "target_params": to_json(result.target_params),
+            "config": to_json(dataclasses.asdict(result.config)),
+            "config_hash": result.config_hash,
+            "seed": result.config.seed,
+            "metrics": to_json(result.metrics),
+            "diagnostics": to_json(result.diagnostics),
+            "grad_evals": result.grad_evals,
+            "wall_seconds": timings["compile_seconds"] + timings["run_seconds"],
+            "compile_seconds": timings["compile_seconds"],
+            "run_seconds": timings["run_seconds"],
+            "chain_steps_per_second": _encode(timings["chain_steps_per_second"]),
+            "git_commit": git_commit(),
+            "machine": machine(),
+            "versions": to_json(versions()),
+        }
+        columns = ", ".join(row)
+        placeholders = ", ".join(f":{name}" for name in row)
+        try:
+            cursor = self._conn.execute(f"INSERT INTO runs ({columns}) VALUES ({placeholders})", row)
+        except sqlite3.IntegrityError as error:
+            raise DuplicateRunError(
+                f"results store {self.path} already holds a run with config_hash "
+                f"{row['config_hash']} and seed {row['seed']} from code {row['git_commit']}"
+            ) from error
+        return cursor.lastrowid
+
+    def has(self, config_hash: str, seed: int) -> bool:
+        """Whether a run with this ``config_hash`` and ``seed`` is stored for this code version."""
+        found = self._conn.execute(
+            "SELECT 1 FROM runs WHERE config_hash = ? AND seed = ? AND git_commit = ? LIMIT 1",
+            (config_hash, int(seed), git_commit()),
+        ).fetchone()
+        return found is not None
+
+    def __len__(self) -> int:
+        return self._conn.execute("SELECT COUNT(*) FROM runs").fetchone()[0]
+
+    def to_frame(self) -> pd.DataFrame:
+        """All runs, one row each, ordered by id. Metrics become columns named as the metrics,
+        sampler params ``param_<name>`` columns, target params ``target_<name>`` columns and
+        RunConfig fields columns of their own names; the JSON columns stay as JSON text."""
+        cursor = self._conn.execute("SELECT * FROM runs ORDER BY id")
+        names = [d[0] for d in cursor.description]
+        rows = []
+        for values in cursor.fetchall():
+            stored = dict(zip(names, values))
+            config = json.loads(stored["config"])
+            config.pop("seed")
+            rows.append({
+                **{k: v for k, v in stored.items() if k not in ("metrics", "chain_steps_per_second")},
+                "chain_steps_per_second": _decode_number(stored["chain_steps_per_second"]),
+                **{f"param_{k}": v for k, v in json.loads(stored["params"]).items()},
+                **{f"target_{k}": v for k, v in json.loads(stored["target_params"]).items()},
+                **config,
+                **metrics_from_json(stored["metrics"]),
+            })
+        frame = pd.DataFrame(rows, columns=None if rows else [n for n in names if n != "metrics"])
+        first = [c for c in ("id", "created_at", "suite", "sampler", "target", "config_hash", "seed")
+                 if c in frame]
+        return frame[first + [c for c in frame.columns if c not in first and c not in _JSON_COLUMNS]
+                     + list(_JSON_COLUMNS)]
+
+    def close(self) -> None:
+        self._conn.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

@@ -1,0 +1,78 @@
+"""Named suites: fixed lists of sweeps that ``sgbench run --suite NAME`` runs and stores.
+
+An :class:`Entry` is one sampler on one target over a grid of hyperparameters (a step-size
+grid), with the :class:`bench.config.RunConfig` (chains, steps, seed, thinning, burn-in, dtype)
+shared by the grid; a sweep runs the whole grid of an entry in one compiled call.
+
+``quick`` (the default of ``sgbench run``): SGLD on the ICG of appendix C of the SMILE paper (dim
+10, condition number 10^4, isotropic gradient noise of variance 256), 10 float32 chains of 10^6
+steps at 9 step sizes log-spaced from 1e-4 to 1e-2 plus 0.025, beyond SGLD's stability limit
+h < 2/100 (largest precision 100), to show a diverged run being reported. The slowest mode
+(variance 100) relaxes in about 1/(0.01 h) steps, so the small step sizes are still biased by
+the start at the mean after 10^6 steps and the large ones by discretisation: b^2 is U-shaped in
+h. About 35 s on 2 CPU cores, compile included. ``tiny``: the same with 2 chains, 2 step sizes
+and 2000 steps, for tests (seconds).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from bench.config import RunConfig
+from samplers._registry import UnknownNameError
+
+
+@dataclasses.dataclass(frozen=True)
+class Entry:
+    """``sampler`` on ``target`` (built with ``target_params``) at every hyperparameter dict of
+    ``params_grid``, each run with ``config``."""
+
+    sampler: str
+    target: str
+    target_params: dict
+    params_grid: tuple[dict, ...]
+    config: RunConfig
+
+    def __post_init__(self):
+        object.__setattr__(self, "params_grid", tuple(dict(p) for p in self.params_grid))
+        if not self.params_grid:
+            raise ValueError("params_grid must hold at least one parameter setting")
+        if not isinstance(self.config, RunConfig):
+            raise TypeError(f"config must be a RunConfig, got {type(self.config).__name__}")
+
+
+def step_size_grid(step_sizes, **other_params) -> tuple[dict, ...]:
+    """One params dict per step size, each with ``other_params``."""
+    return tuple({"step_size": float(h), **other_params} for h in step_sizes)
+
+
+# SMILE appendix C: ICG in 10 dimensions with isotropic gradient noise of variance 256.
+_ICG_NOISY = {"dim": 10, "noise": "isotropic", "noise_variance": 256.0}
+
+# block_size divides num_steps, so the driver compiles no separate remainder block.
+_SUITES: dict[str, tuple[Entry, ...]] = {
+    "quick": (
+        Entry("sgld", "icg", _ICG_NOISY,
+              step_size_grid([*np.logspace(-4, -2, 9), 0.025]),
+              RunConfig(num_chains=10, num_steps=1_000_000, seed=0, dtype="float32", block_size=1000)),
+    ),
+    "tiny": (
+        Entry("sgld", "icg", _ICG_NOISY,
+              step_size_grid([1e-3, 1e-2]),
+              RunConfig(num_chains=2, num_steps=2000, seed=0, dtype="float32", block_size=1000)),
+    ),
+}
+
+
+def names() -> list[str]:
+    """Names of the suites, sorted."""
+    return sorted(_SUITES)
+
+
+def get(name: str) -> list[Entry]:
+    """The entries of suite ``name`` (UnknownNameError, a ValueError, lists the known suites)."""
+    if name not in _SUITES:
+        raise UnknownNameError(f"unknown suite {name!r}; known suites: {', '.join(names())}")
+    return list(_SUITES[name])

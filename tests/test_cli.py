@@ -1,0 +1,98 @@
+"""The sgbench command line, called in process (and once as ``python -m bench.cli``)."""
+
+import subprocess
+import sys
+
+import pytest
+
+from bench.cli import main, parse_value
+from bench.store import ResultsStore
+
+
+def _run(capsys, *argv):
+    status = main(list(argv))
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+@pytest.mark.parametrize("kind, expected",
+                         [("samplers", "sgld"), ("targets", "icg"), ("metrics", "b2"), ("suites", "tiny")])
+def test_list_prints_one_name_per_line(capsys, kind, expected):
+    status, out, _ = _run(capsys, "list", kind)
+    assert status == 0 and expected in out.splitlines()
+
+
+def test_run_a_suite_then_report_from_the_store(capsys, tmp_path):
+    db, out_dir = tmp_path / "db" / "results.sqlite", tmp_path / "out"
+    tiny = ["run", "--suite", "tiny", "--db", str(db), "--out", str(out_dir), "--no-progress"]
+    status, out, err = _run(capsys, *tiny)
+    assert status == 0, err
+    assert "2 new runs" in out and "sgld" in out and str(out_dir / "index.html") in out
+    assert (out_dir / "index.html").is_file()
+    with ResultsStore(db) as store:
+        assert len(store) == 2
+    status, out, _ = _run(capsys, *tiny)
+    assert status == 0 and "0 new runs, 2 already" in out
+    (out_dir / "index.html").unlink()
+    status, out, _ = _run(capsys, "report", "--db", str(db), "--out", str(out_dir))
+    assert status == 0 and "report:" in out and (out_dir / "index.html").is_file()
+
+
+def test_an_adhoc_sweep_with_target_params(capsys, tmp_path):
+    db = tmp_path / "results.sqlite"
+    status, _, err = _run(capsys, "run", "--sampler", "sgld", "--target", "icg",
+                          "--step-size", "0.001", "0.002",
+                          "--target-param", "dim=3", "--target-param", "condition_number=100",
+                          "--num-chains", "2", "--num-steps", "300", "--seed", "7", "--dtype", "float32",
+                          "--db", str(db), "--out", str(tmp_path / "out"), "--no-progress")
+    assert status == 0, err
+    with ResultsStore(db) as store:
+        frame = store.to_frame()
+    assert sorted(frame["param_step_size"]) == [0.001, 0.002]
+    assert set(frame["target_dim"]) == {3} and set(frame["target_condition_number"]) == {100.0}
+    assert set(frame["seed"]) == {7} and set(frame["dtype"]) == {"float32"} and frame["suite"].isna().all()
+
+
+@pytest.mark.parametrize("argv, named", [
+    (["run", "--sampler", "nope", "--target", "icg", "--step-size", "0.1"], ["'nope'", "sgld"]),
+    (["run", "--sampler", "sgld", "--target", "icg", "--step-size", "-0.1"], ["step_size", "> 0"]),
+    (["run", "--sampler", "sgld", "--target", "nope", "--step-size", "0.1"], ["'nope'", "icg"]),
+    (["run", "--sampler", "sgld", "--target", "icg", "--step-size", "0.1", "--target-param", "colour=red"],
+     ["colour", "dim"]),
+    (["run", "--sampler", "sgld", "--target", "icg", "--step-size", "0.1", "--target-param", "dim"],
+     ["KEY=VALUE"]),
+    (["run", "--sampler", "sgld", "--target", "icg", "--step-size", "0.1", "--num-chains", "0"],
+     ["num_chains"]),
+    (["run", "--suite", "nope"], ["'nope'", "quick", "tiny"]),
+    (["run", "--suite", "tiny", "--sampler", "sgld", "--target", "icg", "--step-size", "0.1"], ["--suite"]),
+    (["run", "--num-steps", "10"], ["--sampler"]),
+])
+def test_bad_input_exits_2_with_a_one_line_message(capsys, tmp_path, argv, named):
+    status, _, err = _run(capsys, *argv, "--db", str(tmp_path / "r.sqlite"), "--out", str(tmp_path / "out"))
+    assert status == 2
+    assert err.startswith("sgbench: error:") and len(err.strip().splitlines()) == 1
+    for word in named:
+        assert word in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_report_without_a_store_exits_2(capsys, tmp_path):
+    status, _, err = _run(capsys, "report", "--db", str(tmp_path / "missing.sqlite"), "--out", str(tmp_path))
+    assert status == 2 and "no results store" in err and not (tmp_path / "missing.sqlite").exists()
+
+
+def test_parse_value_tries_int_then_float_then_string():
+    assert parse_value("10") == 10 and isinstance(parse_value("10"), int)
+    assert parse_value("1e4") == 1e4 and isinstance(parse_value("1e4"), float)
+    assert parse_value("isotropic") == "isotropic"
+
+
+def test_module_entry_point_in_a_subprocess(tmp_path):
+    done = subprocess.run([sys.executable, "-m", "bench.cli", "list", "samplers"],
+                          check=False, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and "sgld" in done.stdout.splitlines()
+    done = subprocess.run([sys.executable, "-m", "bench.cli", "run", "--sampler", "nope", "--target", "icg",
+                           "--step-size", "0.1", "--db", str(tmp_path / "r.sqlite")],
+                          check=False, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "unknown sampler 'nope'" in done.stderr

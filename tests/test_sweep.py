@@ -1,0 +1,94 @@
+"""Sweeps and suites: one run_grid call per entry, store keys that match RunResult's, and
+resuming after an interruption without losing or repeating rows."""
+
+import dataclasses
+
+import pytest
+
+from bench import suites, sweep
+from bench.store import ResultsStore
+from samplers import UnknownNameError
+
+
+def _entries_with_two_seeds():
+    (tiny,) = suites.get("tiny")
+    return [tiny, dataclasses.replace(tiny, config=dataclasses.replace(tiny.config, seed=1))]
+
+
+def _keys(store):
+    frame = store.to_frame()
+    return list(zip(frame["config_hash"], frame["seed"]))
+
+
+def test_suites_are_named_and_unknown_names_list_them():
+    assert {"quick", "tiny"} <= set(suites.names())
+    (quick,) = suites.get("quick")
+    step_sizes = [p["step_size"] for p in quick.params_grid]
+    assert min(step_sizes) == pytest.approx(1e-4) and any(1e-2 <= h < 0.02 for h in step_sizes)
+    assert quick.config.num_chains == 10 and quick.config.dtype == "float32"
+    assert quick.target_params["noise"] == "isotropic" and quick.target_params["noise_variance"] == 256
+    with pytest.raises(UnknownNameError, match="known suites: quick, tiny"):
+        suites.get("nope")
+
+
+def test_running_a_suite_twice_adds_nothing_the_second_time(tmp_path):
+    entries = suites.get("tiny")
+    with ResultsStore(tmp_path / "results.sqlite") as store:
+        first = sweep.run_suite(entries, store, "tiny", progress=False)
+        assert len(first) == len(store) == len(entries[0].params_grid) == 2
+        planned = {(p.config_hash, p.seed) for p in sweep.points(entries[0])}
+        assert {(r.config_hash, r.config.seed) for r in first} == planned == set(_keys(store))
+        assert sweep.run_suite(entries, store, "tiny", progress=False) == []
+        assert len(store) == 2
+        assert set(store.to_frame()["suite"]) == {"tiny"}
+
+
+def test_an_interrupted_sweep_resumes_without_repeating(tmp_path, monkeypatch):
+    entries = _entries_with_two_seeds()
+    real_run_grid = sweep.run_grid
+    calls = []
+
+    def interrupted_after_first_entry(*args, **kwargs):
+        calls.append(kwargs["params_grid"])
+        if len(calls) > 1:
+            raise KeyboardInterrupt
+        return real_run_grid(*args, **kwargs)
+
+    with ResultsStore(tmp_path / "results.sqlite") as store:
+        monkeypatch.setattr(sweep, "run_grid", interrupted_after_first_entry)
+        with pytest.raises(KeyboardInterrupt):
+            sweep.run_suite(entries, store, progress=False)
+        assert len(store) == 2
+        monkeypatch.setattr(sweep, "run_grid", real_run_grid)
+        resumed = sweep.run_suite(entries, store, progress=False)
+        assert [r.config.seed for r in resumed] == [1, 1]
+        keys = _keys(store)
+    assert len(keys) == len(set(keys)) == 4
+
+
+def test_only_missing_points_are_run(tmp_path, monkeypatch):
+    (tiny,) = suites.get("tiny")
+    first_only = dataclasses.replace(tiny, params_grid=tiny.params_grid[:1])
+    grids = []
+    real_run_grid = sweep.run_grid
+
+    def recording(*args, **kwargs):
+        grids.append(kwargs["params_grid"])
+        return real_run_grid(*args, **kwargs)
+
+    monkeypatch.setattr(sweep, "run_grid", recording)
+    with ResultsStore(tmp_path / "results.sqlite") as store:
+        sweep.run_suite([first_only], store, progress=False)
+        new = sweep.run_suite([tiny], store, progress=False)
+        assert len(store) == 2
+    assert grids == [list(tiny.params_grid[:1]), list(tiny.params_grid[1:])]
+    assert [r.params["step_size"] for r in new] == [tiny.params_grid[1]["step_size"]]
+
+
+def test_bad_entries_fail_before_anything_runs(tmp_path):
+    (tiny,) = suites.get("tiny")
+    bad = dataclasses.replace(tiny, params_grid=({"step_size": -1.0},))
+    with ResultsStore(tmp_path / "results.sqlite") as store:
+        with pytest.raises(ValueError, match="step_size"):
+            sweep.run_suite([tiny, bad], store, progress=False)
+        assert len(store) == 0
