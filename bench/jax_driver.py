@@ -1,8 +1,8 @@
 """The optimized driver: JAX, one compiled program, ``vmap`` over a grid of parameters and over
 chains, ``lax.scan`` over steps.
 
-Steps run in blocks of ``block_size``: one call draws the block's random numbers (one key per
-chain and block, amortising the generator's per-call cost), an inner ``lax.scan`` runs only the
+Steps run in blocks of ``block_size``: one generator call draws all of the block's random
+numbers (one key per chain and block, amortising the generator's per-call cost), an inner ``lax.scan`` runs only the
 sampler's steps and emits the block's positions, and the block's statistics are then reduced
 vectorised: thinning and burn-in masks, float64 moments of the kept finite draws merged into the
 running ones (Chan et al.), non-finite counts and gradient evaluations. Memory is bounded by one
@@ -126,11 +126,7 @@ def _run_blocks(sampler, target, config: RunConfig, params, key, carry: _Carry, 
         return state, (state.position, info.num_grad_evals)
 
     def block(carry: _Carry, block_index, length):
-        block_key = jax.random.fold_in(key, block_index)
-        draws = {
-            part: jax_draws(jax.random.fold_in(block_key, i), part_spec, (length,), dtype)
-            for i, (part, part_spec) in enumerate(spec.items())
-        }
+        draws = jax_draws(jax.random.fold_in(key, block_index), spec, (length,), dtype)
         state, (positions, grad_evals) = jax.lax.scan(one_step, carry.state, draws)
         steps = block_index * config.block_size + jnp.arange(length)
         finite = jnp.all(jnp.isfinite(positions), axis=-1)
