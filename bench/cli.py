@@ -18,7 +18,8 @@ import reference.metrics
 import samplers
 import targets
 from bench import suites
-from bench.config import DTYPES, RunConfig
+from bench.config import BACKENDS, DTYPES, RunConfig
+from bench import store as store_module
 from bench.store import ResultsStore, StoreError
 
 DEFAULT_DB = Path("reports") / "results.sqlite"
@@ -70,7 +71,10 @@ def build_parser() -> argparse.ArgumentParser:
     adhoc.add_argument("--num-chains", type=int, help="chains per step size (RunConfig default otherwise)")
     adhoc.add_argument("--num-steps", type=int, help="recorded steps per chain")
     adhoc.add_argument("--seed", type=int, help="random seed")
+    adhoc.add_argument("--num-burnin", type=int, help="discarded steps per chain before the recorded ones")
+    adhoc.add_argument("--thin", type=int, help="record every THIN-th step")
     adhoc.add_argument("--dtype", help=f"chain dtype, one of {', '.join(DTYPES)}")
+    adhoc.add_argument("--backend", help=f"driver, one of {', '.join(BACKENDS)} (numpy: the float64 reference)")
     for sub in (run, commands.add_parser("report", help="write the HTML report of an existing store")):
         sub.add_argument("--db", type=Path, default=DEFAULT_DB, help=f"results store (default: {DEFAULT_DB})")
         sub.add_argument("--out", type=Path, default=DEFAULT_OUT,
@@ -79,7 +83,8 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-_ADHOC_ONLY = ("step_size", "target_param", "num_chains", "num_steps", "seed", "dtype")
+_CONFIG_OPTIONS = ("num_chains", "num_steps", "num_burnin", "thin", "seed", "dtype", "backend")
+_ADHOC_ONLY = ("step_size", "target_param", *_CONFIG_OPTIONS)
 
 
 def entries_from_args(args) -> tuple[list[suites.Entry], str | None]:
@@ -94,7 +99,7 @@ def entries_from_args(args) -> tuple[list[suites.Entry], str | None]:
         raise UsageError("give either --suite or --sampler/--target, not both")
     if args.sampler is None or args.target is None or args.step_size is None:
         raise UsageError("an ad-hoc sweep needs --sampler, --target and --step-size")
-    given = {name: getattr(args, name) for name in ("num_chains", "num_steps", "seed", "dtype")}
+    given = {name: getattr(args, name) for name in _CONFIG_OPTIONS}
     config = RunConfig(**{name: value for name, value in given.items() if value is not None})
     entry = suites.Entry(args.sampler, args.target, parse_target_params(args.target_param),
                          suites.step_size_grid(args.step_size), config)
@@ -115,7 +120,8 @@ def _run(args) -> int:
                   file=sys.stderr)
             return 130
         frame = store.to_frame()
-    frame = frame[[key in keys for key in zip(frame["config_hash"], frame["seed"])]]
+    asked = frame.apply(lambda row: (row["config_hash"], row["seed"]) in keys, axis=1).astype(bool)
+    frame = frame[asked & (frame["git_commit"] == store_module.git_commit())]
     print(f"{len(new)} new runs, {len(keys) - len(new)} already in {args.db}")
     print(format_table(frame))
     print(f"report: {write_report(frame, args.out)}")

@@ -168,6 +168,9 @@ def plot_b2(frame: pd.DataFrame) -> bytes:
     ax = fig.subplots()
     ax.set_xscale("log")
     ax.set_yscale("log")
+    step_sizes = frame[STEP_SIZE].astype(float).unique()
+    if len(step_sizes) == 1:  # a single step size: give the log axis a width
+        ax.set_xlim(step_sizes[0] / 3, step_sizes[0] * 3)
     top = ax.get_xaxis_transform()  # x in data coordinates, y in axes coordinates
     any_all_diverged = False
     for index, key in enumerate(dict.fromkeys(line_key)):

@@ -6,6 +6,7 @@ import sys
 import pytest
 
 from bench.cli import main, parse_value
+from bench import store as store_module
 from bench.store import ResultsStore
 
 
@@ -51,6 +52,23 @@ def test_an_adhoc_sweep_with_target_params(capsys, tmp_path):
     assert sorted(frame["param_step_size"]) == [0.001, 0.002]
     assert set(frame["target_dim"]) == {3} and set(frame["target_condition_number"]) == {100.0}
     assert set(frame["seed"]) == {7} and set(frame["dtype"]) == {"float32"} and frame["suite"].isna().all()
+
+
+def test_an_adhoc_sweep_on_the_reference_backend(capsys, tmp_path, monkeypatch):
+    db = tmp_path / "results.sqlite"
+    argv = ["run", "--sampler", "sgld", "--target", "icg", "--step-size", "0.001", "--backend", "numpy",
+            "--num-chains", "2", "--num-steps", "50", "--num-burnin", "10", "--thin", "5",
+            "--db", str(db), "--out", str(tmp_path / "out"), "--no-progress"]
+    status, out, err = _run(capsys, *argv)
+    assert status == 0, err
+    with ResultsStore(db) as store:
+        row = store.to_frame().iloc[0]
+    assert (row["backend"], row["num_burnin"], row["thin"], row["grad_evals"]) == ("numpy", 10, 5, 120)
+    # New code measures again, and the table shows only this code's rows.
+    monkeypatch.setattr(store_module, "git_commit", lambda: "another-commit")
+    status, out, _ = _run(capsys, *argv)
+    assert status == 0 and "1 new runs, 0 already" in out
+    assert out.count("numpy") == 1
 
 
 @pytest.mark.parametrize("argv, named", [
