@@ -20,14 +20,6 @@ def positive_finite(name: str, value) -> float:
     return x
 
 
-def nonnegative_finite(name: str, value) -> float:
-    """``value`` as a float, or ValueError unless 0 <= value < inf."""
-    x = _number(name, value)
-    if not (math.isfinite(x) and x >= 0):
-        raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
-    return x
-
-
 def integer_at_least(name: str, value, minimum: int) -> int:
     """``value`` as an int, or ValueError unless it is an integer >= ``minimum``."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):

@@ -6,6 +6,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from samplers._checks import integer_at_least
 from targets._backend import constant, namespace
 from targets._contract import Target
 from targets._truth import Truth
@@ -36,6 +37,7 @@ class GaussianTarget(Target):
         return -(x - constant(self.mean, x)) @ constant(self.precision, x)
 
     def sample(self, key, n: int):
+        integer_at_least("n", n, 1)
         z = jax.random.normal(key, (n, self.dim), dtype=jnp.float64)
         return jnp.asarray(self.mean) + z @ jnp.asarray(self.cholesky).T
 
