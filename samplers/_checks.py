@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import math
 import numbers
 
@@ -34,3 +35,14 @@ def one_of(name: str, value, allowed) -> str:
     if value not in allowed:
         raise ValueError(f"{name} must be one of {sorted(allowed)}, got {value!r}")
     return value
+
+
+def check_keywords(what: str, function, given, prefix: str = "", skip=("self",)) -> None:
+    """ValueError naming the first of ``given`` that ``function`` does not accept, and what it
+    does accept (shown with ``prefix``). Names in ``skip`` are not user parameters."""
+    parameters = inspect.signature(function).parameters
+    accepted = [n for n, p in parameters.items() if n not in ("self", *skip) and p.kind is not p.VAR_KEYWORD]
+    for key in given:
+        if key not in accepted:
+            shown = ", ".join(prefix + a for a in accepted) or "none"
+            raise ValueError(f"{what} has no parameter {prefix + key!r}; it accepts: {shown}")

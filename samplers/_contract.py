@@ -24,14 +24,21 @@ from collections.abc import Callable
 
 import jax
 
-LAWS = {"normal": "independent standard normal entries"}
+LAWS = {
+    "normal": "independent standard normal entries",
+    "uniform": "independent uniform entries on [0, 1)",
+    "exponential": "independent exponential entries with rate 1",
+    "index": "independent uniform integers in [0, high): minibatch indices, drawn with replacement",
+}
 
 
 class Variate(NamedTuple):
-    """A block of independent random numbers of one law and shape (per chain, per step)."""
+    """A block of independent random numbers of one law (a key of ``LAWS``) and shape, per chain
+    and step; ``high`` bounds the integers of the ``index`` law."""
 
     law: str
     shape: tuple[int, ...]
+    high: int = 0
 
 
 class Info(NamedTuple):

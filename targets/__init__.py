@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import inspect
 
+from samplers._checks import check_keywords
 from samplers._registry import Registry
 from targets._contract import Target
 from targets._truth import Truth
@@ -25,17 +26,12 @@ def register(name: str):
 
 
 def get(name: str, **params) -> Target:
-    """The target ``name`` built with ``params`` (unknown names and parameters are ValueErrors)."""
+    """The target ``name`` built with ``params`` (unknown names and parameters are ValueErrors).
+    Targets that take a gradient-noise model accept its parameters as ``noise_<parameter>``."""
     cls = _REGISTRY.get(name)
-    signature = inspect.signature(cls.__init__)
-    takes_noise_params = any(p.kind is p.VAR_KEYWORD for p in signature.parameters.values())
-    accepted = [name for name, p in signature.parameters.items() if name != "self" and p.kind is not p.VAR_KEYWORD]
-    for key in params:
-        if key not in accepted and not (takes_noise_params and key.startswith("noise_")):
-            raise ValueError(
-                f"target {name!r} has no parameter {key!r}; it accepts: {', '.join(accepted)}"
-                + (", noise_<parameter of the noise model>" if takes_noise_params else "")
-            )
+    takes_noise = any(p.kind is p.VAR_KEYWORD for p in inspect.signature(cls.__init__).parameters.values())
+    own = {key: value for key, value in params.items() if not (takes_noise and key.startswith("noise_"))}
+    check_keywords(f"target {name!r}", cls.__init__, own)
     return cls(**params)
 
 

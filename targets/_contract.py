@@ -15,18 +15,19 @@ import numpy as np
 
 from samplers import Variate
 from targets._truth import Truth
+from targets.noise import NoiseModel
 
 
 class Target(abc.ABC):
-    """Base class: subclasses set ``name``, ``dim``, ``noise``, ``truth`` and ``params``."""
+    """Base class: subclasses set ``name``, ``dim``, ``noise`` (a ``targets.noise`` model),
+    ``truth`` (None where there is no analytic truth) and ``params`` (what ``targets.get`` was
+    given, with defaults filled in)."""
 
     name: str
     dim: int
     params: dict
     truth: Truth | None
-
-    def __init__(self, noise):
-        self.noise = noise
+    noise: NoiseModel
 
     @abc.abstractmethod
     def logdensity(self, x):
@@ -37,13 +38,13 @@ class Target(abc.ABC):
         """The exact gradient of ``logdensity``."""
 
     def stochastic_grad(self, x, draw: dict):
-        """The gradient as a sampler sees it: exact gradient perturbed by this step's ``draw``."""
-        return self.noise.perturb(self.grad_logdensity(x), x, draw)
+        """The gradient as a sampler sees it, from this step's ``draw`` (see ``self.noise``)."""
+        return self.noise.stochastic_grad(x, draw)
 
     @property
     def draw_spec(self) -> dict[str, Variate]:
         """The random variates one stochastic-gradient evaluation consumes."""
-        return self.noise.draw_spec(self.dim)
+        return self.noise.draw_spec()
 
     @abc.abstractmethod
     def sample(self, key, n: int):
@@ -66,6 +67,10 @@ class Target(abc.ABC):
         if not np.all(np.isfinite(x)):
             raise ValueError("initial_position must be finite")
         return np.array(x)
+
+    def noise_params(self) -> dict:
+        """``noise`` and ``noise_<parameter>`` entries for ``params``."""
+        return {"noise": self.noise.name, **{f"noise_{k}": v for k, v in self.noise.params().items()}}
 
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.params.items())

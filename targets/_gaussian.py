@@ -10,6 +10,7 @@ from samplers._checks import integer_at_least
 from targets._backend import constant, namespace
 from targets._contract import Target
 from targets._truth import Truth
+from targets.noise import make_noise
 
 
 class GaussianTarget(Target):
@@ -17,8 +18,7 @@ class GaussianTarget(Target):
     :math:`\nabla \log p(x) = -\Sigma^{-1}(x-m)`; exact draws :math:`m + L z`, :math:`LL^\top = \Sigma`.
     """
 
-    def __init__(self, mean, covariance, noise):
-        super().__init__(noise)
+    def __init__(self, mean, covariance, noise="none", **noise_params):
         self.mean = np.asarray(mean, dtype=np.float64)
         self.covariance = np.asarray(covariance, dtype=np.float64)
         self.dim = self.mean.shape[0]
@@ -27,6 +27,7 @@ class GaussianTarget(Target):
         self.cholesky = np.linalg.cholesky(self.covariance)
         self._log_normaliser = np.asarray(-0.5 * np.linalg.slogdet(2 * np.pi * self.covariance)[1])
         self.truth = Truth.of_gaussian(self.mean, self.covariance)
+        self.noise = make_noise(noise, self, **noise_params)
 
     def logdensity(self, x):
         xp = namespace(x)

@@ -13,7 +13,6 @@ import numpy as np
 import targets
 from samplers._checks import integer_at_least, positive_finite
 from targets._gaussian import GaussianTarget
-from targets.noise import make_noise
 
 
 def random_rotation(dim: int, seed: int) -> np.ndarray:
@@ -47,8 +46,6 @@ class IllConditionedGaussian(GaussianTarget):
         self.eigenvalues = log_spaced_eigenvalues(dim, condition_number)
         self.rotation = random_rotation(dim, rotation_seed)
         covariance = self.rotation.T @ np.diag(self.eigenvalues) @ self.rotation
-        super().__init__(np.zeros(dim), (covariance + covariance.T) / 2, make_noise(noise, **noise_params))
-        self.params = dict(
-            dim=dim, condition_number=condition_number, rotation_seed=rotation_seed, noise=noise,
-            **{f"noise_{k}": v for k, v in self.noise.params().items()},
-        )
+        super().__init__(np.zeros(dim), (covariance + covariance.T) / 2, noise, **noise_params)
+        self.params = dict(dim=dim, condition_number=condition_number, rotation_seed=rotation_seed,
+                           **self.noise_params())

@@ -34,7 +34,7 @@ TARGET = dict(dim=4, condition_number=10.0, rotation_seed=1)
 def stationary_covariance(target, step, temperature=1.0):
     """Solution S of S = A S A^T + Q for SGLD with step ``step`` (standard convention)."""
     a = np.eye(target.dim) - step * target.precision
-    q = step**2 * target.noise.covariance(target.dim) + 2 * step * temperature * np.eye(target.dim)
+    q = step**2 * target.noise.covariance(np.zeros(target.dim)) + 2 * step * temperature * np.eye(target.dim)
     return scipy.linalg.solve_discrete_lyapunov(a, q)
 
 

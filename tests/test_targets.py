@@ -75,7 +75,7 @@ def test_isotropic_noise_has_mean_gradient_and_covariance_v():
     noisy = icg.stochastic_grad(np.broadcast_to(x, z.shape), {"gradient_noise": z})
     error = noisy - icg.grad_logdensity(x)
     np.testing.assert_allclose(error, 16.0 * z)  # exact: eq. (24) with V^(1/2) = 16 I
-    np.testing.assert_allclose(icg.noise.covariance(10), 256.0 * np.eye(10))
+    np.testing.assert_allclose(icg.noise.covariance(x), 256.0 * np.eye(10))
 
 
 def test_no_noise_is_the_exact_gradient():

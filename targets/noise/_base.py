@@ -1,0 +1,55 @@
+"""The gradient-noise model contract."""
+
+from __future__ import annotations
+
+import abc
+
+import numpy as np
+
+from samplers import Variate
+
+
+class NoiseModel(abc.ABC):
+    """How a sampler sees the gradient of ``target``: :meth:`stochastic_grad` from this step's draw.
+
+    Built by ``targets.noise.make_noise`` once the target's dimension and truth (and, for data
+    targets, its data) are set; models that scale with the target read them from ``target``
+    (``spatial`` uses the marginal standard deviation of :math:`x_2`, ``minibatch`` the data).
+    Subclasses take their parameters as keyword arguments, validate them, and report them in
+    :meth:`params`.
+    """
+
+    name: str
+
+    def __init__(self, target):
+        self.target = target
+        self.dim = target.dim
+
+    @abc.abstractmethod
+    def draw_spec(self) -> dict[str, Variate]:
+        """The random variates one stochastic gradient consumes."""
+
+    @abc.abstractmethod
+    def stochastic_grad(self, x, draw):
+        """The gradient of the log density at ``x`` as a sampler sees it, given this draw."""
+
+    @abc.abstractmethod
+    def covariance(self, x) -> np.ndarray | None:
+        """The covariance V(x) of the stochastic gradient at ``x``, (dim, dim); None where
+        second moments do not exist."""
+
+    def params(self) -> dict:
+        """The model's parameters, as given to targets (without the ``noise_`` prefix)."""
+        return {}
+
+
+class AdditiveNoise(NoiseModel):
+    r"""Noise added to the exact gradient, eq. (24) of the SMILE paper:
+    :math:`\nabla \log p(x) + \epsilon(x, \text{draw})`."""
+
+    @abc.abstractmethod
+    def noise(self, x, draw):
+        r""":math:`\epsilon` at ``x`` for this draw (same shape as ``x``)."""
+
+    def stochastic_grad(self, x, draw):
+        return self.target.grad_logdensity(x) + self.noise(x, draw)

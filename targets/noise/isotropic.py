@@ -1,0 +1,33 @@
+r"""'Isotropic' noise of appendix C of the SMILE paper: :math:`V = \sigma^2 I`, :math:`\sigma^2 = 256`."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from samplers import Variate
+from samplers._checks import positive_finite
+from targets.noise import register
+from targets.noise._base import AdditiveNoise
+
+
+@register("isotropic")
+class IsotropicNoise(AdditiveNoise):
+    """``variance`` > 0 (default 256): :math:`\\epsilon = \\sqrt{variance}\\, z`, :math:`z \\sim N(0, I)`."""
+
+    def __init__(self, target, variance=256.0):
+        super().__init__(target)
+        self.variance = positive_finite("noise_variance", variance)
+
+    def draw_spec(self):
+        return {"gradient_noise": Variate("normal", (self.dim,))}
+
+    def noise(self, x, draw):
+        return math.sqrt(self.variance) * draw["gradient_noise"]
+
+    def covariance(self, x):
+        return self.variance * np.eye(self.dim)
+
+    def params(self):
+        return {"variance": self.variance}
