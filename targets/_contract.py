@@ -2,9 +2,11 @@
 
 A target has a dimension, a log density and its analytic gradient (one formula for NumPy and
 JAX inputs; checked against ``jax.grad`` in the tests), a stochastic gradient whose randomness
-is an explicit argument described by ``draw_spec``, truth (:class:`targets._truth.Truth`), an
-exact sampler where one exists, and the initial position of the papers' experiments.
-Positions may carry leading batch axes: ``x`` has shape ``(..., dim)``.
+is an explicit argument described by ``draw_spec`` (the gradient-noise model's, see
+``targets.noise``), truth (:class:`targets._truth.Truth`, or None where there is no analytic
+truth), an exact sampler where one exists, and the initial position of the papers' experiments.
+Positions of analytic targets may carry leading batch axes (``x`` of shape ``(..., dim)``);
+data targets (``targets._data``) take one position of shape ``(dim,)``.
 """
 
 from __future__ import annotations

@@ -29,16 +29,15 @@ class Truth:
         return self.mean.shape[0]
 
     @classmethod
-    def of_gaussian(cls, mean, covariance) -> Truth:
-        """Analytic truth of N(mean, covariance): E[x^2] = m^2 + s^2, Var[x^2] = 2 s^4 + 4 m^2 s^2."""
-        mean = np.asarray(mean, dtype=np.float64)
-        covariance = np.asarray(covariance, dtype=np.float64)
-        var = np.diag(covariance)
+    def analytic(cls, mean, second_moment, second_moment_var, covariance) -> Truth:
+        """Exact moments (float64 copies), with zero standard errors and source "analytic"."""
+        mean, second_moment, second_moment_var, covariance = (
+            np.array(v, dtype=np.float64) for v in (mean, second_moment, second_moment_var, covariance))
         zero_d, zero_dd = np.zeros_like(mean), np.zeros_like(covariance)
         return cls(
             mean=mean,
-            second_moment=mean**2 + var,
-            second_moment_var=2 * var**2 + 4 * mean**2 * var,
+            second_moment=second_moment,
+            second_moment_var=second_moment_var,
             covariance=covariance,
             mean_se=zero_d,
             second_moment_se=zero_d,
@@ -46,3 +45,11 @@ class Truth:
             covariance_se=zero_dd,
             source="analytic",
         )
+
+    @classmethod
+    def of_gaussian(cls, mean, covariance) -> Truth:
+        """Analytic truth of N(mean, covariance): E[x^2] = m^2 + s^2, Var[x^2] = 2 s^4 + 4 m^2 s^2."""
+        mean = np.asarray(mean, dtype=np.float64)
+        covariance = np.asarray(covariance, dtype=np.float64)
+        var = np.diag(covariance)
+        return cls.analytic(mean, mean**2 + var, 2 * var**2 + 4 * mean**2 * var, covariance)

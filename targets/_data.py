@@ -1,0 +1,108 @@
+r"""Posteriors over data: the base class of the data targets.
+
+.. math:: \log p(x \mid \mathcal D) = \log p(x) + \sum_{i=1}^N \log p(y_i \mid f_i, x) - \log p(\mathcal D),
+
+with an isotropic Gaussian prior :math:`p(x) = \mathcal N(0, v I)` and the evidence
+:math:`\log p(\mathcal D)` subtracted where it is known (else it is 0 and ``logdensity`` is the
+log joint). The minibatch gradient, eq. (6) of the SGLRW paper (``seeds/002_f49e4b1a9ef6e505.txt``),
+scales the likelihood part by :math:`N/B` (``targets.noise.minibatch``).
+
+Positions of data targets are single vectors of shape (dim,) (analytic targets also accept
+leading batch axes; here the data axis takes that place); ``jax.vmap`` maps over chains.
+"""
+
+from __future__ import annotations
+
+import abc
+import math
+
+import numpy as np
+import scipy.optimize
+
+from targets._backend import constant, namespace
+from targets._contract import Target
+from targets.noise import make_noise
+
+
+class DataTarget(Target):
+    """A posterior over ``features`` (N, p) and ``labels`` (N,), the data its likelihood reads.
+
+    Subclasses set ``dim`` and ``truth``, call ``__init__`` (which makes the noise model; the default
+    ``"minibatch"`` draws indices of data), then set ``params``; they implement the per-datum log
+    likelihood and its analytic gradient for data ``indices`` (an integer array, repeats counted;
+    None means all N data).
+    """
+
+    log_evidence = 0.0
+
+    def __init__(self, features, labels, prior_variance: float, noise="minibatch", **noise_params):
+        self.features = np.asarray(features, dtype=np.float64)
+        self.labels = np.asarray(labels, dtype=np.float64)
+        self.prior_variance = float(prior_variance)
+        self.noise = make_noise(noise, self, **noise_params)
+
+    @property
+    def num_data(self) -> int:
+        """N, the number of data the likelihood sums over."""
+        return self.features.shape[0]
+
+    @abc.abstractmethod
+    def log_likelihood_terms(self, x, indices=None):
+        r""":math:`\log p(y_i \mid f_i, x)` for each ``i`` in ``indices``, shape (len(indices),)."""
+
+    @abc.abstractmethod
+    def grad_log_likelihood(self, x, indices=None):
+        r""":math:`\sum_{i \in \text{indices}} \nabla_x \log p(y_i \mid f_i, x)`, shape (dim,)."""
+
+    @abc.abstractmethod
+    def grad_log_likelihood_terms(self, x, indices=None):
+        r"""Per-datum gradients :math:`\nabla_x \log p(y_i \mid f_i, x)`, shape (len(indices), dim)."""
+
+    def rows(self, array: np.ndarray, indices, like):
+        """``array`` (a data array) as a constant of ``like``'s namespace and dtype, at ``indices``."""
+        value = constant(array, like)
+        return value if indices is None else value[indices]
+
+    def log_prior(self, x):
+        r""":math:`\log \mathcal N(x; 0, v I) = -\lVert x\rVert^2 / (2v) - \tfrac d2 \log(2\pi v)`."""
+        xp = namespace(x)
+        return -0.5 * xp.sum(x * x, axis=-1) / self.prior_variance - 0.5 * self.dim * math.log(
+            2 * math.pi * self.prior_variance)
+
+    def grad_log_prior(self, x):
+        """:math:`-x / v`."""
+        return -x / self.prior_variance
+
+    def log_likelihood(self, x, indices=None):
+        """The sum of :meth:`log_likelihood_terms` (repeats counted)."""
+        return namespace(x).sum(self.log_likelihood_terms(x, indices), axis=-1)
+
+    def logdensity(self, x):
+        self.check_position(x)
+        return self.log_prior(x) + self.log_likelihood(x) - self.log_evidence
+
+    def grad_logdensity(self, x):
+        self.check_position(x)
+        return self.grad_log_prior(x) + self.grad_log_likelihood(x)
+
+    def stochastic_grad(self, x, draw: dict):
+        self.check_position(x)
+        return super().stochastic_grad(x, draw)
+
+    def check_position(self, x) -> None:
+        """ValueError unless ``x`` is one position of shape (dim,)."""
+        if np.shape(x) != (self.dim,):
+            raise ValueError(f"positions of data target {self.name!r} are single vectors of shape ({self.dim},), "
+                             f"got shape {np.shape(x)}; use jax.vmap (or a loop) over chains")
+
+    def mode(self, start: np.ndarray) -> np.ndarray:
+        """The posterior mode: L-BFGS (scipy) on the full-data log density from ``start``."""
+        result = scipy.optimize.minimize(
+            lambda x: -float(self.logdensity(x)), np.asarray(start, dtype=np.float64),
+            jac=lambda x: -self.grad_logdensity(x), method="L-BFGS-B", options={"maxiter": 1000})
+        return result.x
+
+    def sample(self, key, n: int):
+        raise NotImplementedError(
+            f"target {self.name!r} has no exact sampler (no analytic truth: its reference draws come from a "
+            "gold standard)")

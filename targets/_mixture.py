@@ -1,0 +1,70 @@
+r"""One-dimensional Gaussian mixtures, applied elementwise: density, gradient, moments, sampler.
+
+:math:`p(y) = \sum_k w_k \mathcal N(y; \mu_k, \sigma_k^2)`.
+
+- :math:`\log p(y) = \operatorname{logsumexp}_k t_k(y)` with
+  :math:`t_k = \log w_k - \tfrac12 \log(2\pi\sigma_k^2) - (y-\mu_k)^2 / (2\sigma_k^2)`,
+  evaluated stably by subtracting :math:`\max_k t_k`;
+- :math:`\partial_y \log p(y) = -\sum_k r_k(y) (y - \mu_k) / \sigma_k^2` with the responsibilities
+  :math:`r_k = e^{t_k - \log p}`;
+- :math:`E[y^n] = \sum_k w_k E[(\mu_k + \sigma_k z)^n]` (see :mod:`targets._moments`);
+- exact draws: a component :math:`k \sim w` (inverse CDF of a uniform), then :math:`\mu_k + \sigma_k z`.
+
+Used by ``gmm`` (each grid coordinate) and ``multimodal1d``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from targets._backend import constant, namespace
+from targets._moments import gaussian_raw_moment
+
+
+def logsumexp(t, xp):
+    """log sum exp over the last axis of ``t``, stable for large |t| (``xp`` is numpy or jax.numpy)."""
+    top = xp.max(t, axis=-1, keepdims=True)
+    return top[..., 0] + xp.log(xp.sum(xp.exp(t - top), axis=-1))
+
+
+class GaussianMixture1d:
+    """Mixture with ``weights`` (> 0, summing to 1), ``means`` and ``scales`` (> 0): one entry per
+    component. Methods act elementwise on arrays of any shape, NumPy or JAX."""
+
+    def __init__(self, weights, means, scales):
+        self.weights = np.asarray(weights, dtype=np.float64)
+        self.means = np.asarray(means, dtype=np.float64)
+        self.scales = np.asarray(scales, dtype=np.float64)
+        self.precisions = self.scales**-2
+        self.log_coefficients = np.log(self.weights) - 0.5 * np.log(2 * np.pi * self.scales**2)
+
+    def _terms(self, y):
+        """t_k(y) and y - mu_k, each with the component axis last."""
+        offset = y[..., None] - constant(self.means, y)
+        return constant(self.log_coefficients, y) - 0.5 * offset**2 * constant(self.precisions, y), offset
+
+    def logdensity(self, y):
+        t, _ = self._terms(y)
+        return logsumexp(t, namespace(y))
+
+    def grad_logdensity(self, y):
+        xp = namespace(y)
+        t, offset = self._terms(y)
+        responsibilities = xp.exp(t - logsumexp(t, xp)[..., None])
+        return -xp.sum(responsibilities * offset * constant(self.precisions, y), axis=-1)
+
+    def raw_moment(self, order: int) -> float:
+        """E[y^order]."""
+        return math.fsum(self.weights * gaussian_raw_moment(order, self.means, self.scales**2))
+
+    def sample(self, key, shape):
+        """Exact float64 draws of the given shape from a JAX key."""
+        component_key, normal_key = jax.random.split(key)
+        u = jax.random.uniform(component_key, shape, dtype=jnp.float64)
+        k = jnp.sum(u[..., None] >= jnp.asarray(np.cumsum(self.weights)[:-1]), axis=-1)  # P(k) = w_k
+        z = jax.random.normal(normal_key, shape, dtype=jnp.float64)
+        return jnp.asarray(self.means)[k] + jnp.asarray(self.scales)[k] * z

@@ -1,0 +1,78 @@
+r"""One-dimensional multimodal Gaussian mixture, the toy target of section 4.2 (Figures 2 and 8) of
+the SGLRW paper (``seeds/002_f49e4b1a9ef6e505.txt``), where its exact gradient is corrupted by
+alpha-stable or Gaussian noise.
+
+.. math:: p(x) = \sum_k w_k \mathcal N(x; \mu_k, \sigma_k^2).
+
+The paper does not give the mixture's parameters; the defaults here are our choice: three
+components at :math:`\mu = (-4, 0, 4)` with unit scales and unequal weights :math:`(0.2, 0.5, 0.3)`,
+so the modes are four standard deviations apart (the density at the two saddles, x = -2.31 and
+2.17, is 0.41 and 0.35 times that of the lower neighbouring peak) and the mean, :math:`0.4`, is not
+a symmetry point. Density, gradient
+(responsibilities), exact moments :math:`E[x^n] = \sum_k w_k E[(\mu_k + \sigma_k z)^n]` and exact
+draws are those of :mod:`targets._mixture`. Chains start at the mean.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+
+import targets
+from samplers._checks import integer_at_least, positive_finite
+from targets._contract import Target
+from targets._mixture import GaussianMixture1d
+from targets._truth import Truth
+from targets.noise import make_noise
+
+
+def finite(name: str, value) -> float:
+    """``value`` as a float, or ValueError unless it is a finite real number."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
+        raise ValueError(f"{name} must be a finite number, got {value!r}")
+    return float(value)
+
+
+def per_component(name: str, values, check, size: int | None = None) -> tuple[float, ...]:
+    """``values`` as a tuple of floats, each passed through ``check``; ValueError unless ``values``
+    is a non-empty sequence (of length ``size`` where given)."""
+    if isinstance(values, str) or np.ndim(values) != 1 or len(values) == 0:
+        raise ValueError(f"{name} must be a non-empty sequence of numbers (one per component), got {values!r}")
+    if size is not None and len(values) != size:
+        raise ValueError(f"{name} must have one entry per component ({size}, as weights), got {len(values)}")
+    return tuple(check(f"{name}[{i}]", v) for i, v in enumerate(values))
+
+
+@targets.register("multimodal1d")
+class Multimodal1d(Target):
+    """Mixture with ``weights`` (> 0, normalised to sum 1; default (0.2, 0.5, 0.3)), ``means``
+    (finite; default (-4, 0, 4)) and ``scales`` (standard deviations > 0; default (1, 1, 1))."""
+
+    name = "multimodal1d"
+
+    def __init__(self, weights=(0.2, 0.5, 0.3), means=(-4.0, 0.0, 4.0), scales=(1.0, 1.0, 1.0), noise="none",
+                 **noise_params):
+        weights = per_component("weights", weights, positive_finite)
+        means = per_component("means", means, finite, len(weights))
+        scales = per_component("scales", scales, positive_finite, len(weights))
+        self.mixture = GaussianMixture1d(np.array(weights) / math.fsum(weights), means, scales)
+        self.dim = 1
+        first, second, fourth = (self.mixture.raw_moment(n) for n in (1, 2, 4))
+        self.truth = Truth.analytic([first], [second], [fourth - second**2], [[second - first**2]])
+        self.noise = make_noise(noise, self, **noise_params)
+        self.params = dict(weights=weights, means=means, scales=scales, **self.noise_params())
+
+    def logdensity(self, x):
+        return self.mixture.logdensity(x[..., 0])
+
+    def grad_logdensity(self, x):
+        return self.mixture.grad_logdensity(x[..., 0])[..., None]
+
+    def sample(self, key, n: int):
+        integer_at_least("n", n, 1)
+        return self.mixture.sample(key, (n, 1))
+
+    def initial_position(self) -> np.ndarray:
+        return self.truth.mean.copy()

@@ -1,0 +1,46 @@
+r"""'Diagonal' noise of appendix C of the SMILE paper (``seeds/000_10079a2df2a8e854.txt``, eq. 24).
+
+:math:`V_{\text{diag}} = V_{\text{iso}} \Lambda`: ``variance`` (256) times the ICG eigenvalues
+:math:`\Lambda`, log-spaced from :math:`\kappa^{-1/2}` to :math:`\kappa^{1/2}` (1/100 to 100 for
+the paper's :math:`\kappa = 10^4`); :math:`\epsilon = V_{\text{diag}}^{1/2} z`, :math:`z \sim N(0, I)`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from samplers import Variate
+from samplers._checks import positive_finite
+from targets._backend import constant
+from targets.icg import log_spaced_eigenvalues
+from targets.noise import register
+from targets.noise._base import AdditiveNoise
+
+
+@register("diagonal")
+class DiagonalNoise(AdditiveNoise):
+    """``variance`` > 0 (default 256) times the eigenvalues of an ICG of condition number
+    ``condition_number`` >= 1 (default 1e4). ``self.diagonal`` holds the variances, ``self.std``
+    their square roots."""
+
+    def __init__(self, target, variance=256.0, condition_number=1e4):
+        super().__init__(target)
+        self.variance = positive_finite("noise_variance", variance)
+        self.condition_number = positive_finite("noise_condition_number", condition_number)
+        if self.condition_number < 1:
+            raise ValueError(f"noise_condition_number must be a finite number >= 1, got {condition_number!r}")
+        self.diagonal = self.variance * log_spaced_eigenvalues(self.dim, self.condition_number)
+        self.std = np.sqrt(self.diagonal)
+
+    def draw_spec(self):
+        return {"gradient_noise": Variate("normal", (self.dim,))}
+
+    def noise(self, x, draw):
+        z = draw["gradient_noise"]
+        return constant(self.std, x) * z
+
+    def covariance(self, x):
+        return np.diag(self.diagonal)
+
+    def params(self):
+        return {"variance": self.variance, "condition_number": self.condition_number}
