@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 
+import numpy as np
+
 from samplers._checks import integer_at_least, one_of
 
 BACKENDS = ("jax", "numpy")
@@ -16,6 +18,8 @@ class RunConfig:
     step enters the streaming moments (``num_steps // thin`` draws per chain). The reference
     (``numpy``) backend runs in float64; ``jax`` in ``dtype`` with float64 statistics.
     ``block_size`` steps of random numbers are drawn at once by the JAX driver.
+    ``num_checkpoints`` > 0 records the running moments at about that many steps, log-spaced
+    block boundaries ending at the last step (for the running-average curve b^2(t)).
     """
 
     num_chains: int = 10
@@ -27,6 +31,7 @@ class RunConfig:
     dtype: str = "float64"
     keep_samples: bool = False
     block_size: int = 1024
+    num_checkpoints: int = 0
 
     def __post_init__(self):
         integer_at_least("num_chains", self.num_chains, 1)
@@ -37,6 +42,7 @@ class RunConfig:
             raise ValueError(f"thin must be an integer in [1, num_steps={self.num_steps}], got {self.thin}")
         integer_at_least("seed", self.seed, 0)
         integer_at_least("block_size", self.block_size, 1)
+        integer_at_least("num_checkpoints", self.num_checkpoints, 0)
         one_of("backend", self.backend, BACKENDS)
         one_of("dtype", self.dtype, DTYPES)
         if self.backend == "numpy" and self.dtype != "float64":
@@ -49,6 +55,17 @@ class RunConfig:
     @property
     def total_steps(self) -> int:
         return self.num_burnin + self.num_steps
+
+    @property
+    def checkpoint_steps(self) -> np.ndarray:
+        """Steps done (burn-in included) after which the running moments are recorded: log-spaced
+        multiples of ``block_size`` and the last step; empty without checkpoints."""
+        if not self.num_checkpoints:
+            return np.zeros(0, dtype=np.int64)
+        num_blocks = self.total_steps // self.block_size
+        blocks = np.geomspace(1, num_blocks, self.num_checkpoints) if num_blocks else np.zeros(0)
+        steps = np.unique(np.round(blocks).astype(np.int64)) * self.block_size
+        return np.unique(np.append(steps, self.total_steps))
 
     def is_kept(self, t):
         """Whether step ``t`` (0-based, counting burn-in) yields a recorded draw."""

@@ -22,7 +22,7 @@ import numpy as np
 
 from bench.config import RunConfig
 from bench.draws import jax_draws
-from bench.trace import ChainTrace
+from bench.trace import ChainTrace, Checkpoints
 from reference.metrics import Moments
 
 PROGRESS_UPDATES = 20
@@ -67,22 +67,24 @@ class CompiledGrid:
     def __call__(self, progress=None) -> list[ChainTrace]:
         """Run the program; one ChainTrace per grid point, each with an equal share of the time.
 
-        The blocks run in about ``PROGRESS_UPDATES`` calls; after each, ``progress(n)`` (if
-        given) is told the number ``n`` of chain-steps just completed over the whole grid.
+        The blocks run in about ``PROGRESS_UPDATES`` calls (more with checkpoints); after each,
+        ``progress(n)`` (if given) is told the number ``n`` of chain-steps just completed over the
+        whole grid, and at checkpoints the running moments are copied to the host.
         """
-        num_blocks, remainder = divmod(self.config.total_steps, self.config.block_size)
-        per_call = max(1, -(-num_blocks // PROGRESS_UPDATES))
         carry = jax.tree.map(jnp.copy, self._carry0)
+        snapshots = []
+        done = 0
         start = time.perf_counter()
-        for first in range(0, max(num_blocks, 1), per_call):
-            stop = min(first + per_call, num_blocks)
-            finish = stop == num_blocks and remainder > 0
+        for first, stop, finish, steps in _segments(self.config):
             carry = jax.block_until_ready(self._compiled(self._params, self._keys, carry, first, stop, finish))
+            if steps in self.config.checkpoint_steps:
+                snapshots.append(jax.tree.map(np.asarray, (carry.moments, carry.grad_evals)))
             if progress is not None:
-                steps = (stop - first) * self.config.block_size + (remainder if finish else 0)
-                progress(steps * self.config.num_chains * self.num_points)
+                progress((steps - done) * self.config.num_chains * self.num_points)
+            done = steps
         run_seconds = time.perf_counter() - start
         carry = jax.tree.map(np.asarray, carry)
+        running = Checkpoints.stack(self.config.checkpoint_steps, snapshots, axis=2) if snapshots else None
         return [
             ChainTrace(
                 moments=Moments(*(field[g] for field in carry.moments)),
@@ -90,11 +92,29 @@ class CompiledGrid:
                 nonfinite_steps=carry.nonfinite_steps[g],
                 first_nonfinite_step=carry.first_nonfinite_step[g],
                 samples=carry.samples[g] if self.config.keep_samples else None,
+                checkpoints=None if running is None else running.select(g),
                 compile_seconds=self.compile_seconds / self.num_points,
                 run_seconds=run_seconds / self.num_points,
             )
             for g in range(self.num_points)
         ]
+
+
+def _segments(config: RunConfig) -> list[tuple[int, int, bool, int]]:
+    """``(first_block, stop_block, finish, steps_done)`` of each call: about ``PROGRESS_UPDATES``
+    calls over the full blocks, also cut at every checkpoint, then one call (``finish``) for the
+    final short block if there is one."""
+    num_blocks, remainder = divmod(config.total_steps, config.block_size)
+    per_call = max(1, -(-num_blocks // PROGRESS_UPDATES))
+    stops = set(range(per_call, num_blocks, per_call)) | {num_blocks}
+    stops |= {int(s) // config.block_size for s in config.checkpoint_steps if s <= num_blocks * config.block_size}
+    segments, first = [], 0
+    for stop in sorted(stops - {0}):
+        segments.append((first, stop, False, stop * config.block_size))
+        first = stop
+    if remainder:
+        segments.append((num_blocks, num_blocks, True, config.total_steps))
+    return segments
 
 
 def run_grid(sampler, target, params_grid: list, config: RunConfig, initial_positions,

@@ -12,7 +12,7 @@ import numpy as np
 
 from bench.config import RunConfig
 from bench.draws import numpy_draws
-from bench.trace import ChainTrace
+from bench.trace import ChainTrace, Checkpoints
 from reference.metrics import Moments
 
 
@@ -47,6 +47,7 @@ def _run_chain(sampler, target, params, config, position, rng) -> ChainTrace:
     moments = Moments.empty((), target.dim)
     samples = np.full((config.num_kept, target.dim), np.nan) if config.keep_samples else None
     nonfinite_steps, first_nonfinite = 0, -1
+    snapshots = []
     for t in range(config.total_steps):
         draws = numpy_draws(rng, sampler.draw_spec(target.dim))
         gradient_draw = numpy_draws(rng, target.draw_spec)
@@ -60,12 +61,15 @@ def _run_chain(sampler, target, params, config, position, rng) -> ChainTrace:
         moments = moments.update(state.position, np.asarray(kept and finite))
         if kept and samples is not None:
             samples[(t - config.num_burnin) // config.thin] = state.position
+        if t + 1 in config.checkpoint_steps:
+            snapshots.append((moments, np.asarray(calls)))
     return ChainTrace(
         moments=moments,
         grad_evals=np.asarray(calls),
         nonfinite_steps=np.asarray(nonfinite_steps),
         first_nonfinite_step=np.asarray(first_nonfinite),
         samples=samples,
+        checkpoints=Checkpoints.stack(config.checkpoint_steps, snapshots, axis=0) if snapshots else None,
         compile_seconds=0.0,
         run_seconds=0.0,
     )

@@ -9,12 +9,32 @@ import numpy as np
 from reference.metrics import Moments
 
 
+class Checkpoints(NamedTuple):
+    """Running moments recorded during a run: after ``steps[k]`` steps (burn-in included),
+    per chain: ``moments`` fields and ``grad_evals`` have shape (chains, checkpoints, ...)."""
+
+    steps: np.ndarray
+    moments: Moments
+    grad_evals: np.ndarray
+
+    @classmethod
+    def stack(cls, steps, snapshots: list, axis: int) -> Checkpoints:
+        """From per-checkpoint ``(moments, grad_evals)`` snapshots, stacked along ``axis``."""
+        moments = Moments.stack([m for m, _ in snapshots], axis=axis)
+        return cls(np.asarray(steps), moments, np.stack([np.asarray(g) for _, g in snapshots], axis=axis))
+
+    def select(self, index) -> Checkpoints:
+        """The checkpoints of ``index`` along the leading axis (a grid point)."""
+        return Checkpoints(self.steps, Moments(*(field[index] for field in self.moments)), self.grad_evals[index])
+
+
 class ChainTrace(NamedTuple):
     """Per-chain streaming moments and diagnostics (leading axis: chains).
 
     ``nonfinite_steps`` counts steps after which a chain's position had a non-finite entry;
     ``first_nonfinite_step`` is the first such step (-1: never). Non-finite positions never
-    enter the moments. ``samples`` (chains, num_kept, dim) only when asked for.
+    enter the moments. ``samples`` (chains, num_kept, dim) only when asked for; ``checkpoints``
+    (running moments) only with ``num_checkpoints`` > 0.
     """
 
     moments: Moments
@@ -22,6 +42,7 @@ class ChainTrace(NamedTuple):
     nonfinite_steps: Any
     first_nonfinite_step: Any
     samples: Any
+    checkpoints: Checkpoints | None
     compile_seconds: float
     run_seconds: float
 
@@ -34,11 +55,13 @@ class ChainTrace(NamedTuple):
         """Stack single-chain traces along a new leading chain axis."""
         first = traces[0]
         return cls(
-            moments=Moments(*(np.stack([np.asarray(t.moments[i]) for t in traces]) for i in range(len(first.moments)))),
+            moments=Moments.stack([t.moments for t in traces]),
             grad_evals=np.stack([t.grad_evals for t in traces]),
             nonfinite_steps=np.stack([t.nonfinite_steps for t in traces]),
             first_nonfinite_step=np.stack([t.first_nonfinite_step for t in traces]),
             samples=None if first.samples is None else np.stack([t.samples for t in traces]),
+            checkpoints=None if first.checkpoints is None else Checkpoints.stack(
+                first.checkpoints.steps, [(t.checkpoints.moments, t.checkpoints.grad_evals) for t in traces], axis=0),
             compile_seconds=sum(t.compile_seconds for t in traces),
             run_seconds=sum(t.run_seconds for t in traces),
         )

@@ -88,3 +88,20 @@ def test_reference_and_optimized_drivers_agree_in_law():
     b = bench.run("sgld", "icg", backend="jax", seed=2, **kwargs).moments.second_moment
     p = scipy.stats.ttest_ind(a, b, axis=0).pvalue
     assert np.all(p > 1e-3 / 4), p
+
+
+@pytest.mark.parametrize("backend", ["jax", "numpy"])
+def test_checkpoints_hold_the_running_moments_of_the_draws_so_far(backend):
+    result = bench.run("sgld", "icg", params={"step_size": 1e-2}, target_params=ICG, num_chains=2, num_steps=3000,
+                       num_burnin=100, thin=2, backend=backend, num_checkpoints=6, block_size=256, keep_samples=True)
+    checkpoints = result.trace.checkpoints
+    np.testing.assert_array_equal(checkpoints.steps, RunConfig(num_steps=3000, num_burnin=100, thin=2, block_size=256,
+                                                               num_checkpoints=6).checkpoint_steps)
+    assert checkpoints.steps[-1] == 3100 and checkpoints.moments.mean_sq.shape == (2, len(checkpoints.steps), 10)
+    for k, steps in enumerate(checkpoints.steps):
+        kept = (steps - 100) // 2 if steps > 100 else 0
+        np.testing.assert_array_equal(checkpoints.moments.count[:, k], kept)
+        np.testing.assert_array_equal(checkpoints.grad_evals[:, k], steps)
+        if kept:
+            expected = (result.samples[:, :kept] ** 2).mean(axis=1)
+            np.testing.assert_allclose(checkpoints.moments.mean_sq[:, k], expected, rtol=1e-10)

@@ -52,6 +52,11 @@ class Moments(NamedTuple):
         """Moments of stored samples, ``axis`` indexing the draws."""
         return cls.of_draws(np.moveaxis(np.asarray(x, dtype=np.float64), axis, -2))
 
+    @classmethod
+    def stack(cls, parts: list[Moments], axis: int = 0) -> Moments:
+        """Moments of several sets stacked along a new ``axis`` (NumPy)."""
+        return cls(*(np.stack([np.asarray(part[i]) for part in parts], axis=axis) for i in range(len(cls._fields))))
+
     def update(self, x, keep) -> Moments:
         """Add one draw ``x`` (..., dim) where ``keep`` (...,) is true; other entries unchanged."""
         xp = namespace(x)
