@@ -205,6 +205,34 @@ def plot_b2(frame: pd.DataFrame) -> bytes:
     return buffer.getvalue()
 
 
+def plot_running_b2(frame: pd.DataFrame) -> bytes | None:
+    """PNG of the pooled running b^2 (mean over dims) against gradient evaluations per chain,
+    log-log, one line per run that recorded checkpoints; None if no run did."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    curves = [(row, json.loads(row["curves"]).get("b2_mean_pooled")) for _, row in _sorted(frame).iterrows()]
+    curves = [(row, c) for row, c in curves if c and c["value"]]
+    if not curves:
+        return None
+    fig = Figure(figsize=(8, 5), dpi=110)
+    FigureCanvasAgg(fig)
+    ax = fig.subplots()
+    for row, curve in curves:
+        label = f"{row['sampler']} on {row['target']}, h = {_number(row.get(STEP_SIZE, math.nan))}"
+        ax.loglog(curve["grad_evals"], curve["value"], marker=".", ms=3, label=label)
+    ax.axhline(0.01, color="grey", linestyle=":", linewidth=1, label="b² = 0.01 (Hoffman & Sountsov)")
+    ax.set_xlabel("gradient evaluations per chain")
+    ax.set_ylabel("running b² (mean over dims, pooled)")
+    ax.set_title("Running second-moment bias")
+    ax.grid(True, which="major", alpha=0.3)
+    ax.legend(fontsize=7, loc="best")
+    fig.tight_layout()
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png")
+    return buffer.getvalue()
+
+
 def _distinct(values) -> list[str]:
     return list(dict.fromkeys(str(v) for v in values))
 
@@ -248,6 +276,11 @@ def write_report(store_or_frame, out_dir) -> Path:
             figure = f'<img alt="b² against step size" src="data:image/png;base64,{png}">'
         else:
             figure = "<p>No b² against step size for these runs (no step size or no truth).</p>"
+        running = plot_running_b2(frame) if "curves" in frame else None
+        if running is not None:
+            png = base64.b64encode(running).decode("ascii")
+            figure += ('\n<h2>Running b² against gradient evaluations</h2>\n'
+                       f'<img alt="running b² against gradient evaluations" src="data:image/png;base64,{png}">')
         shared = html.escape(shared_settings(frame))
         body = (f"<p>{len(frame)} runs from {source}.</p>\n<h2>Runs</h2>\n"
                 f"<p>Settings shared by all runs: <code>{shared}</code></p>\n{table}\n"

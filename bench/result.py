@@ -38,8 +38,9 @@ def config_hash(sampler: str, params: dict, target: str, target_params: dict, co
 class RunResult:
     """Moments, metrics, diagnostics and timings of one run (all chains of one parameter setting).
 
-    ``trace`` holds per-chain moments (and samples if kept); ``metrics`` the scores against the
-    target's truth; ``diagnostics`` per-chain divergence and gradient counts.
+    ``trace`` holds per-chain moments (and samples, checkpoints if asked for); ``metrics`` the
+    scores against the target's truth; ``curves`` running metrics against gradient evaluations
+    (``bench.scoring``); ``diagnostics`` per-chain divergence and gradient counts.
     """
 
     sampler: str
@@ -49,6 +50,7 @@ class RunResult:
     config: RunConfig
     trace: ChainTrace
     metrics: dict
+    curves: dict = dataclasses.field(default_factory=dict)
 
     @property
     def config_hash(self) -> str:

@@ -55,12 +55,13 @@ def run_grid(sampler, target, *, params_grid, num_chains=10, num_steps=10_000, s
         traces = jax_driver.run_grid(sampler, target, grid, config, positions, progress)
     else:
         traces = [numpy_driver.run_chains(sampler, target, p, config, positions, progress) for p in grid]
-    return [
-        RunResult(sampler=sampler.name, params=params_dict(p), target=target.name,
-                  target_params=dict(target.params), config=config, trace=trace,
-                  metrics=score(trace, target.truth))
-        for p, trace in zip(grid, traces)
-    ]
+    results = []
+    for p, trace in zip(grid, traces):
+        metrics, curves = score(trace, target.truth)
+        results.append(RunResult(sampler=sampler.name, params=params_dict(p), target=target.name,
+                                 target_params=dict(target.params), config=config, trace=trace,
+                                 metrics=metrics, curves=curves))
+    return results
 
 
 def run(sampler, target, *, params, num_chains=10, num_steps=10_000, seed=0, backend="jax",

@@ -1,7 +1,13 @@
-"""The metrics a run reports, computed from streamed per-chain moments and the target's truth.
+"""The metrics a run reports, computed from what the driver streamed (per-chain moments, running
+moments at checkpoints) and, when the run kept them, its thinned samples, against the target's
+truth.
 
-Diverged chains (any non-finite position) are left out and counted; b^2 follows appendix C of
-the SMILE paper: mean over dimensions (``b2_mean_*``) and max over dimensions (``b2_max_*``).
+Diverged chains (any non-finite position) are left out and counted. From streamed moments:
+b^2 (SMILE appendix C: mean over dimensions ``b2_mean_*``, max ``b2_max_*``), xi(sigma), the
+KL of a diagonal Gaussian fit, the classic R-hat. From checkpoints: the pooled running b^2 curve
+and the gradient evaluations (per chain) until it stays below 0.01 (Hoffman & Sountsov 2022).
+From kept samples: the full-covariance Gaussian-fit KL and covariance MSE (SGLRW paper), bulk
+and tail ESS and the rank-normalised split R-hat.
 """
 
 from __future__ import annotations
@@ -9,20 +15,67 @@ from __future__ import annotations
 import numpy as np
 
 from bench.trace import ChainTrace
-from reference.metrics import b2_summary
+from reference.metrics import (
+    Moments,
+    b2_curve,
+    b2_summary,
+    covariance_mse,
+    ess,
+    gelman_rubin_from_moments,
+    gradient_evaluations_to_threshold,
+    kl_diagonal_fit_from_moments,
+    kl_to_fit,
+    split_rhat,
+    std_relative_error,
+)
+
+B2_THRESHOLD = 0.01
+_B2_KEYS = ("chain_average", "chain_average_bootstrap_std", "pooled", "pooled_bootstrap_std")
 
 
-def score(trace: ChainTrace, truth) -> dict[str, float]:
-    """Metric name -> value; NaN b^2 when every chain diverged, {} without truth."""
+def score(trace: ChainTrace, truth) -> tuple[dict[str, float], dict[str, dict]]:
+    """``(metrics, curves)``: metric name -> value (NaN b^2 when every chain diverged; only the
+    divergence count without truth), and curve name -> {"grad_evals": [...], "value": [...]}."""
     healthy = ~trace.diverged
-    metrics = {"num_diverged_chains": float((~healthy).sum())}
+    metrics: dict[str, float] = {"num_diverged_chains": float((~healthy).sum())}
+    curves: dict[str, dict] = {}
     if truth is None:
-        return metrics
+        return metrics, curves
+    if not healthy.any():
+        metrics.update({f"b2_{d}_{k}": np.nan for d in ("mean", "max") for k in _B2_KEYS})
+        return metrics, curves
+    moments = Moments(*(field[healthy] for field in trace.moments))
     for over_dims in ("mean", "max"):
-        if healthy.any():
-            summary = b2_summary(trace.moments.second_moment[healthy], truth, over_dims)
-            metrics.update(summary.as_dict(f"b2_{over_dims}"))
-        else:
-            metrics.update({f"b2_{over_dims}_{k}": np.nan for k in (
-                "chain_average", "chain_average_bootstrap_std", "pooled", "pooled_bootstrap_std")})
+        metrics.update(b2_summary(moments.second_moment, truth, over_dims).as_dict(f"b2_{over_dims}"))
+    if np.all(moments.count >= 2):
+        metrics["std_relative_error"] = std_relative_error(moments, truth)
+        metrics["kl_diagonal_truth_to_fit"] = kl_diagonal_fit_from_moments(truth, moments)
+        if len(moments.count) >= 2:
+            metrics["rhat_classic_max"] = float(np.max(gelman_rubin_from_moments(moments)))
+    if trace.checkpoints is not None:
+        metrics.update(_running_b2(trace.checkpoints, healthy, truth, curves))
+    if trace.samples is not None:
+        metrics.update(_of_samples(trace.samples[healthy], truth))
+    return metrics, curves
+
+
+def _running_b2(checkpoints, healthy, truth, curves) -> dict[str, float]:
+    started = checkpoints.moments.count[healthy].min(axis=0) > 0  # checkpoints before any draw: no b^2
+    curve = b2_curve(checkpoints.moments.second_moment[healthy][:, started], truth).pooled
+    grad_evals = checkpoints.grad_evals[healthy][:, started].mean(axis=0)
+    curves["b2_mean_pooled"] = {"grad_evals": grad_evals.tolist(), "value": curve.tolist()}
+    return {"grad_evals_to_b2_below_0.01": float(gradient_evaluations_to_threshold(curve, grad_evals, B2_THRESHOLD))}
+
+
+def _of_samples(samples, truth) -> dict[str, float]:
+    chains, draws, dim = samples.shape
+    metrics = {}
+    if chains * draws > dim + 1:
+        metrics["kl_truth_to_fit"] = kl_to_fit(truth, samples)
+        metrics["covariance_mse"] = covariance_mse(samples, truth)
+    if draws >= 4:
+        metrics["ess_bulk_min"] = float(np.min(ess(samples, "bulk")))
+        metrics["ess_tail_min"] = float(np.min(ess(samples, "tail")))
+        if chains >= 2:
+            metrics["split_rhat_max"] = float(np.max(split_rhat(samples)))
     return metrics

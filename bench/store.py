@@ -63,11 +63,12 @@ MIGRATIONS: list[tuple[str, ...]] = [
         )""",
         "CREATE INDEX runs_by_sampler_target ON runs (sampler, target)",
     ),
+    ("ALTER TABLE runs ADD COLUMN curves TEXT NOT NULL DEFAULT '{}'",),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 VERSIONED_PACKAGES = ("numpy", "jax", "jaxlib", "scipy", "pandas", "sgmcmc-bench")
-_JSON_COLUMNS = ("params", "target_params", "config", "diagnostics", "versions")
+_JSON_COLUMNS = ("params", "target_params", "config", "diagnostics", "curves", "versions")
 
 
 class StoreError(Exception):
@@ -225,6 +226,7 @@ class ResultsStore:
             "seed": result.config.seed,
             "metrics": to_json(result.metrics),
             "diagnostics": to_json(result.diagnostics),
+            "curves": to_json(result.curves),
             "grad_evals": result.grad_evals,
             "wall_seconds": timings["compile_seconds"] + timings["run_seconds"],
             "compile_seconds": timings["compile_seconds"],

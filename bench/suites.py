@@ -56,7 +56,8 @@ _SUITES: dict[str, tuple[Entry, ...]] = {
     "quick": (
         Entry("sgld", "icg", _ICG_NOISY,
               step_size_grid([*np.logspace(-4, -2, 9), 0.025]),
-              RunConfig(num_chains=10, num_steps=1_000_000, seed=0, dtype="float32", block_size=1000)),
+              RunConfig(num_chains=10, num_steps=1_000_000, seed=0, dtype="float32", block_size=1000,
+                        num_checkpoints=20)),
     ),
     "tiny": (
         Entry("sgld", "icg", _ICG_NOISY,

@@ -1,0 +1,34 @@
+r"""Effective sample size, bulk and tail, of Vehtari, Gelman, Simpson, Carpenter & Buerkner (2021),
+"Rank-normalization, folding, and localization: an improved R-hat for assessing convergence of
+MCMC", Bayesian Analysis 16(2), as MILE (``seeds/003_f6a976f0a06f9fc1.txt`` section 5, appendix
+A.3) reports it; computed by ArviZ (``az.ess``).
+
+Per dimension, over all chains together (the chains enter the multi-chain autocorrelation
+estimate; the draws are not concatenated). Bulk: ESS of the rank-normalised split chains
+(each chain halved), :math:`z = \Phi^{-1}((r - 3/8)/(S + 1/4))` of the pooled ranks :math:`r` of
+all :math:`S` draws. Tail: the smaller of the ESS of the indicators :math:`1\{x \le q_{0.05}\}` and
+:math:`1\{x \le q_{0.95}\}`. In both, :math:`S/\hat\tau` with Geyer's initial monotone sequence
+estimate of the integrated autocorrelation time :math:`\hat\tau`. NaN for a constant coordinate.
+"""
+
+from __future__ import annotations
+
+import arviz as az
+import numpy as np
+
+from reference.metrics import register
+from reference.metrics._arviz import per_dimension
+from reference.metrics._chains import chain_draws
+from samplers._checks import one_of
+
+METHODS = ("bulk", "tail")
+MIN_DRAWS = 4
+
+
+@register("ess")
+def ess(samples, method: str = "bulk") -> np.ndarray:
+    """Bulk or tail ESS (``method``) of each coordinate of ``samples`` (chains, draws, dim), which
+    must be finite with at least 4 draws per chain: (dim,)."""
+    one_of("method", method, set(METHODS))
+    x = chain_draws(samples, "samples", min_draws=MIN_DRAWS)
+    return per_dimension(az.ess, x, method=method)

@@ -1,0 +1,81 @@
+r"""Gaussian moment fits :math:`N(m, S)` of samples, streamed moments or a target's truth: the
+objects the Gaussian-fit KL, the covariance errors and :math:`\xi(\sigma)` compare.
+
+Of samples: :math:`m` the mean and :math:`S = \frac{1}{N-1}\sum_n (x_n - m)(x_n - m)^\top` the
+unbiased covariance of all :math:`N` draws **pooled over chains** (the chains' draws
+concatenated), as SGLRW (``seeds/002_f49e4b1a9ef6e505.txt`` section 5.2, appendix A.5) fits
+"the estimated mean and covariance" of its particles. Of streamed per-chain moments: the same
+pooled mean and the diagonal of :math:`S` only (the moments hold no cross products). Of a
+:class:`~targets._truth.Truth`: its exact mean and covariance.
+
+``covariance`` is a (dim, dim) matrix, or a (dim,) vector of variances for a diagonal fit.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from reference.metrics._chains import chain_draws, chain_moments, pooled_moments
+from reference.metrics.moments import Moments
+from targets._truth import Truth
+
+
+class GaussianFit(NamedTuple):
+    """Mean (dim,) and covariance (dim, dim), or variances (dim,) when ``diagonal``."""
+
+    mean: np.ndarray
+    covariance: np.ndarray
+
+    @property
+    def dim(self) -> int:
+        return self.mean.shape[0]
+
+    @property
+    def diagonal(self) -> bool:
+        return self.covariance.ndim == 1
+
+    @property
+    def variance(self) -> np.ndarray:
+        """Per-dimension variances (dim,)."""
+        return self.covariance if self.diagonal else np.diag(self.covariance).copy()
+
+    def to_diagonal(self) -> GaussianFit:
+        """The fit with the same mean and marginal variances and no correlations."""
+        return GaussianFit(self.mean, self.variance)
+
+    @classmethod
+    def of_samples(cls, samples, name: str = "samples") -> GaussianFit:
+        """Pooled mean and unbiased covariance of draws (draws, dim) or (chains, draws, dim)."""
+        x = chain_draws(samples, name, min_draws=1, allow_single_chain=True)
+        flat = x.reshape(-1, x.shape[-1])
+        if flat.shape[0] < 2:
+            raise ValueError(f"{name} must hold at least 2 draws in all to fit a covariance, got {flat.shape[0]}")
+        centred = flat - flat.mean(axis=0)
+        return cls(flat.mean(axis=0), centred.T @ centred / (flat.shape[0] - 1))
+
+    @classmethod
+    def of_moments(cls, moments: Moments, name: str = "moments") -> GaussianFit:
+        """Diagonal fit of per-chain streamed moments: pooled mean, unbiased pooled variances."""
+        pooled = pooled_moments(chain_moments(moments, name, min_count=1))
+        if pooled.count < 2:
+            raise ValueError(f"{name} must count at least 2 draws in all to fit a variance, got {pooled.count:g}")
+        return cls(pooled.mean, pooled.m2 / (pooled.count - 1))
+
+    @classmethod
+    def of_truth(cls, truth: Truth) -> GaussianFit:
+        """The exact mean and covariance of a target."""
+        return cls(np.asarray(truth.mean, dtype=np.float64), np.asarray(truth.covariance, dtype=np.float64))
+
+    @classmethod
+    def of(cls, source, name: str) -> GaussianFit:
+        """A fit of ``source``: a GaussianFit, a Truth, per-chain Moments (diagonal) or draws."""
+        if isinstance(source, GaussianFit):
+            return source
+        if isinstance(source, Truth):
+            return cls.of_truth(source)
+        if isinstance(source, Moments):
+            return cls.of_moments(source, name)
+        return cls.of_samples(source, name)
+

@@ -1,0 +1,39 @@
+r"""Monte Carlo standard errors of the moment estimates :math:`\hat E[x_i]` and
+:math:`\hat E[x_i^2]`, the standard errors of the z-tests of moments against a truth:
+
+.. math:: \mathrm{MCSE}(\hat E[f]) = \operatorname{sd}(f) / \sqrt{\mathrm{ESS}_{mean}(f)},
+
+for :math:`f(x) = x_i` and :math:`f(x) = x_i^2`, over all chains together: :math:`\operatorname{sd}`
+the (ddof = 1) standard deviation of the draws pooled over chains, :math:`\mathrm{ESS}_{mean}` the
+multi-chain split-chain ESS of the untransformed values of Vehtari, Gelman, Simpson, Carpenter &
+Buerkner (2021), "Rank-normalization, folding, and localization", Bayesian Analysis 16(2).
+Computed by ArviZ (``az.mcse(method="mean")``); NaN for a constant coordinate.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import arviz as az
+import numpy as np
+
+from reference.metrics import register
+from reference.metrics._arviz import per_dimension
+from reference.metrics._chains import chain_draws
+
+MIN_DRAWS = 4
+
+
+class MomentMCSE(NamedTuple):
+    """MCSE of the estimates of E[x] and of E[x^2], each (dim,)."""
+
+    mean: np.ndarray
+    second_moment: np.ndarray
+
+
+@register("moment_mcse")
+def moment_mcse(samples) -> MomentMCSE:
+    """MCSE of E[x] and E[x^2] for each coordinate of ``samples`` (chains, draws, dim), with at
+    least 4 finite draws per chain."""
+    x = chain_draws(samples, "samples", min_draws=MIN_DRAWS)
+    return MomentMCSE(per_dimension(az.mcse, x, method="mean"), per_dimension(az.mcse, x**2, method="mean"))

@@ -1,0 +1,33 @@
+r"""Relative error of the posterior standard deviations, MAMBA (``seeds/001_cba5cf4c86b7500e.txt``,
+section 4.1 and Tables 1, 2, 5, 7):
+
+.. math:: \xi(\hat\sigma) = \lVert \hat\sigma - \sigma_{ref}\rVert_2 / \lVert \sigma_{ref}\rVert_2,
+
+with :math:`\hat\sigma_i` the standard deviation of coordinate :math:`i` of the sampler's draws and
+:math:`\sigma_{ref}` that of the reference (NUTS draws in MAMBA; the truth's
+:math:`\sqrt{\Sigma_{ii}}` where it is known). Both are computed **pooled over chains** with the
+unbiased variance (``GaussianFit``), from stored draws or from streamed per-chain ``Moments``,
+which give the same number.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from reference.metrics import register
+from reference.metrics._chains import check_dim
+from reference.metrics.gaussian_fit import GaussianFit
+
+
+@register("std_relative_error")
+def std_relative_error(samples, reference) -> float:
+    """xi(sigma) of ``samples`` (draws (draws, dim) or (chains, draws, dim), per-chain Moments or a
+    GaussianFit) against ``reference`` (a Truth, reference draws, Moments or a GaussianFit)."""
+    estimate = GaussianFit.of(samples, "samples")
+    ref = GaussianFit.of(reference, "reference")
+    check_dim("samples", estimate.dim, ref.dim, "reference")
+    sigma_ref = np.sqrt(ref.variance)
+    norm_ref = np.linalg.norm(sigma_ref)
+    if norm_ref == 0:
+        raise ValueError("reference has all standard deviations 0; xi(sigma) divides by their norm")
+    return float(np.linalg.norm(np.sqrt(estimate.variance) - sigma_ref) / norm_ref)
