@@ -25,6 +25,7 @@ from bench.store import ResultsStore
 B2 = "b2_mean_chain_average"
 B2_STD = "b2_mean_chain_average_bootstrap_std"
 STEP_SIZE = "param_step_size"
+THRESHOLD = "grad_evals_to_b2_below_0.01"
 _CONFIG_COLUMNS = [f.name for f in dataclasses.fields(RunConfig) if f.name != "seed"]
 
 HOW_TO_READ = """\
@@ -134,6 +135,9 @@ def display_frame(frame: pd.DataFrame) -> pd.DataFrame:
         "b² mean (chain avg ± boot. std)": b2_text,
         "b² mean pooled": _metric(frame, "b2_mean_pooled").map(lambda v: _number(v, ".2e")),
         "b² max (chain avg)": _metric(frame, "b2_max_chain_average").map(lambda v: _number(v, ".2e")),
+        **({"grad evals to b² < 0.01": _metric(frame, THRESHOLD).map(lambda v: "not reached" if v == math.inf
+                                                                      else _number(v, ".3g"))}
+           if THRESHOLD in frame else {}),
         "diverged": [f"{_number(d, '.0f')}/{n}" for d, n in zip(diverged, frame["num_chains"])],
         "grad evals": frame["grad_evals"].map(_number),
         "wall s": frame["wall_seconds"].map(lambda v: _number(v, ".2f")),
