@@ -21,7 +21,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from bench.config import RunConfig
-from bench.draws import jax_draws
+from samplers._draws import jax_draws
 from bench.trace import ChainTrace, Checkpoints
 from reference.metrics import Moments
 

@@ -11,7 +11,7 @@ import time
 import numpy as np
 
 from bench.config import RunConfig
-from bench.draws import numpy_draws
+from samplers._draws import numpy_draws
 from bench.trace import ChainTrace, Checkpoints
 from reference.metrics import Moments
 

@@ -20,7 +20,7 @@ import scipy.stats
 
 import bench
 import targets
-from bench.draws import numpy_draws
+from samplers._draws import numpy_draws
 from targets import datasets
 
 ALPHA = 1e-3

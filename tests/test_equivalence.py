@@ -12,7 +12,7 @@ import pytest
 
 import samplers
 import targets
-from bench.draws import numpy_draws
+from samplers._draws import numpy_draws
 
 NUM_STEPS = 1000
 TOLERANCE = 1e-10

@@ -13,7 +13,7 @@ import scipy.stats
 import bench
 import targets
 import targets.noise
-from bench.draws import numpy_draws
+from samplers._draws import numpy_draws
 from samplers._registry import UnknownNameError
 from targets.noise.alpha_stable import symmetric_stable
 from targets.noise.spatial import SpatialNoise

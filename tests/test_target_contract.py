@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import targets
-from bench.draws import numpy_draws
+from samplers._draws import numpy_draws
 
 
 @functools.cache
