@@ -198,15 +198,8 @@ def plot_b2(frame: pd.DataFrame) -> bytes:
                    label=f"exact i.i.d. sampling, n = {n:,} draws per chain: 1/n")
     if any_all_diverged:
         ax.plot([], [], "x", color="black", ms=9, mew=2, label="every chain diverged (no b²)")
-    ax.set_xlabel("step size h")
-    ax.set_ylabel("b² (mean over dims, chain average)")
-    ax.set_title("Second-moment bias against step size")
-    ax.grid(True, which="major", alpha=0.3)
-    ax.legend(fontsize=8, loc="best")
-    fig.tight_layout()
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png")
-    return buffer.getvalue()
+    return _png(fig, ax, "step size h", "b² (mean over dims, chain average)",
+                "Second-moment bias against step size", legend_size=8)
 
 
 def plot_running_b2(frame: pd.DataFrame) -> bytes | None:
@@ -226,11 +219,17 @@ def plot_running_b2(frame: pd.DataFrame) -> bytes | None:
         label = f"{row['sampler']} on {row['target']}, h = {_number(row.get(STEP_SIZE, math.nan))}"
         ax.loglog(curve["grad_evals"], curve["value"], marker=".", ms=3, label=label)
     ax.axhline(0.01, color="grey", linestyle=":", linewidth=1, label="b² = 0.01 (Hoffman & Sountsov)")
-    ax.set_xlabel("gradient evaluations per chain")
-    ax.set_ylabel("running b² (mean over dims, pooled)")
-    ax.set_title("Running second-moment bias")
+    return _png(fig, ax, "gradient evaluations per chain", "running b² (mean over dims, pooled)",
+                "Running second-moment bias", legend_size=7)
+
+
+def _png(fig, ax, xlabel: str, ylabel: str, title: str, legend_size: int) -> bytes:
+    """Label, grid and legend ``ax``, and render ``fig`` as PNG bytes."""
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
     ax.grid(True, which="major", alpha=0.3)
-    ax.legend(fontsize=7, loc="best")
+    ax.legend(fontsize=legend_size, loc="best")
     fig.tight_layout()
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png")
