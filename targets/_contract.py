@@ -20,6 +20,10 @@ from targets._truth import Truth
 from targets.noise import NoiseModel
 
 
+class NoExactSamplerError(RuntimeError):
+    """The target has no exact sampler (its truth, if any, comes from a gold standard)."""
+
+
 class Target(abc.ABC):
     """Base class: subclasses set ``name``, ``dim``, ``noise`` (a ``targets.noise`` model),
     ``truth`` (None where there is no analytic truth) and ``params`` (what ``targets.get`` was

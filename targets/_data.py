@@ -20,7 +20,7 @@ import numpy as np
 import scipy.optimize
 
 from targets._backend import constant, namespace
-from targets._contract import Target
+from targets._contract import NoExactSamplerError, Target
 from targets.noise import make_noise
 
 
@@ -103,6 +103,6 @@ class DataTarget(Target):
         return result.x
 
     def sample(self, key, n: int):
-        raise NotImplementedError(
+        raise NoExactSamplerError(
             f"target {self.name!r} has no exact sampler (no analytic truth: its reference draws come from a "
             "gold standard)")
