@@ -3,6 +3,7 @@
     sgbench list samplers|targets|metrics|suites
     sgbench run [--suite NAME | --sampler S --target T --step-size H [H ...] [options]]
     sgbench report [--db PATH] [--out DIR]
+    sgbench reference build|check TARGET [--param KEY=VALUE ...] [options]
 
 Bad input (unknown names, parameters out of range) prints one line to stderr and exits with
 status 2.
@@ -42,13 +43,13 @@ def parse_value(text: str):
     return text
 
 
-def parse_target_params(pairs) -> dict:
+def parse_target_params(pairs, option: str = "--target-param") -> dict:
     """``["KEY=VALUE", ...]`` as a dict of parsed values."""
     params = {}
     for pair in pairs or ():
         key, sep, value = pair.partition("=")
         if not sep or not key:
-            raise UsageError(f"--target-param must be KEY=VALUE, got {pair!r}")
+            raise UsageError(f"{option} must be KEY=VALUE, got {pair!r}")
         params[key] = parse_value(value)
     return params
 
@@ -81,7 +82,58 @@ def build_parser() -> argparse.ArgumentParser:
         sub.add_argument("--out", type=Path, default=DEFAULT_OUT,
                          help=f"report folder (default: {DEFAULT_OUT})")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_reference_parser(commands)
     return parser
+
+
+def add_reference_parser(commands) -> None:
+    """``sgbench reference build|check``: gold-standard NUTS references in reference/data/."""
+    from reference.contract import Contract
+
+    defaults = Contract()
+    reference_parser = commands.add_parser("reference", help="build or check a stored NUTS reference")
+    actions = reference_parser.add_subparsers(dest="action", required=True)
+    build = actions.add_parser("build", help="run NUTS, apply the posteriordb contract, store the draws")
+    check = actions.add_parser("check", help="rebuild with another seed and z-test against the stored reference")
+    for sub, seed in ((build, 0), (check, 1)):
+        sub.add_argument("target", help="target name (see `sgbench list targets`)")
+        sub.add_argument("--param", action="append", metavar="KEY=VALUE", help="target parameter (repeatable)")
+        sub.add_argument("--backend", default="numpyro", help="numpyro (default) or blackjax")
+        sub.add_argument("--chains", type=int, default=4, help="NUTS chains (default: 4)")
+        sub.add_argument("--warmup", type=int, default=1000, help="adaptation steps per chain (default: 1000)")
+        sub.add_argument("--draws", type=int, default=2500, help="kept draws per chain (default: 2500)")
+        sub.add_argument("--seed", type=int, default=seed, help=f"random seed (default: {seed})")
+        sub.add_argument("--stored", type=int, default=defaults.num_stored,
+                         help=f"thinned draws stored, all chains (default: {defaults.num_stored})")
+        sub.add_argument("--min-ess", type=float, default=defaults.min_ess,
+                         help=f"bulk and tail ESS required after thinning (default: {defaults.min_ess:g})")
+        sub.add_argument("--target-accept", type=float, default=0.8,
+                         help="NUTS target acceptance rate in (0, 1) (default: 0.8)")
+        sub.add_argument("--dir", type=Path, default=None, help="reference folder (default: reference/data)")
+        sub.add_argument("--progress", action="store_true", help="show NumPyro's progress bar")
+    check.add_argument("--alpha", type=float, default=1e-3,
+                       help="family-wise false-failure rate of the z-tests (default: 1e-3)")
+
+
+def _reference(args, argv) -> int:
+    from reference.build import build
+    from reference.check import check
+    from reference.contract import Contract
+
+    target = targets.get(args.target, **parse_target_params(args.param, "--param"))
+    contract = Contract(num_stored=args.stored, min_ess=args.min_ess)
+    options = dict(backend=args.backend, num_chains=args.chains, num_warmup=args.warmup, num_draws=args.draws,
+                   seed=args.seed, contract=contract, directory=args.dir, target_accept=args.target_accept)
+    if args.action == "build":
+        command = "sgbench " + " ".join(sys.argv[1:] if argv is None else argv)
+        npz, header = build(target, command=command, progress=args.progress, **options)
+        print(f"stored {npz} and {header}")
+        return 0
+    result = check(target, alpha=args.alpha, **options)
+    verdict = "agrees with" if result.passed else "DISAGREES with"
+    print(f"rebuild (seed {args.seed}) {verdict} the stored reference: max |z| = {result.max_abs_z:.2f} at "
+          f"{result.worst}, threshold {result.threshold:.2f} (family-wise alpha {args.alpha:g})")
+    return 0 if result.passed else 1
 
 
 _CONFIG_OPTIONS = ("num_chains", "num_steps", "num_burnin", "thin", "seed", "dtype", "backend", "num_checkpoints")
@@ -150,6 +202,8 @@ def main(argv=None) -> int:
         if args.command == "list":
             print("\n".join(LISTS[args.kind]()))
             return 0
+        if args.command == "reference":
+            return _reference(args, argv)
         return _run(args) if args.command == "run" else _report(args)
     except (ValueError, TypeError, StoreError) as error:
         print(f"sgbench: error: {error}", file=sys.stderr)

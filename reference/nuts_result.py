@@ -1,0 +1,28 @@
+"""What one NUTS run hands back, whichever library ran it (``reference.nuts``, ``reference.blackjax_nuts``)."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+
+class NutsResult(NamedTuple):
+    """Post-warmup draws (chains, draws, dim), divergence flags and Hamiltonian energies
+    (chains, draws), sampling wall time in seconds (warmup and compilation included), the backend's
+    name and its library version."""
+
+    draws: np.ndarray
+    divergent: np.ndarray
+    energy: np.ndarray
+    seconds: float
+    backend: str
+    version: str
+
+
+def initial_positions(target, num_chains: int, seed: int, jitter: float = 0.1) -> np.ndarray:
+    """``target.initial_position()`` plus independent N(0, jitter^2) noise per chain: (num_chains, dim),
+    so that R-hat compares chains started apart."""
+    rng = np.random.default_rng([seed, 1])
+    start = np.asarray(target.initial_position(), dtype=np.float64)
+    return start + jitter * rng.standard_normal((num_chains, start.shape[0]))

@@ -1,0 +1,162 @@
+"""Gold-standard NUTS references (issue 5): the posteriordb contract, storage with checksums,
+agreement with analytic moments, and the reproducibility check. Tiny sizes only; the full builds
+are the documented `sgbench reference build` commands (README)."""
+
+import json
+import shutil
+
+import numpy as np
+import pytest
+from scipy import stats
+
+import samplers  # noqa: F401  (float64)
+import targets
+from bench.cli import main
+from reference import store
+from reference.build import ContractError, build, run_accepted
+from reference.check import check
+from reference.contract import Contract, e_bfmi, thin
+from reference.metrics import b2
+
+# Family-wise false-failure rate of every z-test below (Bonferroni over the coordinates tested).
+ALPHA = 1e-3
+TINY = Contract(num_stored=2000, min_ess=1000)
+RUN = dict(num_chains=4, num_warmup=400, num_draws=1000)
+
+
+def tiny_icg():
+    return targets.get("icg", dim=3, condition_number=10)
+
+
+@pytest.fixture(scope="module")
+def icg_reference(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("reference")
+    target = tiny_icg()
+    build(target, seed=0, contract=TINY, directory=directory, command="test", **RUN)
+    return target, directory
+
+
+def assert_agrees_with_analytic(reference, truth):
+    """z = |E_ref - E_true| / se_ref for E[x] and E[x^2], Bonferroni over 2 dim tests at ALPHA;
+    b^2 of the reference below its floor max_i(se_i^2 / Var[x_i^2]) chi2_d(1 - ALPHA) / d."""
+    dim = truth.dim
+    threshold = stats.norm.isf(ALPHA / (2 * 2 * dim))
+    for key in ("mean", "second_moment"):
+        z = np.abs(getattr(reference, key) - getattr(truth, key)) / getattr(reference, f"{key}_se")
+        assert np.all(z < threshold), (key, z, threshold)
+    floor = np.max(reference.second_moment_se**2 / truth.second_moment_var) * stats.chi2.isf(ALPHA, dim) / dim
+    assert b2(reference.second_moment, truth) < floor
+
+
+def test_icg_reference_agrees_with_analytic_moments(icg_reference):
+    target, directory = icg_reference
+    reference = store.load(target, directory)
+    assert "NUTS reference icg-" in reference.source
+    assert np.all(reference.mean_se > 0) and np.all(reference.covariance_se > 0)
+    assert_agrees_with_analytic(reference, target.truth)
+
+
+def test_rosenbrock_reference_agrees_with_analytic_moments(tmp_path):
+    target = targets.get("rosenbrock", dim=2)
+    build(target, seed=3, contract=TINY, directory=tmp_path, num_chains=4, num_warmup=1000, num_draws=4000,
+          target_accept=0.95)
+    assert_agrees_with_analytic(store.load(target, tmp_path), target.truth)
+
+
+def test_one_chain_fails_the_contract_and_keeps_nothing(tmp_path):
+    with pytest.raises(ContractError, match="at least 4 chains are required, got 1"):
+        build(tiny_icg(), contract=TINY, directory=tmp_path, num_chains=1, num_warmup=200, num_draws=500)
+    assert not list(tmp_path.iterdir())
+
+
+def test_low_ess_fails_the_contract_naming_the_check():
+    with pytest.raises(ContractError, match="bulk_ess: bulk ESS after thinning must be >= 1e\\+06"):
+        run_accepted(tiny_icg(), contract=Contract(num_stored=400, min_ess=1e6), num_chains=4, num_warmup=200,
+                     num_draws=200)
+
+
+def test_e_bfmi_and_thinning():
+    rng = np.random.default_rng(0)
+    white = rng.standard_normal((2, 20_000))
+    assert np.allclose(e_bfmi(white), 2.0, atol=0.05)
+    walk = np.cumsum(white, axis=1)
+    assert np.all(e_bfmi(walk) < 0.2)
+    draws = np.arange(4 * 100 * 1).reshape(4, 100, 1)
+    kept = thin(draws, 80)
+    assert kept.shape == (4, 20, 1) and np.all(np.diff(kept[..., 0], axis=1) == 5) and kept[0, -1, 0] == 99
+
+
+def test_stored_reference_checksum_and_corruption(icg_reference, tmp_path):
+    target, directory = icg_reference
+    npz, header = store.paths(target, directory)
+    assert store.load_draws(target, directory).shape == (4, 500, 3)
+    for path in (npz, header):
+        shutil.copy(path, tmp_path / path.name)
+    corrupted = tmp_path / npz.name
+    data = bytearray(corrupted.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    corrupted.write_bytes(bytes(data))
+    with pytest.raises(store.ReferenceFileError, match="corrupted"):
+        store.load(target, tmp_path)
+
+
+def test_mismatched_or_missing_reference_is_refused(icg_reference, tmp_path):
+    target, directory = icg_reference
+    npz, header = store.paths(target, directory)
+    shutil.copy(npz, tmp_path / npz.name)
+    content = json.loads(header.read_text())
+    content["params"]["dim"] = 4
+    (tmp_path / header.name).write_text(json.dumps(content))
+    with pytest.raises(store.ReferenceFileError, match="not for"):
+        store.load(target, tmp_path)
+    with pytest.raises(store.ReferenceFileError, match="missing"):
+        store.load(targets.get("icg", dim=5), directory)
+
+
+class ShiftedLogDensity:
+    """The tiny ICG with its mean moved by ``shift`` in every coordinate: a deliberately wrong target."""
+
+    def __init__(self, target, shift):
+        self.target, self.shift = target, shift
+        self.name, self.params, self.dim = target.name, target.params, target.dim
+
+    def logdensity(self, x):
+        return self.target.logdensity(x - self.shift)
+
+    def initial_position(self):
+        return self.target.initial_position()
+
+
+def test_check_passes_for_the_right_density_and_fails_for_a_shifted_one(icg_reference):
+    target, directory = icg_reference
+    assert check(target, seed=1, contract=TINY, directory=directory, alpha=ALPHA, **RUN).passed
+    wrong = check(ShiftedLogDensity(target, 0.5), seed=1, contract=TINY, directory=directory, alpha=ALPHA, **RUN)
+    assert not wrong.passed and wrong.max_abs_z > wrong.threshold
+
+
+def test_cli_build_check_and_contract_error(tmp_path, capsys):
+    common = ["icg", "--param", "dim=2", "--param", "condition_number=4", "--warmup", "300", "--draws", "1000",
+              "--stored", "2000", "--min-ess", "1000", "--dir", str(tmp_path)]
+    assert main(["reference", "build", *common]) == 0
+    assert "stored" in capsys.readouterr().out
+    header = json.loads(store.paths(targets.get("icg", dim=2, condition_number=4), tmp_path)[1].read_text())
+    assert header["command"].startswith("sgbench reference build icg") and header["versions"]["numpyro"]
+    assert main(["reference", "check", *common]) == 0
+    assert "agrees with" in capsys.readouterr().out
+    assert main(["reference", "build", *common, "--chains", "2"]) == 2
+    assert "at least 4 chains" in capsys.readouterr().err
+
+
+COMMITTED = {"breast_cancer": dict(dataset="breast_cancer"), "simulated": dict(dataset="simulated")}
+
+
+@pytest.mark.parametrize("name", sorted(COMMITTED))
+def test_committed_references_load_with_their_checksums(name):
+    target = targets.get("logreg", **COMMITTED[name])
+    header = store.read_header(target)
+    truth = store.load(target)
+    draws = store.load_draws(target)
+    assert draws.shape[0] >= 4 and draws.shape[-1] == target.dim == truth.dim
+    assert header["diagnostics"]["max_rhat"] < 1.01 and header["diagnostics"]["divergences"] == 0
+    assert min(header["diagnostics"]["min_bulk_ess"], header["diagnostics"]["min_tail_ess"]) >= 10_000
+    assert np.all(truth.mean_se > 0) and np.all(np.abs(draws.mean(axis=(0, 1)) - truth.mean) < 1e-5)
