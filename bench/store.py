@@ -21,7 +21,6 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import functools
-import importlib.metadata
 import json
 import math
 import os
@@ -35,6 +34,7 @@ import numpy as np
 import pandas as pd
 
 from bench.result import RunResult
+from samplers._provenance import library_versions
 
 MIGRATIONS: list[tuple[str, ...]] = [
     (
@@ -145,13 +145,7 @@ def machine() -> str:
 @functools.cache
 def versions() -> dict[str, str]:
     """Python and library versions ("not installed" where a package is missing)."""
-    found = {"python": platform.python_version()}
-    for package in VERSIONED_PACKAGES:
-        try:
-            found[package] = importlib.metadata.version(package)
-        except importlib.metadata.PackageNotFoundError:
-            found[package] = "not installed"
-    return found
+    return library_versions(VERSIONED_PACKAGES)
 
 
 def _utc_now() -> str:

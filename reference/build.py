@@ -3,11 +3,10 @@
 
 from __future__ import annotations
 
-import importlib.metadata
-import platform
 
 from reference.contract import Contract, violations
 from samplers._checks import one_of
+from samplers._provenance import library_versions
 
 
 class ContractError(ValueError):
@@ -22,10 +21,7 @@ def backends() -> dict:
     return {"numpyro": run_numpyro, "blackjax": run_blackjax}
 
 
-def versions() -> dict:
-    """Versions of the libraries a reference depends on."""
-    names = ("numpy", "jax", "jaxlib", "numpyro", "blackjax", "arviz")
-    return {"python": platform.python_version(), **{name: importlib.metadata.version(name) for name in names}}
+REFERENCE_PACKAGES = ("numpy", "jax", "jaxlib", "numpyro", "blackjax", "arviz", "sgmcmc-bench")
 
 
 def run_accepted(target, backend="numpyro", num_chains=4, num_warmup=1000, num_draws=2500, seed=0,
@@ -52,5 +48,5 @@ def build(target, backend="numpyro", num_chains=4, num_warmup=1000, num_draws=25
                                           progress, target_accept)
     provenance = {"command": command, "seed": seed, "backend": backend, "num_warmup": num_warmup,
                   "num_draws": num_draws, "target_accept": target_accept, "contract": vars(contract),
-                  "versions": versions()}
+                  "versions": library_versions(REFERENCE_PACKAGES)}
     return store.save(target, stored, diagnostics, provenance, directory)
