@@ -73,11 +73,12 @@ class CompiledGrid:
         """
         carry = jax.tree.map(jnp.copy, self._carry0)
         snapshots = []
+        checkpoints = set(self.config.checkpoint_steps.tolist())
         done = 0
         start = time.perf_counter()
         for first, stop, finish, steps in _segments(self.config):
             carry = jax.block_until_ready(self._compiled(self._params, self._keys, carry, first, stop, finish))
-            if steps in self.config.checkpoint_steps:
+            if steps in checkpoints:
                 snapshots.append(jax.tree.map(np.asarray, (carry.moments, carry.grad_evals)))
             if progress is not None:
                 progress((steps - done) * self.config.num_chains * self.num_points)

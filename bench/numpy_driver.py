@@ -48,6 +48,7 @@ def _run_chain(sampler, target, params, config, position, rng) -> ChainTrace:
     samples = np.full((config.num_kept, target.dim), np.nan) if config.keep_samples else None
     nonfinite_steps, first_nonfinite = 0, -1
     snapshots = []
+    checkpoints = set(config.checkpoint_steps.tolist())
     for t in range(config.total_steps):
         draws = numpy_draws(rng, sampler.draw_spec(target.dim))
         gradient_draw = numpy_draws(rng, target.draw_spec)
@@ -61,7 +62,7 @@ def _run_chain(sampler, target, params, config, position, rng) -> ChainTrace:
         moments = moments.update(state.position, np.asarray(kept and finite))
         if kept and samples is not None:
             samples[(t - config.num_burnin) // config.thin] = state.position
-        if t + 1 in config.checkpoint_steps:
+        if t + 1 in checkpoints:
             snapshots.append((moments, np.asarray(calls)))
     return ChainTrace(
         moments=moments,
