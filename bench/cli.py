@@ -12,6 +12,7 @@ status 2.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
@@ -111,8 +112,10 @@ def add_reference_parser(commands) -> None:
                          help="NUTS target acceptance rate in (0, 1) (default: 0.8)")
         sub.add_argument("--dir", type=Path, default=None, help="reference folder (default: reference/data)")
         sub.add_argument("--progress", action="store_true", help="show NumPyro's progress bar")
-    check.add_argument("--alpha", type=float, default=1e-3,
-                       help="family-wise false-failure rate of the z-tests (default: 1e-3)")
+        sub.add_argument("--alpha", type=float, default=1e-3,
+                         help="family-wise false-failure rate of the agreement z-tests (default: 1e-3)")
+    build.add_argument("--no-cross-check", action="store_true",
+                       help="skip the cross-check run with the other NUTS implementation")
 
 
 def _reference(args, argv) -> int:
@@ -126,8 +129,13 @@ def _reference(args, argv) -> int:
                    seed=args.seed, contract=contract, directory=args.dir, target_accept=args.target_accept)
     if args.action == "build":
         command = "sgbench " + " ".join(sys.argv[1:] if argv is None else argv)
-        npz, header = build(target, command=command, progress=args.progress, **options)
+        npz, header = build(target, command=command, progress=args.progress, cross_check=not args.no_cross_check,
+                            alpha=args.alpha, **options)
         print(f"stored {npz} and {header}")
+        cross = json.loads(header.read_text()).get("cross_check")
+        if cross:
+            print(f"cross-check with {cross['backend']} (seed {cross['seed']}) agrees: max |z| = "
+                  f"{cross['max_abs_z']:.2f} at {cross['worst']}, threshold {cross['threshold']:.2f}")
         return 0
     result = check(target, alpha=args.alpha, **options)
     verdict = "agrees with" if result.passed else "DISAGREES with"

@@ -1,9 +1,11 @@
 """Build a gold-standard reference: run NUTS, accept it only under the posteriordb contract
-(``reference.contract``), and store it (``reference.store``); a failing build keeps nothing."""
+(``reference.contract``), cross-check it against the other NUTS implementation (numpyro against
+blackjax's NUTS with window adaptation, or the reverse; ``reference.agreement``), and store it
+(``reference.store``); a failing build keeps nothing."""
 
 from __future__ import annotations
 
-
+from reference.agreement import compare
 from reference.contract import Contract, violations
 from samplers._checks import one_of
 from samplers._provenance import library_versions
@@ -38,9 +40,19 @@ def run_accepted(target, backend="numpyro", num_chains=4, num_warmup=1000, num_d
     return result, stored, diagnostics
 
 
+def other_backend(backend: str) -> str:
+    """The NUTS implementation that cross-checks ``backend``'s."""
+    return {"numpyro": "blackjax", "blackjax": "numpyro"}[one_of("backend", backend, set(backends()))]
+
+
 def build(target, backend="numpyro", num_chains=4, num_warmup=1000, num_draws=2500, seed=0,
-          contract: Contract | None = None, directory=None, command: str = "", progress=False, target_accept=0.8):
-    """Build, check and store ``target``'s reference; return the (draws, header) paths."""
+          contract: Contract | None = None, directory=None, command: str = "", progress=False, target_accept=0.8,
+          cross_check: bool = True, alpha: float = 1e-3):
+    """Build, check and store ``target``'s reference; return the (draws, header) paths.
+
+    With ``cross_check`` the other backend (:func:`other_backend`) runs the same configuration with
+    ``seed + 1``; it must pass the contract too, and every E[x_i] and E[x_i^2] of the two must agree
+    (z-tests at family-wise false-failure rate ``alpha``), or the build fails (ContractError)."""
     from reference import store
 
     contract = Contract() if contract is None else contract
@@ -49,4 +61,16 @@ def build(target, backend="numpyro", num_chains=4, num_warmup=1000, num_draws=25
     provenance = {"command": command, "seed": seed, "backend": backend, "num_warmup": num_warmup,
                   "num_draws": num_draws, "target_accept": target_accept, "contract": vars(contract),
                   "versions": library_versions(REFERENCE_PACKAGES)}
+    if cross_check:
+        other = other_backend(backend)
+        _, other_stored, other_diagnostics = run_accepted(target, other, num_chains, num_warmup, num_draws, seed + 1,
+                                                          contract, progress, target_accept)
+        agreement = compare(store.summarize(stored), store.summarize(other_stored), alpha)
+        if not agreement.passed:
+            raise ContractError(f"reference for {target!r} rejected: {backend} (seed {seed}) and {other} "
+                                f"(seed {seed + 1}) disagree, max |z| = {agreement.max_abs_z:.2f} at "
+                                f"{agreement.worst} > {agreement.threshold:.2f} (family-wise alpha {alpha:g})")
+        provenance["cross_check"] = {"backend": other, "seed": seed + 1, "alpha": alpha,
+                                     "max_abs_z": agreement.max_abs_z, "threshold": agreement.threshold,
+                                     "worst": agreement.worst, "diagnostics": other_diagnostics}
     return store.save(target, stored, diagnostics, provenance, directory)

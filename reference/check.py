@@ -1,52 +1,15 @@
-r"""Reproducibility check of a stored reference: rebuild with another seed and z-test every E[x_i]
-and E[x_i^2] against the stored ones,
-
-.. math:: z = \frac{\hat\mu_{new} - \hat\mu_{stored}}{\sqrt{\mathrm{se}_{new}^2 + \mathrm{se}_{stored}^2}},
-
-two-sided at family-wise false-failure rate ``alpha`` with a Bonferroni correction over the
-``2 dim`` tests (each at ``alpha / (2 dim)``)."""
+"""Reproducibility check of a stored reference: rebuild with another seed and z-test its moments
+against the stored ones (``reference.agreement``)."""
 
 from __future__ import annotations
 
-import dataclasses
-
-import numpy as np
-from scipy import stats
-
 from reference import store
+from reference.agreement import Agreement, compare
 from reference.build import run_accepted
 
 
-@dataclasses.dataclass(frozen=True)
-class CheckResult:
-    """The largest |z| over the tests, the threshold it is compared with, and the verdict."""
-
-    max_abs_z: float
-    threshold: float
-    worst: str
-
-    @property
-    def passed(self) -> bool:
-        return self.max_abs_z <= self.threshold
-
-
-def compare(new: dict, old: dict, alpha: float = 1e-3) -> CheckResult:
-    """z-tests of the moments of two ``store.summarize`` dicts (values may be lists)."""
-    if not 0 < alpha < 1:
-        raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
-    z = {}
-    for key in ("mean", "second_moment"):
-        a, b = np.asarray(new[key]), np.asarray(old[key])
-        se = np.sqrt(np.asarray(new[f"{key}_se"]) ** 2 + np.asarray(old[f"{key}_se"]) ** 2)
-        z[key] = np.abs(a - b) / se
-    tests = sum(v.size for v in z.values())
-    key = max(z, key=lambda k: np.max(z[k]))
-    return CheckResult(float(np.max(z[key])), float(stats.norm.isf(alpha / (2 * tests))),
-                       f"{key}[{int(np.argmax(z[key]))}]")
-
-
 def check(target, seed: int, backend="numpyro", num_chains=4, num_warmup=1000, num_draws=2500, contract=None,
-          directory=None, alpha: float = 1e-3, target_accept=0.8) -> CheckResult:
+          directory=None, alpha: float = 1e-3, target_accept=0.8) -> Agreement:
     """Rebuild ``target``'s reference with ``seed`` (not stored) and compare it with the stored one."""
     header = store.read_header(target, directory)
     if seed == header.get("seed"):

@@ -134,11 +134,33 @@ def test_check_passes_for_the_right_density_and_fails_for_a_shifted_one(icg_refe
     assert not wrong.passed and wrong.max_abs_z > wrong.threshold
 
 
+def test_icg_reference_header_records_the_blackjax_cross_check(icg_reference):
+    target, directory = icg_reference
+    cross = store.read_header(target, directory)["cross_check"]
+    assert cross["backend"] == "blackjax" and cross["seed"] == 1 and cross["max_abs_z"] <= cross["threshold"]
+    assert cross["diagnostics"]["divergences"] == 0 and cross["diagnostics"]["max_rhat"] < 1.01
+
+
+def test_a_disagreeing_cross_check_fails_the_build_and_keeps_nothing(monkeypatch, tmp_path):
+    """A second NUTS implementation that samples a shifted density must make the build fail."""
+    from reference import build as build_module
+    from reference.nuts import run_numpyro
+
+    def shifted_blackjax(target, **options):
+        return run_numpyro(ShiftedLogDensity(target, 0.5), **options)
+
+    monkeypatch.setattr(build_module, "backends", lambda: {"numpyro": run_numpyro, "blackjax": shifted_blackjax})
+    with pytest.raises(ContractError, match="numpyro \\(seed 0\\) and blackjax \\(seed 1\\) disagree"):
+        build(tiny_icg(), seed=0, contract=TINY, directory=tmp_path, alpha=ALPHA, **RUN)
+    assert not list(tmp_path.iterdir())
+
+
 def test_cli_build_check_and_contract_error(tmp_path, capsys):
     common = ["icg", "--param", "dim=2", "--param", "condition_number=4", "--warmup", "300", "--draws", "1000",
               "--stored", "2000", "--min-ess", "1000", "--dir", str(tmp_path)]
     assert main(["reference", "build", *common]) == 0
-    assert "stored" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "stored" in out and "cross-check with blackjax (seed 1) agrees" in out
     header = json.loads(store.paths(targets.get("icg", dim=2, condition_number=4), tmp_path)[1].read_text())
     assert header["command"].startswith("sgbench reference build icg") and header["versions"]["numpyro"]
     assert main(["reference", "check", *common]) == 0
