@@ -144,14 +144,14 @@ def _run_blocks(sampler, target, config: RunConfig, params, key, carry: _Carry, 
     def one_step(state, draws):
         grad_fn = functools.partial(target.stochastic_grad, draw=draws["gradient"])
         state, info = sampler.optimized_step(state, grad_fn, draws["sampler"], params)
-        return state, (state.position, info.num_grad_evals)
+        return state, (state.position, info.num_grad_evals, jnp.asarray(info.is_sample, dtype=bool))
 
     def block(carry: _Carry, block_index, length):
         draws = jax_draws(jax.random.fold_in(key, block_index), spec, (length,), dtype)
-        state, (positions, grad_evals) = jax.lax.scan(one_step, carry.state, draws)
+        state, (positions, grad_evals, is_sample) = jax.lax.scan(one_step, carry.state, draws)
         steps = block_index * config.block_size + jnp.arange(length)
         finite = jnp.all(jnp.isfinite(positions), axis=-1)
-        kept = config.is_kept(steps)
+        kept = config.is_kept(steps) & is_sample
         first_bad = jnp.where(finite.all(), -1, steps[jnp.argmin(finite)])
         samples = carry.samples
         if config.keep_samples:

@@ -53,12 +53,12 @@ def _run_chain(sampler, target, params, config, position, rng) -> ChainTrace:
         draws = numpy_draws(rng, sampler.draw_spec(target.dim))
         gradient_draw = numpy_draws(rng, target.draw_spec)
         grad_fn = counted(lambda x, draw=gradient_draw: target.stochastic_grad(x, draw))
-        state, _ = sampler.reference_step(state, grad_fn, draws, params)
+        state, info = sampler.reference_step(state, grad_fn, draws, params)
         finite = bool(np.all(np.isfinite(state.position)))
         if not finite:
             nonfinite_steps += 1
             first_nonfinite = t if first_nonfinite < 0 else first_nonfinite
-        kept = bool(config.is_kept(t))
+        kept = bool(config.is_kept(t)) and bool(info.is_sample)
         moments = moments.update(state.position, np.asarray(kept and finite))
         if kept and samples is not None:
             samples[(t - config.num_burnin) // config.thin] = state.position

@@ -10,6 +10,7 @@ import numpy as np
 
 from bench.config import RunConfig
 from bench.trace import ChainTrace
+from samplers.schedules import describe
 
 
 def params_dict(params) -> dict:
@@ -18,7 +19,11 @@ def params_dict(params) -> dict:
 
 
 def _plain(value):
-    return value.item() if isinstance(value, np.generic) or getattr(value, "shape", None) == () else value
+    if dataclasses.is_dataclass(value):  # a step-size schedule
+        return describe(value)
+    if isinstance(value, np.generic) or getattr(value, "shape", None) == ():
+        return value.item()
+    return np.asarray(value).tolist() if hasattr(value, "shape") else value
 
 
 def config_hash(sampler: str, params: dict, target: str, target_params: dict, config: RunConfig) -> str:

@@ -21,9 +21,9 @@ def _resolve(sampler, target, target_params):
     return sampler, target
 
 
-def _as_params(sampler, params):
+def _as_params(sampler, target, params):
     if isinstance(params, dict):
-        return sampler.params(**params)
+        return sampler.params_for(target, **params)
     if not isinstance(params, sampler.Params):
         raise TypeError(f"params must be a dict or {sampler.name}.Params, got {type(params).__name__}")
     return params
@@ -41,7 +41,7 @@ def run_grid(sampler, target, *, params_grid, num_chains=10, num_steps=10_000, s
     :class:`bench.config.RunConfig` fields (num_burnin, thin, dtype, keep_samples, block_size).
     """
     sampler, target = _resolve(sampler, target, target_params)
-    grid = [_as_params(sampler, p) for p in params_grid]
+    grid = [_as_params(sampler, target, p) for p in params_grid]
     if not grid:
         raise ValueError("params_grid must hold at least one parameter setting")
     static = {tuple(getattr(p, f.name) for f in dataclasses.fields(p) if f.name not in p.leaf_names) for p in grid}

@@ -55,7 +55,9 @@ def score(trace: ChainTrace, truth) -> tuple[dict[str, float], dict[str, dict]]:
     if trace.checkpoints is not None:
         metrics.update(_running_b2(trace.checkpoints, healthy, truth, curves))
     if trace.samples is not None:
-        metrics.update(_of_samples(trace.samples[healthy], truth))
+        samples = trace.samples[healthy]
+        # Steps that were not samples (an exploration stage) left NaN rows in every healthy chain.
+        metrics.update(_of_samples(samples[:, np.all(np.isfinite(samples), axis=(0, 2))], truth))
     return metrics, curves
 
 

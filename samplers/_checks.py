@@ -21,6 +21,18 @@ def positive_finite(name: str, value) -> float:
     return x
 
 
+def in_interval(name: str, value, low: float, high: float, low_open: bool = False, high_open: bool = False) -> float:
+    """``value`` as a float, or ValueError unless it lies in the interval from ``low`` to ``high``
+    (each end closed unless ``low_open`` / ``high_open``)."""
+    x = _number(name, value)
+    above = low < x if low_open else low <= x
+    below = x < high if high_open else x <= high
+    if not (above and below):
+        raise ValueError(f"{name} must be a number in {'(' if low_open else '['}{low:g}, {high:g}"
+                         f"{')' if high_open else ']'}, got {value!r}")
+    return x
+
+
 def integer_at_least(name: str, value, minimum: int) -> int:
     """``value`` as an int, or ValueError unless it is an integer >= ``minimum``."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):

@@ -11,6 +11,8 @@ A sampler module defines
   the paper's equations line by line) and ``optimized_step`` with the same signature in JAX
   (pure, jit-able, vmap-able), with the same names and the same order of lines;
 - ``draw_spec(dim) -> dict[str, Variate]``: the random variates one step consumes,
+- optionally ``prepare(target, params: dict) -> dict``: fills in hyperparameters that depend on
+  the target (a control-variate centre), called by the drivers' front end before ``Params``,
 
 and registers them with :func:`samplers.register` as a :class:`Sampler`. ``grad_fn(x)`` is the
 gradient oracle of the log density, bound by the driver to this step's minibatch or noise draw.
@@ -42,9 +44,12 @@ class Variate(NamedTuple):
 
 
 class Info(NamedTuple):
-    """What one step reports besides the new state."""
+    """What one step reports besides the new state: its gradient evaluations, and whether the new
+    position is a posterior sample (False in the exploration stage of cyclical SGLD, whose
+    positions the drivers leave out of the moments and the kept samples)."""
 
     num_grad_evals: Any
+    is_sample: Any = True
 
 
 def static_field(default=dataclasses.MISSING):
@@ -90,7 +95,12 @@ class Sampler:
     reference_step: Callable
     optimized_step: Callable
     draw_spec: Callable[[int], dict[str, Variate]]
+    prepare: Callable[[Any, dict], dict] | None = None
 
     def params(self, **kwargs):
         """Validated hyperparameters of this sampler."""
         return self.Params(**kwargs)
+
+    def params_for(self, target, **kwargs):
+        """Validated hyperparameters for ``target``, after ``prepare`` filled in what depends on it."""
+        return self.Params(**(kwargs if self.prepare is None else self.prepare(target, kwargs)))

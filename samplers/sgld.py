@@ -1,21 +1,22 @@
 r"""Stochastic gradient Langevin dynamics (SGLD).
 
-Welling & Teh (2011); in the form of eq. (7) of the SGLRW paper
-(``seeds/002_f49e4b1a9ef6e505.txt``), written for the log density :math:`\log p = -U`:
+Welling & Teh (2011); in the form of eq. (7) of the SGLRW paper (``seeds/002_f49e4b1a9ef6e505.txt``)
+and Algorithm 1 of the PX paper (``seeds/004``), written for the log density :math:`\log p = -U`:
 
-.. math:: x_{t+1} = x_t + h\,\widehat{\nabla \log p}(x_t) + \sqrt{2 h T}\,\xi_t,
+.. math:: x_{t+1} = x_t + h_t\,\widehat{\nabla \log p}(x_t) + \sqrt{2 h_t T}\,\xi_t,
           \qquad \xi_t \sim \mathcal N(0, I),
 
-with step size :math:`h` and temperature :math:`T` (1 is the posterior).
+with step size :math:`h_t` from the schedule (``samplers.schedules``; constant by default) and
+temperature :math:`T` (1 is the posterior).
 
 Discretisation convention: ``convention="standard"`` (default) is the equation above, with
 ``step_size`` = :math:`h`. ``convention="welling_teh"`` reads ``step_size`` as the
 :math:`\epsilon` of Welling & Teh's eq. (4), :math:`x + \tfrac{\epsilon}{2}\nabla\log p +
-\sqrt{\epsilon T}\,\xi`, i.e. the same update with :math:`h = \epsilon/2`.
+\sqrt{\epsilon T}\,\xi`, i.e. the same update with :math:`h = \epsilon/2` (also MAMBA's eq. 1).
 
-One gradient evaluation per step. On a Gaussian target with a constant step the update is a
-linear Gaussian recursion whose stationary covariance solves a discrete Lyapunov equation
-(``tests/test_sgld_stationary_law.py``).
+One gradient evaluation per step. On a Gaussian target the update is a linear Gaussian
+recursion whose stationary covariance (constant step) solves a discrete Lyapunov equation
+(``tests/test_langevin_exact_laws.py``).
 """
 
 from __future__ import annotations
@@ -26,22 +27,20 @@ import jax.numpy as jnp
 import numpy as np
 
 import samplers
-from samplers._checks import one_of, positive_finite
+from samplers._checks import one_of
+from samplers._langevin import LangevinParams
 
 CONVENTIONS = ("standard", "welling_teh")
 
 
 @samplers.hyperparameters
-class Params:
-    """``step_size`` > 0, ``temperature`` > 0, ``convention`` in ``CONVENTIONS``."""
+class Params(LangevinParams):
+    """``LangevinParams`` and ``convention`` in ``CONVENTIONS``."""
 
-    step_size: float
-    temperature: float = 1.0
     convention: str = samplers.static_field("standard")
 
     def __post_init__(self):
-        object.__setattr__(self, "step_size", positive_finite("step_size", self.step_size))
-        object.__setattr__(self, "temperature", positive_finite("temperature", self.temperature))
+        super().__post_init__()
         one_of("convention", self.convention, CONVENTIONS)
 
 
@@ -58,20 +57,21 @@ def draw_spec(dim: int) -> dict[str, samplers.Variate]:
     return {"noise": samplers.Variate("normal", (dim,))}
 
 
-def drift_step(params: Params):
-    """The :math:`h` of the standard convention for either convention."""
-    return params.step_size / 2 if params.convention == "welling_teh" else params.step_size
+def drift_step(params: Params, step, xp=np):
+    """:math:`h_t` of the standard convention for either convention."""
+    h = params.step_size_at(step, xp)
+    return h / 2 if params.convention == "welling_teh" else h
 
 
 def reference_step(state: State, grad_fn, draws, params: Params):
-    h = drift_step(params)
+    h = drift_step(params, state.step, np)
     grad = grad_fn(state.position)
     position = state.position + h * grad + np.sqrt(2 * h * params.temperature) * draws["noise"]
     return State(position, state.step + 1), samplers.Info(num_grad_evals=1)
 
 
 def optimized_step(state: State, grad_fn, draws, params: Params):
-    h = drift_step(params)
+    h = drift_step(params, state.step, jnp)
     grad = grad_fn(state.position)
     position = state.position + h * grad + jnp.sqrt(2 * h * params.temperature) * draws["noise"]
     return State(position, state.step + 1), samplers.Info(num_grad_evals=1)
@@ -80,7 +80,7 @@ def optimized_step(state: State, grad_fn, draws, params: Params):
 SAMPLER = samplers.register(
     samplers.Sampler(
         name="sgld",
-        citation="Welling & Teh (2011); eq. (7) of the SGLRW paper",
+        citation="Welling & Teh (2011); eq. (7) of the SGLRW paper; Algorithm 1 of the PX paper",
         Params=Params,
         State=State,
         init=init,

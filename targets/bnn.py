@@ -32,7 +32,7 @@ import numbers
 import numpy as np
 
 import targets
-from samplers._checks import integer_at_least, one_of, positive_finite
+from samplers._checks import in_interval, integer_at_least, one_of, positive_finite
 from targets._backend import namespace
 from targets._data import DataTarget
 from targets.datasets import BUNDLED, load, split_indices, standardise
@@ -41,16 +41,6 @@ TASKS = {"regression": "diabetes", "classification": "digits"}  # task -> defaul
 ACTIVATIONS = ("relu", "tanh")
 INIT_GAIN = {"relu": 2.0, "tanh": 1.0}
 SPLITS = ("train", "validation", "test")
-
-
-def _fraction(name: str, value, low: float, high: float, low_open: bool) -> float:
-    """``value`` as a float, or an error unless it lies in (low, high] (``low_open``) or [low, high]."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a real number, got {value!r}")
-    inside = (low < value if low_open else low <= value) and value <= high
-    if not inside:
-        raise ValueError(f"{name} must be a number in {'(' if low_open else '['}{low:g}, {high:g}], got {value!r}")
-    return float(value)
 
 
 @targets.register("bnn")
@@ -75,8 +65,8 @@ class BayesianNeuralNetwork(DataTarget):
         hidden = tuple(integer_at_least(f"hidden[{i}]", h, 1) for i, h in enumerate(hidden))
         self.activation = one_of("activation", activation, ACTIVATIONS)
         self.prior_scale = positive_finite("prior_scale", prior_scale)
-        train_fraction = _fraction("train_fraction", train_fraction, 0.0, 1.0, low_open=True)
-        validation_fraction = _fraction("validation_fraction", validation_fraction, 0.0, 1.0 - train_fraction,
+        train_fraction = in_interval("train_fraction", train_fraction, 0.0, 1.0, low_open=True)
+        validation_fraction = in_interval("validation_fraction", validation_fraction, 0.0, 1.0 - train_fraction,
                                         low_open=False)
         split_seed = integer_at_least("split_seed", split_seed, 0)
         init_seed = integer_at_least("init_seed", init_seed, 0)

@@ -1,0 +1,32 @@
+"""What every Langevin-family sampler shares: the base hyperparameters (step size, temperature,
+step-size schedule) and the step size at a step of the counter held in the state."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from samplers._checks import positive_finite
+from samplers._contract import hyperparameters
+from samplers.schedules import Constant, as_schedule
+
+
+@hyperparameters
+class LangevinParams:
+    """``step_size`` > 0 (the base :math:`h` of the schedule), ``temperature`` > 0 (1 is the
+    posterior; :math:`T < 1` the cold posteriors :math:`p^{1/T}` of the PX paper, section 5.2.2),
+    ``schedule``: a ``samplers.schedules`` schedule, its name, or ``{"kind": name, **fields}``."""
+
+    step_size: float
+    temperature: float = 1.0
+    schedule: Any = Constant()
+
+    def __post_init__(self):
+        object.__setattr__(self, "step_size", positive_finite("step_size", self.step_size))
+        object.__setattr__(self, "temperature", positive_finite("temperature", self.temperature))
+        object.__setattr__(self, "schedule", as_schedule(self.schedule))
+
+    def step_size_at(self, step, xp=np):
+        """:math:`h_t`: the schedule at step ``step`` of the base step size."""
+        return self.schedule(self.step_size, step, xp)

@@ -1,0 +1,88 @@
+r"""Cyclical SGLD (cSGLD).
+
+Zhang et al. (2020), "Cyclical stochastic gradient MCMC for Bayesian deep learning", Algorithm 1;
+the PX paper's cyclical schedule (``seeds/004``, appendix C); the baseline of the SMILE paper
+(``seeds/000``). The step size follows the cosine cycle of ``samplers.schedules.Cyclical``
+(``schedule`` must be one), and each cycle starts with an exploration stage: while the phase
+:math:`r(t) = \mathrm{mod}(t, K)/K` is below the exploration fraction :math:`\beta`, the step is an
+optimisation step without noise, and afterwards it is SGLD:
+
+.. math:: x_{t+1} = x_t + h_t\,\widehat{\nabla\log p}(x_t)
+          + \mathbb 1[r(t) \ge \beta]\,\sqrt{2 h_t T}\,\xi_t .
+
+Positions of exploration steps are not posterior samples (``Info.is_sample`` is False): the
+drivers leave them out of the moments and the kept samples. :math:`\beta = 0` (default) is SGLD
+with the cyclical schedule, as in the PX paper; SMILE's baseline uses :math:`\beta = 1/3`.
+Standard convention. One gradient evaluation per step.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import jax.numpy as jnp
+import numpy as np
+
+import samplers
+from samplers._checks import in_interval
+from samplers._langevin import LangevinParams
+from samplers.schedules import Cyclical
+
+
+@samplers.hyperparameters
+class Params(LangevinParams):
+    """``LangevinParams`` with a cyclical ``schedule`` (e.g. ``{"kind": "cyclical", "cycle_length":
+    5000}``); ``exploration_fraction`` :math:`\\beta` in [0, 1] (default 0)."""
+
+    exploration_fraction: float = 0.0
+
+    def __post_init__(self):
+        super().__post_init__()
+        if not isinstance(self.schedule, Cyclical):
+            raise ValueError(f"schedule must be cyclical for csgld, e.g. {{'kind': 'cyclical', 'cycle_length': 5000}}, "
+                             f"got {self.schedule!r}")
+        object.__setattr__(self, "exploration_fraction",
+                           in_interval("exploration_fraction", self.exploration_fraction, 0.0, 1.0))
+
+
+class State(NamedTuple):
+    position: Any
+    step: Any
+
+
+def init(position, params: Params) -> State:
+    return State(position=position, step=0)
+
+
+def draw_spec(dim: int) -> dict[str, samplers.Variate]:
+    return {"noise": samplers.Variate("normal", (dim,))}
+
+
+def reference_step(state: State, grad_fn, draws, params: Params):
+    h = params.step_size_at(state.step, np)
+    sampling = params.schedule.phase(state.step, np) >= params.exploration_fraction
+    grad = grad_fn(state.position)
+    position = state.position + h * grad + sampling * np.sqrt(2 * h * params.temperature) * draws["noise"]
+    return State(position, state.step + 1), samplers.Info(num_grad_evals=1, is_sample=sampling)
+
+
+def optimized_step(state: State, grad_fn, draws, params: Params):
+    h = params.step_size_at(state.step, jnp)
+    sampling = params.schedule.phase(state.step, jnp) >= params.exploration_fraction
+    grad = grad_fn(state.position)
+    position = state.position + h * grad + sampling * jnp.sqrt(2 * h * params.temperature) * draws["noise"]
+    return State(position, state.step + 1), samplers.Info(num_grad_evals=1, is_sample=sampling)
+
+
+SAMPLER = samplers.register(
+    samplers.Sampler(
+        name="csgld",
+        citation="Zhang et al. (2020), Algorithm 1; the PX paper's cyclical schedule",
+        Params=Params,
+        State=State,
+        init=init,
+        reference_step=reference_step,
+        optimized_step=optimized_step,
+        draw_spec=draw_spec,
+    )
+)

@@ -1,0 +1,105 @@
+r"""Preconditioned SGLD (pSGLD) with an RMSprop preconditioner.
+
+Li et al. (2016); Algorithm 2 of the PX paper (``seeds/004_36ef435241ec6d1f.txt``, appendix C), written
+for the log density (:math:`\hat g_t = \widehat{\nabla\log p}(x_t) = -\nabla\tilde U`):
+
+.. math::
+    \nu_{t+1} = \beta\,\nu_t + (1 - \beta)\,\hat g_t^2, \qquad
+    G_{t+1} = 1 / (\sqrt{\nu_{t+1}} + \varepsilon),
+
+    x_{t+1} = x_t + h_t\,G_{t+1} \odot \hat g_t + \sqrt{2 h_t T\,G_{t+1}} \odot \xi_t,
+    \qquad \xi_t \sim \mathcal N(0, I),
+
+elementwise, with smoothing factor :math:`\beta` (``smoothing``, PX default 0.99), :math:`\varepsilon`
+(``epsilon``; Li et al.'s :math:`\lambda = 10^{-5}` by default), step size :math:`h_t` from the
+schedule and temperature :math:`T`. As in Algorithm 2 (and Li et al.'s experiments), the
+correction term :math:`\Gamma` of the position-dependent preconditioner is dropped.
+``initial_square_average`` is :math:`\nu_0` (a number or a vector of the target's dimension;
+RMSprop's 0 by default). ``smoothing = 1`` freezes the preconditioner at :math:`G = 1/(\sqrt{\nu_0}
++ \varepsilon)`: the update is then a linear recursion on a Gaussian target, whose stationary
+covariance solves a discrete Lyapunov equation (``tests/test_langevin_exact_laws.py``).
+Standard convention (:math:`h`, not :math:`\epsilon/2`). One gradient evaluation per step.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import jax.numpy as jnp
+import numpy as np
+
+import samplers
+from samplers._checks import in_interval, positive_finite
+from samplers._langevin import LangevinParams
+
+
+@samplers.hyperparameters
+class Params(LangevinParams):
+    """``LangevinParams``; ``smoothing`` :math:`\\beta` in [0, 1] (default 0.99), ``epsilon`` > 0
+    (default 1e-5), ``initial_square_average`` :math:`\\nu_0` >= 0 (number or vector, default 0)."""
+
+    smoothing: float = 0.99
+    epsilon: float = 1e-5
+    initial_square_average: Any = 0.0
+
+    def __post_init__(self):
+        super().__post_init__()
+        object.__setattr__(self, "smoothing", in_interval("smoothing", self.smoothing, 0.0, 1.0))
+        object.__setattr__(self, "epsilon", positive_finite("epsilon", self.epsilon))
+        nu0 = np.asarray(self.initial_square_average, dtype=np.float64)
+        if nu0.ndim > 1 or not np.all(np.isfinite(nu0)) or np.any(nu0 < 0):
+            raise ValueError("initial_square_average must be a finite number >= 0 or a vector of them, got "
+                             f"{self.initial_square_average!r}")
+        object.__setattr__(self, "initial_square_average", float(nu0) if nu0.ndim == 0 else nu0)
+
+
+class State(NamedTuple):
+    position: Any
+    step: Any
+    square_average: Any
+
+
+def init(position, params: Params) -> State:
+    nu0 = params.initial_square_average
+    if np.ndim(nu0) == 1 and np.shape(nu0) != np.shape(position)[-1:]:
+        raise ValueError(f"initial_square_average has length {np.shape(nu0)[0]}, but the position has dimension "
+                         f"{np.shape(position)[-1]}")
+    return State(position=position, step=0, square_average=nu0 + 0 * position)
+
+
+def draw_spec(dim: int) -> dict[str, samplers.Variate]:
+    return {"noise": samplers.Variate("normal", (dim,))}
+
+
+def reference_step(state: State, grad_fn, draws, params: Params):
+    h = params.step_size_at(state.step, np)
+    grad = grad_fn(state.position)
+    square_average = params.smoothing * state.square_average + (1 - params.smoothing) * grad**2
+    preconditioner = 1 / (np.sqrt(square_average) + params.epsilon)
+    noise = np.sqrt(2 * h * params.temperature * preconditioner) * draws["noise"]
+    position = state.position + h * preconditioner * grad + noise
+    return State(position, state.step + 1, square_average), samplers.Info(num_grad_evals=1)
+
+
+def optimized_step(state: State, grad_fn, draws, params: Params):
+    h = params.step_size_at(state.step, jnp)
+    grad = grad_fn(state.position)
+    square_average = params.smoothing * state.square_average + (1 - params.smoothing) * grad**2
+    preconditioner = 1 / (jnp.sqrt(square_average) + params.epsilon)
+    noise = jnp.sqrt(2 * h * params.temperature * preconditioner) * draws["noise"]
+    position = state.position + h * preconditioner * grad + noise
+    return State(position, state.step + 1, square_average), samplers.Info(num_grad_evals=1)
+
+
+SAMPLER = samplers.register(
+    samplers.Sampler(
+        name="psgld",
+        citation="Li et al. (2016); Algorithm 2 of the PX paper",
+        Params=Params,
+        State=State,
+        init=init,
+        reference_step=reference_step,
+        optimized_step=optimized_step,
+        draw_spec=draw_spec,
+    )
+)
