@@ -35,7 +35,13 @@ class UsageError(ValueError):
 
 
 def parse_value(text: str):
-    """``text`` as an int, else a float, else the string itself."""
+    """``text`` as JSON if it starts with ``{`` or ``[`` (a schedule, a vector), else an int, else a
+    float, else the string itself."""
+    if text.startswith(("{", "[")):
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError as error:
+            raise UsageError(f"{text!r} is not valid JSON: {error}") from None
     for kind in (int, float):
         try:
             return kind(text)
@@ -44,7 +50,7 @@ def parse_value(text: str):
     return text
 
 
-def parse_target_params(pairs, option: str = "--target-param") -> dict:
+def parse_key_values(pairs, option: str) -> dict:
     """``["KEY=VALUE", ...]`` as a dict of parsed values."""
     params = {}
     for pair in pairs or ():
@@ -70,6 +76,9 @@ def build_parser() -> argparse.ArgumentParser:
     adhoc.add_argument("--step-size", type=float, nargs="+", metavar="H", help="step sizes, one run each")
     adhoc.add_argument("--target-param", action="append", metavar="KEY=VALUE",
                        help="target parameter (repeatable); VALUE is read as int, float or string")
+    adhoc.add_argument("--sampler-param", action="append", metavar="KEY=VALUE",
+                       help="sampler hyperparameter besides the step size (repeatable); VALUE as for --target-param, "
+                            "or JSON, e.g. schedule='{\"kind\": \"cyclical\", \"cycle_length\": 5000}'")
     adhoc.add_argument("--num-chains", type=int, help="chains per step size (RunConfig default otherwise)")
     adhoc.add_argument("--num-steps", type=int, help="recorded steps per chain")
     adhoc.add_argument("--seed", type=int, help="random seed")
@@ -123,7 +132,7 @@ def _reference(args, argv) -> int:
     from reference.check import check
     from reference.contract import Contract
 
-    target = targets.get(args.target, **parse_target_params(args.param, "--param"))
+    target = targets.get(args.target, **parse_key_values(args.param, "--param"))
     contract = Contract(num_stored=args.stored, min_ess=args.min_ess)
     options = dict(backend=args.backend, num_chains=args.chains, num_warmup=args.warmup, num_draws=args.draws,
                    seed=args.seed, contract=contract, directory=args.dir, target_accept=args.target_accept)
@@ -145,7 +154,7 @@ def _reference(args, argv) -> int:
 
 
 _CONFIG_OPTIONS = ("num_chains", "num_steps", "num_burnin", "thin", "seed", "dtype", "backend", "num_checkpoints")
-_ADHOC_ONLY = ("step_size", "target_param", *_CONFIG_OPTIONS)
+_ADHOC_ONLY = ("step_size", "target_param", "sampler_param", *_CONFIG_OPTIONS)
 
 
 def entries_from_args(args) -> tuple[list[suites.Entry], str | None]:
@@ -162,8 +171,9 @@ def entries_from_args(args) -> tuple[list[suites.Entry], str | None]:
         raise UsageError("an ad-hoc sweep needs --sampler, --target and --step-size")
     given = {name: getattr(args, name) for name in _CONFIG_OPTIONS}
     config = RunConfig(**{name: value for name, value in given.items() if value is not None})
-    entry = suites.Entry(args.sampler, args.target, parse_target_params(args.target_param),
-                         suites.step_size_grid(args.step_size), config)
+    sampler_params = parse_key_values(args.sampler_param, "--sampler-param")
+    entry = suites.Entry(args.sampler, args.target, parse_key_values(args.target_param, "--target-param"),
+                         suites.step_size_grid(args.step_size, **sampler_params), config)
     return [entry], None
 
 

@@ -86,6 +86,11 @@ def _short(column: str) -> str:
 
 
 def _number(value, spec: str = ".3g") -> str:
+    if isinstance(value, dict) and "kind" in value:  # a step-size schedule
+        fields = ", ".join(f"{k}={_number(v)}" for k, v in value.items() if k != "kind")
+        return f"{value['kind']}({fields})"
+    if isinstance(value, list):  # a vector hyperparameter (a control-variate centre)
+        return f"[{len(value)} values]"
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.number)):
         return str(value)
     if isinstance(value, (int, np.integer)):

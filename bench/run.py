@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 
+import jax
+
 import samplers
 import targets
 from bench import jax_driver, numpy_driver
@@ -44,10 +46,13 @@ def run_grid(sampler, target, *, params_grid, num_chains=10, num_steps=10_000, s
     grid = [_as_params(sampler, target, p) for p in params_grid]
     if not grid:
         raise ValueError("params_grid must hold at least one parameter setting")
-    static = {tuple(getattr(p, f.name) for f in dataclasses.fields(p) if f.name not in p.leaf_names) for p in grid}
-    if len(static) > 1:
-        raise ValueError("params_grid elements may differ only in numeric fields, not in " + ", ".join(
-            f.name for f in dataclasses.fields(grid[0]) if f.name not in grid[0].leaf_names))
+    first = jax.tree.structure(grid[0])
+    for p in grid[1:]:
+        differing = [f.name for f in dataclasses.fields(p)
+                     if jax.tree.structure(getattr(p, f.name)) != jax.tree.structure(getattr(grid[0], f.name))
+                     or (f.name not in p.leaf_names and getattr(p, f.name) != getattr(grid[0], f.name))]
+        if differing or jax.tree.structure(p) != first:
+            raise ValueError("params_grid elements may differ only in numeric fields, not in " + ", ".join(differing))
     config = RunConfig(num_chains=num_chains, num_steps=num_steps, seed=seed, backend=backend, **config)
     positions = target.check_positions(
         target.initial_position() if initial_position is None else initial_position, num_chains)

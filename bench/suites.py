@@ -1,4 +1,4 @@
-"""Named suites: fixed lists of sweeps that ``sgbench run --suite NAME`` runs and stores.
+r"""Named suites: fixed lists of sweeps that ``sgbench run --suite NAME`` runs and stores.
 
 An :class:`Entry` is one sampler on one target over a grid of hyperparameters (a step-size
 grid), with the :class:`bench.config.RunConfig` (chains, steps, seed, thinning, burn-in, dtype)
@@ -12,6 +12,12 @@ h < 2/100 (largest precision 100), to show a diverged run being reported. The sl
 the start at the mean after 10^6 steps and the large ones by discretisation: b^2 is U-shaped in
 h. About 35 s on 2 CPU cores, compile included. ``tiny``: the same with 2 chains, 2 step sizes
 and 2000 steps, for tests (seconds).
+
+``langevin``: every Langevin-family sampler on the same ICG and noise, 10 float32 chains of 10^6
+steps (10^5 of them burn-in) at 5 step sizes each, so the report gives each sampler's b^2 at the
+best step size of a small grid. pSGLD's grid is 10x larger: its RMSprop preconditioner
+:math:`1/\sqrt{\nu} \approx 1/|g|` shrinks the effective step by about the gradient's scale
+(here ~20). cSGLD runs cycles of 10^4 steps with no exploration stage.
 """
 
 from __future__ import annotations
@@ -51,6 +57,8 @@ def step_size_grid(step_sizes, **other_params) -> tuple[dict, ...]:
 # SMILE appendix C: ICG in 10 dimensions with isotropic gradient noise of variance 256.
 _ICG_NOISY = {"dim": 10, "noise": "isotropic", "noise_variance": 256.0}
 
+_LANGEVIN_GRID = np.array([1e-4, 3e-4, 1e-3, 3e-3, 1e-2])
+
 # block_size divides num_steps, so the driver compiles no separate remainder block.
 _SUITES: dict[str, tuple[Entry, ...]] = {
     "quick": (
@@ -58,6 +66,19 @@ _SUITES: dict[str, tuple[Entry, ...]] = {
               step_size_grid([*np.logspace(-4, -2, 9), 0.025]),
               RunConfig(num_chains=10, num_steps=1_000_000, seed=0, dtype="float32", block_size=1000,
                         num_checkpoints=20)),
+    ),
+    "langevin": tuple(
+        Entry(name, "icg", _ICG_NOISY, step_size_grid(grid, **extra),
+              RunConfig(num_chains=10, num_steps=1_000_000, num_burnin=100_000, seed=0, dtype="float32",
+                        block_size=1000, num_checkpoints=20))
+        for name, grid, extra in (
+            ("sgld", _LANGEVIN_GRID, {}),
+            ("psgld", 10 * _LANGEVIN_GRID, {}),
+            ("sgld_cv", _LANGEVIN_GRID, {}),
+            ("csgld", _LANGEVIN_GRID, {"schedule": {"kind": "cyclical", "cycle_length": 10_000}}),
+            ("clipped_sgld", _LANGEVIN_GRID, {}),
+            ("sglrw", _LANGEVIN_GRID, {}),
+        )
     ),
     "tiny": (
         Entry("sgld", "icg", _ICG_NOISY,

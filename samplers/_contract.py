@@ -26,6 +26,8 @@ from collections.abc import Callable
 
 import jax
 
+from samplers._checks import check_keywords
+
 LAWS = {
     "normal": "independent standard normal entries",
     "uniform": "independent uniform entries on [0, 1)",
@@ -98,9 +100,11 @@ class Sampler:
     prepare: Callable[[Any, dict], dict] | None = None
 
     def params(self, **kwargs):
-        """Validated hyperparameters of this sampler."""
+        """Validated hyperparameters of this sampler (ValueError names an unknown one)."""
+        check_keywords(f"sampler {self.name!r}", self.Params, kwargs)
         return self.Params(**kwargs)
 
     def params_for(self, target, **kwargs):
         """Validated hyperparameters for ``target``, after ``prepare`` filled in what depends on it."""
-        return self.Params(**(kwargs if self.prepare is None else self.prepare(target, kwargs)))
+        check_keywords(f"sampler {self.name!r}", self.Params, kwargs)
+        return self.params(**(kwargs if self.prepare is None else self.prepare(target, kwargs)))

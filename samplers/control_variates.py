@@ -16,6 +16,7 @@ here and by SGHMC-CV and SGNHT-CV.
 from __future__ import annotations
 
 import functools
+import warnings
 
 import jax
 import jax.numpy as jnp
@@ -33,7 +34,9 @@ def find_map(target, max_steps: int = 2000, tolerance: float = 1e-8) -> tuple[np
     """(centre, full-data gradient of the log density at it): L-BFGS (optax, zoom line search) on
     :math:`-\\log p` from ``target.initial_position()``, stopped when the gradient's max-norm is
     below ``tolerance`` times max(1, its norm at the start) or after ``max_steps`` iterations.
-    NoModeError if the iterate or the gradient becomes non-finite. Cached per target object."""
+    NoModeError if the iterate or the gradient becomes non-finite; a RuntimeWarning with the final
+    gradient norm if it stopped unconverged (the estimator stays unbiased, with more variance).
+    Cached per target object."""
     import optax
 
     max_steps = integer_at_least("max_steps", max_steps, 1)
@@ -55,11 +58,16 @@ def find_map(target, max_steps: int = 2000, tolerance: float = 1e-8) -> tuple[np
         return x, state, k + 1, jnp.max(jnp.abs(jax.grad(loss)(x)))
 
     carry = (start, optimiser.init(start), 0, jnp.inf)
-    centre = np.asarray(jax.jit(lambda c: jax.lax.while_loop(not_done, iteration, c))(carry)[0])
+    centre, _, steps, _ = jax.jit(lambda c: jax.lax.while_loop(not_done, iteration, c))(carry)
+    centre = np.asarray(centre)
     gradient = np.asarray(target.grad_logdensity(centre), dtype=np.float64)
     if not (np.all(np.isfinite(centre)) and np.all(np.isfinite(gradient))):
         raise NoModeError(f"no finite mode of {target!r} found from its initial position; pass the "
                           "control-variate centre and centre_grad explicitly")
+    if np.max(np.abs(gradient)) > tolerance * scale:
+        warnings.warn(f"the MAP search for {target!r} stopped after {int(steps)} L-BFGS steps with gradient "
+                      f"max-norm {np.max(np.abs(gradient)):.3g} > {tolerance * scale:.3g}; the control-variate "
+                      "centre is not a mode", RuntimeWarning, stacklevel=2)
     return centre, gradient
 
 
@@ -71,7 +79,10 @@ def prepare(target, params: dict) -> dict:
         params["centre"], gradient = find_map(target)
         params.setdefault("centre_grad", gradient)
     if params.get("centre_grad") is None:
-        params["centre_grad"] = np.asarray(target.grad_logdensity(np.asarray(params["centre"], dtype=np.float64)))
+        centre = np.asarray(params["centre"], dtype=np.float64)
+        if centre.ndim != 1 or centre.shape[0] != target.dim:
+            raise ValueError(f"centre has shape {centre.shape}, but the target has dimension {target.dim}")
+        params["centre_grad"] = np.asarray(target.grad_logdensity(centre))
     return params
 
 

@@ -73,7 +73,8 @@ class Cyclical:
         return xp.mod(step, self.cycle_length) / self.cycle_length
 
     def __call__(self, base, step, xp=np):
-        return base * (self.final_fraction + (1 - self.final_fraction) / 2 * (xp.cos(np.pi * self.phase(step, xp)) + 1))
+        phase = xp.asarray(self.phase(step, xp), dtype=xp.result_type(base))  # float32 chains stay float32
+        return base * (self.final_fraction + (1 - self.final_fraction) / 2 * (xp.cos(np.pi * phase) + 1))
 
 
 SCHEDULES = {cls.kind: cls for cls in (Constant, PolynomialDecay, Cyclical)}

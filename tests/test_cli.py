@@ -54,6 +54,21 @@ def test_an_adhoc_sweep_with_target_params(capsys, tmp_path):
     assert set(frame["seed"]) == {7} and set(frame["dtype"]) == {"float32"} and frame["suite"].isna().all()
 
 
+def test_an_adhoc_sweep_with_sampler_params_and_a_schedule(capsys, tmp_path):
+    db = tmp_path / "results.sqlite"
+    status, _, err = _run(capsys, "run", "--sampler", "csgld", "--target", "icg", "--step-size", "0.001",
+                          "--sampler-param", 'schedule={"kind": "cyclical", "cycle_length": 100}',
+                          "--sampler-param", "exploration_fraction=0.25", "--target-param", "dim=3",
+                          "--num-chains", "2", "--num-steps", "400", "--db", str(db), "--out", str(tmp_path / "out"),
+                          "--no-progress")
+    assert status == 0, err
+    with ResultsStore(db) as store:
+        row = store.to_frame().iloc[0]
+    assert row["param_schedule"] == {"kind": "cyclical", "cycle_length": 100, "final_fraction": 0.0}
+    assert row["param_exploration_fraction"] == 0.25
+    assert "cyclical(cycle_length=100" in (tmp_path / "out" / "index.html").read_text()
+
+
 def test_an_adhoc_sweep_on_the_reference_backend(capsys, tmp_path, monkeypatch):
     db = tmp_path / "results.sqlite"
     argv = ["run", "--sampler", "sgld", "--target", "icg", "--step-size", "0.001", "--backend", "numpy",
@@ -84,6 +99,12 @@ def test_an_adhoc_sweep_on_the_reference_backend(capsys, tmp_path, monkeypatch):
     (["run", "--suite", "nope"], ["'nope'", "quick", "tiny"]),
     (["run", "--suite", "tiny", "--sampler", "sgld", "--target", "icg", "--step-size", "0.1"], ["--suite"]),
     (["run", "--num-steps", "10"], ["--sampler"]),
+    (["run", "--sampler", "psgld", "--target", "icg", "--step-size", "0.1", "--sampler-param", "smoothng=0.9"],
+     ["smoothng", "smoothing"]),
+    (["run", "--sampler", "psgld", "--target", "icg", "--step-size", "0.1", "--sampler-param", "smoothing=-1"],
+     ["smoothing", "[0, 1]"]),
+    (["run", "--sampler", "sgld", "--target", "icg", "--step-size", "0.1", "--sampler-param", "schedule={kind"],
+     ["JSON"]),
 ])
 def test_bad_input_exits_2_with_a_one_line_message(capsys, tmp_path, argv, named):
     status, _, err = _run(capsys, *argv, "--db", str(tmp_path / "r.sqlite"), "--out", str(tmp_path / "out"))
@@ -103,6 +124,7 @@ def test_parse_value_tries_int_then_float_then_string():
     assert parse_value("10") == 10 and isinstance(parse_value("10"), int)
     assert parse_value("1e4") == 1e4 and isinstance(parse_value("1e4"), float)
     assert parse_value("isotropic") == "isotropic"
+    assert parse_value('{"kind": "constant"}') == {"kind": "constant"} and parse_value("[1, 2]") == [1, 2]
 
 
 def test_module_entry_point_in_a_subprocess(tmp_path):

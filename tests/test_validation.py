@@ -97,3 +97,73 @@ def test_grid_may_vary_only_numeric_fields():
 def test_initial_position_must_be_finite():
     with pytest.raises(ValueError, match="initial_position must be finite"):
         bench.run("sgld", "icg", params={"step_size": 0.1}, num_steps=10, initial_position=np.full(10, np.nan))
+
+
+def test_unknown_sampler_parameters_are_named():
+    with pytest.raises(ValueError, match="sampler 'psgld' has no parameter 'smoothng'; it accepts: .*smoothing"):
+        samplers.get("psgld").params(step_size=0.1, smoothng=0.9)
+
+
+@pytest.mark.parametrize("smoothing", [-0.1, 1.5, math.nan])
+def test_psgld_smoothing_factor_must_lie_in_the_unit_interval(smoothing):
+    with pytest.raises(ValueError, match=r"smoothing must be a number in \[0, 1\]"):
+        samplers.get("psgld").params(step_size=0.1, smoothing=smoothing)
+
+
+def test_psgld_epsilon_and_initial_square_average_are_checked():
+    with pytest.raises(ValueError, match="epsilon must be a finite number > 0"):
+        samplers.get("psgld").params(step_size=0.1, epsilon=0.0)
+    with pytest.raises(ValueError, match="initial_square_average must be a finite number >= 0"):
+        samplers.get("psgld").params(step_size=0.1, initial_square_average=-1.0)
+    with pytest.raises(ValueError, match="initial_square_average has length 3, but the position has dimension 10"):
+        bench.run("psgld", "icg", params={"step_size": 0.1, "initial_square_average": [1.0, 2.0, 3.0]}, num_steps=10)
+
+
+CYCLICAL = {"kind": "cyclical", "cycle_length": 100}
+
+
+@pytest.mark.parametrize("fraction", [-0.1, 1.01, math.inf])
+def test_csgld_exploration_fraction_must_lie_in_the_unit_interval(fraction):
+    with pytest.raises(ValueError, match=r"exploration_fraction must be a number in \[0, 1\]"):
+        samplers.get("csgld").params(step_size=0.1, schedule=CYCLICAL, exploration_fraction=fraction)
+
+
+def test_csgld_needs_a_cyclical_schedule():
+    with pytest.raises(ValueError, match="schedule must be cyclical for csgld"):
+        samplers.get("csgld").params(step_size=0.1)
+
+
+@pytest.mark.parametrize("cycle_length", [0, -5])
+def test_cycle_length_must_be_a_positive_integer(cycle_length):
+    with pytest.raises(ValueError, match="cycle_length must be an integer >= 1"):
+        samplers.get("csgld").params(step_size=0.1, schedule={"kind": "cyclical", "cycle_length": cycle_length})
+    with pytest.raises(TypeError, match="cycle_length must be an integer >= 1"):
+        samplers.get("sgld").params(step_size=0.1, schedule={"kind": "cyclical", "cycle_length": 10.5})
+
+
+def test_schedules_are_checked():
+    with pytest.raises(ValueError, match=r"exponent must be a number in \(0, 1\]"):
+        samplers.get("sgld").params(step_size=0.1, schedule={"kind": "polynomial_decay", "exponent": 1.5})
+    with pytest.raises(ValueError, match="offset must be a finite number > 0"):
+        samplers.get("sgld").params(step_size=0.1, schedule={"kind": "polynomial_decay", "offset": 0.0})
+    with pytest.raises(ValueError, match=r"final_fraction must be a number in \[0, 1\)"):
+        samplers.get("sgld").params(step_size=0.1, schedule={"kind": "cyclical", "cycle_length": 5,
+                                                              "final_fraction": 1.0})
+    with pytest.raises(ValueError, match="schedule must be one of"):
+        samplers.get("sgld").params(step_size=0.1, schedule="exponential")
+    with pytest.raises(ValueError, match="schedule 'cyclical' has no parameter 'period'"):
+        samplers.get("sgld").params(step_size=0.1, schedule={"kind": "cyclical", "period": 5})
+
+
+def test_control_variate_centre_must_match_the_target():
+    with pytest.raises(ValueError, match=r"centre has shape \(3,\), but the target has dimension 10"):
+        bench.run("sgld_cv", "icg", params={"step_size": 0.1, "centre": [0.0, 0.0, 0.0]}, num_steps=10)
+    with pytest.raises(ValueError, match=r"centre has dimension 3, but the position has dimension 10"):
+        bench.run("sgld_cv", "icg", params={"step_size": 0.1, "centre": np.zeros(3), "centre_grad": np.zeros(3)},
+                  num_steps=10)
+    with pytest.raises(ValueError, match=r"centre must be a finite vector \(1-d\), got shape \(2, 5\)"):
+        samplers.get("sgld_cv").params(step_size=0.1, centre=np.zeros((2, 5)), centre_grad=np.zeros((2, 5)))
+    with pytest.raises(ValueError, match="centre_grad must have the shape of centre"):
+        samplers.get("sgld_cv").params(step_size=0.1, centre=np.zeros(10), centre_grad=np.zeros(9))
+    with pytest.raises(ValueError, match="centre is required"):
+        samplers.get("sgld_cv").params(step_size=0.1)

@@ -1,0 +1,171 @@
+"""pytest-benchmark benchmarks: the per-chain-step time of every registered sampler, its optimized
+(JAX) implementation beside its NumPy reference, on the 10-d ill-conditioned Gaussian (icg) with
+isotropic gradient noise (variance 256), 10 chains, seed 0 (chains start at the mean).
+
+For each sampler in ``samplers.names()`` and each backend:
+
+- ``jax``: the optimized JAX driver in float32, 10 chains x N steps, compilation excluded (compiled
+  and run once before the timed rounds);
+- ``numpy``: the NumPy reference driver (float64, a Python loop), 10 chains x N/100 steps.
+
+A sampler's hyperparameters come from ``SETTINGS`` (step size 1e-2 for all, as in the SGLD speed
+figure; cSGLD with a cyclical schedule of ``CYCLE_LENGTH`` steps; SGLD-CV's centre is the target's
+mode, found once by ``Sampler.params_for``). A registered sampler without an entry there fails
+``test_every_sampler_has_settings`` and its own benchmarks: a new sampler must say how it is timed.
+
+The default ``pytest`` run has ``--benchmark-disable`` (pyproject addopts): each benchmarked
+function then runs once at a small size, as a smoke test. Sizes come from the environment:
+
+- ``SGBENCH_BENCH_STEPS``: N (default 10_000);
+- ``SGBENCH_BENCH_ROUNDS``: timed rounds per benchmark when enabled (default 3).
+
+The full figure (10 chains x 10^6 steps for JAX, x 10^4 for NumPy)::
+
+    SGBENCH_BENCH_STEPS=1000000 python -m pytest tests/benchmarks/test_bench_samplers.py \\
+        --benchmark-enable --benchmark-only --benchmark-group-by=group --benchmark-json=PATH
+
+Each benchmark's group is ``icg10-isotropic-<sampler>``, so a sampler's two backends sit side by
+side. Chain-steps per second, microseconds per chain-step (and per gradient evaluation) and the
+compile time are in each benchmark's ``extra_info``, computed from the fastest round. Timings are
+reported, never asserted.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+import numpy as np
+import pytest
+
+import samplers
+import targets
+from bench import numpy_driver
+from bench.config import RunConfig
+from bench.jax_driver import CompiledGrid
+
+NUM_CHAINS = 10
+STEP_SIZE = 1e-2
+SEED = 0
+TARGET = "icg"
+TARGET_PARAMS = {"dim": 10, "noise": "isotropic", "noise_variance": 256.0}
+BACKENDS = ("jax", "numpy")
+JAX_DTYPE = "float32"
+NUMPY_STEPS_DIVISOR = 100
+CYCLE_LENGTH = 10_000
+
+# Hyperparameters of each sampler in the benchmark, and the gradient evaluations one step makes.
+SETTINGS: dict[str, dict] = {
+    "sgld": {"params": {"step_size": STEP_SIZE}, "grads_per_step": 1},
+    "psgld": {"params": {"step_size": STEP_SIZE}, "grads_per_step": 1},
+    "sgld_cv": {"params": {"step_size": STEP_SIZE}, "grads_per_step": 2},
+    "csgld": {"params": {"step_size": STEP_SIZE, "schedule": {"kind": "cyclical", "cycle_length": CYCLE_LENGTH}},
+              "grads_per_step": 1},
+    "clipped_sgld": {"params": {"step_size": STEP_SIZE}, "grads_per_step": 1},
+    "sglrw": {"params": {"step_size": STEP_SIZE}, "grads_per_step": 1},
+}
+
+
+def _env_int(name: str, default: int) -> int:
+    raw = os.environ.get(name, "")
+    try:
+        value = int(raw.replace("_", "")) if raw else default
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise pytest.UsageError(f"{name} must be a positive integer, got {raw!r}")
+    return value
+
+
+NUM_STEPS = _env_int("SGBENCH_BENCH_STEPS", 10_000)
+ROUNDS = _env_int("SGBENCH_BENCH_ROUNDS", 3)
+
+
+def settings(name: str) -> dict:
+    """``SETTINGS[name]``; fails the test (naming the sampler) when it has none."""
+    if name not in SETTINGS:
+        pytest.fail(f"sampler {name!r} is registered but has no benchmark settings: add it to SETTINGS in "
+                    f"{__name__} (and to bench/asv/benchmarks/samplers.py)")
+    return SETTINGS[name]
+
+
+def test_every_sampler_has_settings():
+    missing = sorted(set(samplers.names()) - set(SETTINGS))
+    assert not missing, f"registered samplers without benchmark settings: {missing}"
+    unknown = sorted(set(SETTINGS) - set(samplers.names()))
+    assert not unknown, f"benchmark settings of samplers that are not registered: {unknown}"
+
+
+@pytest.fixture(scope="module")
+def target():
+    return targets.get(TARGET, **TARGET_PARAMS)
+
+
+def _problem(name: str, target):
+    sampler = samplers.get(name)
+    params = sampler.params_for(target, **settings(name)["params"])
+    positions = target.check_positions(target.initial_position(), NUM_CHAINS)
+    return sampler, params, positions
+
+
+def _timed(function):
+    """``function`` wrapped to record each call's wall time (used when benchmarks are disabled)."""
+    seconds = []
+
+    def wrapper():
+        start = time.perf_counter()
+        out = function()
+        seconds.append(time.perf_counter() - start)
+        return out
+
+    return wrapper, seconds
+
+
+def _report(benchmark, own_seconds, config: RunConfig, grads_per_step: int, **extra):
+    stats = getattr(benchmark.stats, "stats", None) if benchmark.stats else None
+    seconds = stats.min if stats is not None else min(own_seconds)
+    chain_steps = config.num_chains * config.total_steps
+    benchmark.extra_info.update(
+        num_chains=config.num_chains,
+        num_steps=config.total_steps,
+        dtype=config.dtype,
+        chain_steps=chain_steps,
+        seconds=seconds,
+        chain_steps_per_second=chain_steps / seconds,
+        microseconds_per_chain_step=1e6 * seconds / chain_steps,
+        grads_per_step=grads_per_step,
+        microseconds_per_gradient=1e6 * seconds / (chain_steps * grads_per_step),
+        **extra,
+    )
+
+
+def _run_jax(sampler, target, params, positions, num_steps):
+    config = RunConfig(num_chains=NUM_CHAINS, num_steps=num_steps, seed=SEED, dtype=JAX_DTYPE)
+    program = CompiledGrid(sampler, target, [params], config, positions)
+    program()  # the first execution, outside the timed rounds
+    run, seconds = _timed(lambda: program()[0])
+    return config, run, seconds, {"compile_seconds": program.compile_seconds}
+
+
+def _run_numpy(sampler, target, params, positions, num_steps):
+    config = RunConfig(num_chains=NUM_CHAINS, num_steps=num_steps, seed=SEED, backend="numpy")
+    run, seconds = _timed(lambda: numpy_driver.run_chains(sampler, target, params, config, positions))
+    return config, run, seconds, {}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("name", samplers.names())
+def test_sampler_step_time(benchmark, target, name, backend):
+    sampler, params, positions = _problem(name, target)
+    grads_per_step = settings(name)["grads_per_step"]
+    if backend == "jax":
+        config, run, seconds, extra = _run_jax(sampler, target, params, positions, NUM_STEPS)
+    else:
+        num_steps = max(1, NUM_STEPS // NUMPY_STEPS_DIVISOR)
+        config, run, seconds, extra = _run_numpy(sampler, target, params, positions, num_steps)
+    benchmark.group = f"icg10-isotropic-{name}"
+    trace = benchmark.pedantic(run, rounds=ROUNDS, iterations=1, warmup_rounds=0)
+    _report(benchmark, seconds, config, grads_per_step, backend=backend, sampler=name, **extra)
+    # It did the work (not a timing check): the sampler's gradients per chain-step, no chain diverged.
+    assert int(np.sum(trace.grad_evals)) == grads_per_step * config.num_chains * config.total_steps
+    assert int(np.sum(trace.nonfinite_steps)) == 0
