@@ -68,7 +68,8 @@ def test_search_without_a_mode_warns_or_refuses():
         find_map(Unbounded(np.inf), max_steps=50)
 
 
-@pytest.mark.parametrize("noise", [dict(noise="isotropic", noise_variance=100.0), dict(noise="minibatch", noise_batch_size=4)])
+@pytest.mark.parametrize("noise", [dict(noise="isotropic", noise_variance=100.0),
+                                   dict(noise="minibatch", noise_batch_size=4)])
 def test_estimator_is_unbiased_and_exact_for_additive_noise(noise):
     """Mean over 2000 minibatches within 5 standard errors of the full gradient (a 6e-7 two-sided
     rate per coordinate); with additive noise every single draw gives the exact gradient."""
