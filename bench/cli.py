@@ -101,6 +101,14 @@ def add_reference_parser(commands) -> None:
     from reference.contract import Contract
 
     defaults = Contract()
+    reproduce = commands.add_parser("reproduce", help="reproduce a paper's table at reduced scale")
+    reproduce.add_argument("table", choices=["sglrw-table1"], help="sglrw-table1: Table 1 of the SGLRW paper")
+    reproduce.add_argument("--particles", type=int, default=500, help="parallel particles (default: 500; paper: 2000)")
+    reproduce.add_argument("--iterations", type=int, default=10_000, help="iterations (default: the paper's 10000)")
+    reproduce.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
+    reproduce.add_argument("--out", type=Path, default=DEFAULT_OUT,
+                           help=f"folder for sglrw_table1.html and .png (default: {DEFAULT_OUT})")
+    reproduce.add_argument("--no-progress", action="store_true", help="no progress bar")
     reference_parser = commands.add_parser("reference", help="build or check a stored NUTS reference")
     actions = reference_parser.add_subparsers(dest="action", required=True)
     build = actions.add_parser("build", help="run NUTS, apply the posteriordb contract, store the draws")
@@ -209,6 +217,22 @@ def _report(args) -> int:
     return 0
 
 
+def _reproduce(args) -> int:
+    from bench import sglrw_table1
+
+    table = sglrw_table1.reproduce(num_particles=args.particles, num_iterations=args.iterations, seed=args.seed,
+                                   progress=not args.no_progress)
+    print(sglrw_table1.render(table))
+    args.out.mkdir(parents=True, exist_ok=True)
+    sglrw_table1.plot(table, args.out / "sglrw_table1.png")
+    page = args.out / "sglrw_table1.html"
+    page.write_text('<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>SGLRW Table 1</title></head>'
+                    "<body><h1>SGLRW paper, Table 1, at reduced scale</h1>\n" + sglrw_table1.render(table, fmt="html")
+                    + '<img alt="KL against minibatch size" src="sglrw_table1.png"></body></html>\n', encoding="utf-8")
+    print(f"report: {page}")
+    return 0
+
+
 def main(argv=None) -> int:
     """Run ``sgbench`` with ``argv`` (default: the process arguments); return the exit status."""
     parser = build_parser()
@@ -222,6 +246,8 @@ def main(argv=None) -> int:
             return 0
         if args.command == "reference":
             return _reference(args, argv)
+        if args.command == "reproduce":
+            return _reproduce(args)
         return _run(args) if args.command == "run" else _report(args)
     except (ValueError, TypeError, StoreError) as error:
         print(f"sgbench: error: {error}", file=sys.stderr)

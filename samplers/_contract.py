@@ -99,6 +99,17 @@ class Sampler:
     draw_spec: Callable[[int], dict[str, Variate]]
     prepare: Callable[[Any, dict], dict] | None = None
 
+    @classmethod
+    def from_namespace(cls, name: str, citation: str, namespace: dict) -> Sampler:
+        """The sampler whose parts are the names ``Params``, ``State``, ``init``, ``reference_step``,
+        ``optimized_step``, ``draw_spec`` (and, if defined, ``prepare``) of ``namespace``: a sampler
+        module's ``globals()``."""
+        parts = [f.name for f in dataclasses.fields(cls) if f.name not in ("name", "citation")]
+        missing = [part for part in parts if part not in namespace and part != "prepare"]
+        if missing:
+            raise ValueError(f"sampler {name!r} does not define {', '.join(missing)}")
+        return cls(name=name, citation=citation, **{part: namespace[part] for part in parts if part in namespace})
+
     def params(self, **kwargs):
         """Validated hyperparameters of this sampler (ValueError names an unknown one)."""
         check_keywords(f"sampler {self.name!r}", self.Params, kwargs)

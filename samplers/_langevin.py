@@ -1,14 +1,15 @@
-"""What every Langevin-family sampler shares: the base hyperparameters (step size, temperature,
-step-size schedule) and the step size at a step of the counter held in the state."""
+"""What the Langevin-family samplers share: the base hyperparameters (step size, temperature,
+step-size schedule) with the step size at a step of the counter held in the state, that state
+(position and counter), its ``init`` and the one normal vector a step draws."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from samplers._checks import positive_finite
-from samplers._contract import hyperparameters
+from samplers._contract import Variate, hyperparameters
 from samplers.schedules import Constant, as_schedule
 
 
@@ -30,3 +31,16 @@ class LangevinParams:
     def step_size_at(self, step, xp=np):
         """:math:`h_t`: the schedule at step ``step`` of the base step size."""
         return self.schedule(self.step_size, step, xp)
+
+
+class State(NamedTuple):
+    position: Any
+    step: Any
+
+
+def init(position, params) -> State:
+    return State(position=position, step=0)
+
+
+def draw_spec(dim: int) -> dict[str, Variate]:
+    return {"noise": Variate("normal", (dim,))}

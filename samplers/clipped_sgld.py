@@ -14,31 +14,17 @@ convention; the paper's runs use ``schedule={"kind": "polynomial_decay"}``
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
 
 import jax.numpy as jnp
 import numpy as np
 
 import samplers
-from samplers._langevin import LangevinParams
+from samplers._langevin import LangevinParams, State, draw_spec, init  # noqa: F401  (parts of SAMPLER)
 
 
 @samplers.hyperparameters
 class Params(LangevinParams):
     """``LangevinParams``."""
-
-
-class State(NamedTuple):
-    position: Any
-    step: Any
-
-
-def init(position, params: Params) -> State:
-    return State(position=position, step=0)
-
-
-def draw_spec(dim: int) -> dict[str, samplers.Variate]:
-    return {"noise": samplers.Variate("normal", (dim,))}
 
 
 def reference_step(state: State, grad_fn, draws, params: Params):
@@ -57,15 +43,5 @@ def optimized_step(state: State, grad_fn, draws, params: Params):
     return State(position, state.step + 1), samplers.Info(num_grad_evals=1)
 
 
-SAMPLER = samplers.register(
-    samplers.Sampler(
-        name="clipped_sgld",
-        citation="SGLRW paper, eq. (18)",
-        Params=Params,
-        State=State,
-        init=init,
-        reference_step=reference_step,
-        optimized_step=optimized_step,
-        draw_spec=draw_spec,
-    )
-)
+SAMPLER = samplers.register(samplers.Sampler.from_namespace(
+    "clipped_sgld", "SGLRW paper, eq. (18)", globals()))

@@ -18,14 +18,13 @@ Standard convention. One gradient evaluation per step.
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
 
 import jax.numpy as jnp
 import numpy as np
 
 import samplers
 from samplers._checks import in_interval
-from samplers._langevin import LangevinParams
+from samplers._langevin import LangevinParams, State, draw_spec, init  # noqa: F401  (parts of SAMPLER)
 from samplers.schedules import Cyclical
 
 
@@ -45,19 +44,6 @@ class Params(LangevinParams):
                            in_interval("exploration_fraction", self.exploration_fraction, 0.0, 1.0))
 
 
-class State(NamedTuple):
-    position: Any
-    step: Any
-
-
-def init(position, params: Params) -> State:
-    return State(position=position, step=0)
-
-
-def draw_spec(dim: int) -> dict[str, samplers.Variate]:
-    return {"noise": samplers.Variate("normal", (dim,))}
-
-
 def reference_step(state: State, grad_fn, draws, params: Params):
     h = params.step_size_at(state.step, np)
     sampling = params.schedule.phase(state.step, np) >= params.exploration_fraction
@@ -74,15 +60,5 @@ def optimized_step(state: State, grad_fn, draws, params: Params):
     return State(position, state.step + 1), samplers.Info(num_grad_evals=1, is_sample=sampling)
 
 
-SAMPLER = samplers.register(
-    samplers.Sampler(
-        name="csgld",
-        citation="Zhang et al. (2020), Algorithm 1; the PX paper's cyclical schedule",
-        Params=Params,
-        State=State,
-        init=init,
-        reference_step=reference_step,
-        optimized_step=optimized_step,
-        draw_spec=draw_spec,
-    )
-)
+SAMPLER = samplers.register(samplers.Sampler.from_namespace(
+    "csgld", "Zhang et al. (2020), Algorithm 1; the PX paper's cyclical schedule", globals()))

@@ -30,7 +30,7 @@ import numpy as np
 
 import samplers
 from samplers._checks import in_interval, positive_finite
-from samplers._langevin import LangevinParams
+from samplers._langevin import LangevinParams, draw_spec  # noqa: F401  (part of SAMPLER)
 
 
 @samplers.hyperparameters
@@ -67,10 +67,6 @@ def init(position, params: Params) -> State:
     return State(position=position, step=0, square_average=nu0 + 0 * position)
 
 
-def draw_spec(dim: int) -> dict[str, samplers.Variate]:
-    return {"noise": samplers.Variate("normal", (dim,))}
-
-
 def reference_step(state: State, grad_fn, draws, params: Params):
     h = params.step_size_at(state.step, np)
     grad = grad_fn(state.position)
@@ -91,15 +87,5 @@ def optimized_step(state: State, grad_fn, draws, params: Params):
     return State(position, state.step + 1, square_average), samplers.Info(num_grad_evals=1)
 
 
-SAMPLER = samplers.register(
-    samplers.Sampler(
-        name="psgld",
-        citation="Li et al. (2016); Algorithm 2 of the PX paper",
-        Params=Params,
-        State=State,
-        init=init,
-        reference_step=reference_step,
-        optimized_step=optimized_step,
-        draw_spec=draw_spec,
-    )
-)
+SAMPLER = samplers.register(samplers.Sampler.from_namespace(
+    "psgld", "Li et al. (2016); Algorithm 2 of the PX paper", globals()))

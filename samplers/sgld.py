@@ -21,14 +21,13 @@ recursion whose stationary covariance (constant step) solves a discrete Lyapunov
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
 
 import jax.numpy as jnp
 import numpy as np
 
 import samplers
 from samplers._checks import one_of
-from samplers._langevin import LangevinParams
+from samplers._langevin import LangevinParams, State, draw_spec, init  # noqa: F401  (parts of SAMPLER)
 
 CONVENTIONS = ("standard", "welling_teh")
 
@@ -42,19 +41,6 @@ class Params(LangevinParams):
     def __post_init__(self):
         super().__post_init__()
         one_of("convention", self.convention, CONVENTIONS)
-
-
-class State(NamedTuple):
-    position: Any
-    step: Any
-
-
-def init(position, params: Params) -> State:
-    return State(position=position, step=0)
-
-
-def draw_spec(dim: int) -> dict[str, samplers.Variate]:
-    return {"noise": samplers.Variate("normal", (dim,))}
 
 
 def drift_step(params: Params, step, xp=np):
@@ -77,15 +63,5 @@ def optimized_step(state: State, grad_fn, draws, params: Params):
     return State(position, state.step + 1), samplers.Info(num_grad_evals=1)
 
 
-SAMPLER = samplers.register(
-    samplers.Sampler(
-        name="sgld",
-        citation="Welling & Teh (2011); eq. (7) of the SGLRW paper; Algorithm 1 of the PX paper",
-        Params=Params,
-        State=State,
-        init=init,
-        reference_step=reference_step,
-        optimized_step=optimized_step,
-        draw_spec=draw_spec,
-    )
-)
+SAMPLER = samplers.register(samplers.Sampler.from_namespace(
+    "sgld", "Welling & Teh (2011); eq. (7) of the SGLRW paper; Algorithm 1 of the PX paper", globals()))

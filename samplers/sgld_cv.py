@@ -17,14 +17,14 @@ recursion with a discrete-Lyapunov stationary covariance (``tests/test_langevin_
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Any
 
 import jax.numpy as jnp
 import numpy as np
 
 import samplers
 from samplers import control_variates
-from samplers._langevin import LangevinParams
+from samplers._langevin import LangevinParams, State, draw_spec  # noqa: F401  (parts of SAMPLER)
 
 
 @samplers.hyperparameters
@@ -39,18 +39,12 @@ class Params(LangevinParams):
         control_variates.check_centre(self)
 
 
-class State(NamedTuple):
-    position: Any
-    step: Any
+prepare = control_variates.prepare  # fills in the centre (the MAP) and the full-data gradient there
 
 
 def init(position, params: Params) -> State:
     control_variates.check_dimension(params, position)
     return State(position=position, step=0)
-
-
-def draw_spec(dim: int) -> dict[str, samplers.Variate]:
-    return {"noise": samplers.Variate("normal", (dim,))}
 
 
 def reference_step(state: State, grad_fn, draws, params: Params):
@@ -67,16 +61,5 @@ def optimized_step(state: State, grad_fn, draws, params: Params):
     return State(position, state.step + 1), samplers.Info(num_grad_evals=2)
 
 
-SAMPLER = samplers.register(
-    samplers.Sampler(
-        name="sgld_cv",
-        citation="Baker et al. (2019); MAMBA appendix D.3, eq. (8)",
-        Params=Params,
-        State=State,
-        init=init,
-        reference_step=reference_step,
-        optimized_step=optimized_step,
-        draw_spec=draw_spec,
-        prepare=control_variates.prepare,
-    )
-)
+SAMPLER = samplers.register(samplers.Sampler.from_namespace(
+    "sgld_cv", "Baker et al. (2019); MAMBA appendix D.3, eq. (8)", globals()))

@@ -18,27 +18,17 @@ evaluation per step.
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
 
 import jax.numpy as jnp
 import numpy as np
 
 import samplers
-from samplers._langevin import LangevinParams
+from samplers._langevin import LangevinParams, State, init  # noqa: F401  (parts of SAMPLER)
 
 
 @samplers.hyperparameters
 class Params(LangevinParams):
     """``LangevinParams``."""
-
-
-class State(NamedTuple):
-    position: Any
-    step: Any
-
-
-def init(position, params: Params) -> State:
-    return State(position=position, step=0)
 
 
 def draw_spec(dim: int) -> dict[str, samplers.Variate]:
@@ -49,8 +39,7 @@ def reference_step(state: State, grad_fn, draws, params: Params):
     h = params.step_size_at(state.step, np)
     lattice = np.sqrt(2 * h * params.temperature)
     tilt = np.clip(np.sqrt(h / (2 * params.temperature)) * grad_fn(state.position), -1, 1)
-    direction = np.where(draws["uniform"] < (1 + tilt) / 2, 1.0, -1.0)
-    position = state.position + lattice * direction
+    position = state.position + np.where(draws["uniform"] < (1 + tilt) / 2, lattice, -lattice)
     return State(position, state.step + 1), samplers.Info(num_grad_evals=1)
 
 
@@ -58,20 +47,9 @@ def optimized_step(state: State, grad_fn, draws, params: Params):
     h = params.step_size_at(state.step, jnp)
     lattice = jnp.sqrt(2 * h * params.temperature)
     tilt = jnp.clip(jnp.sqrt(h / (2 * params.temperature)) * grad_fn(state.position), -1, 1)
-    direction = jnp.where(draws["uniform"] < (1 + tilt) / 2, 1.0, -1.0)
-    position = state.position + lattice * direction
+    position = state.position + jnp.where(draws["uniform"] < (1 + tilt) / 2, lattice, -lattice)
     return State(position, state.step + 1), samplers.Info(num_grad_evals=1)
 
 
-SAMPLER = samplers.register(
-    samplers.Sampler(
-        name="sglrw",
-        citation="SGLRW paper, Definition 4.1 and section 4.3.1",
-        Params=Params,
-        State=State,
-        init=init,
-        reference_step=reference_step,
-        optimized_step=optimized_step,
-        draw_spec=draw_spec,
-    )
-)
+SAMPLER = samplers.register(samplers.Sampler.from_namespace(
+    "sglrw", "SGLRW paper, Definition 4.1 and section 4.3.1", globals()))
