@@ -35,7 +35,7 @@ def points(entry: Entry) -> list[Point]:
     sampler = samplers.get(entry.sampler)
     target = targets.get(entry.target, **entry.target_params)
     return [
-        Point(p, config_hash(sampler.name, params_dict(sampler.params(**p)), target.name,
+        Point(p, config_hash(sampler.name, params_dict(sampler.params_for(target, **p)), target.name,
                              dict(target.params), entry.config), entry.config.seed)
         for p in entry.params_grid
     ]
