@@ -58,7 +58,7 @@ code { font-size: 0.9em; }
 
 def _varying(frame: pd.DataFrame, columns) -> list[str]:
     """The ``columns`` of ``frame`` that take more than one value."""
-    return [c for c in columns if c in frame and frame[c].astype(str).nunique() > 1]
+    return [c for c in columns if c in frame and frame[c].map(str).nunique() > 1]
 
 
 def _settings(frame: pd.DataFrame, columns) -> pd.Series:
@@ -115,7 +115,7 @@ def _metric(frame: pd.DataFrame, name: str) -> pd.Series:
 
 def _sorted(frame: pd.DataFrame) -> pd.DataFrame:
     keys = [c for c in _line_columns(frame) + [STEP_SIZE] if c in frame]
-    return frame.sort_values(keys, kind="stable", key=lambda s: s.astype(str) if s.dtype == object else s)
+    return frame.sort_values(keys, kind="stable", key=lambda s: s.map(str) if s.dtype == object else s)
 
 
 def display_frame(frame: pd.DataFrame) -> pd.DataFrame:
@@ -166,7 +166,7 @@ def plot_b2(frame: pd.DataFrame) -> bytes:
     from matplotlib.figure import Figure
 
     frame = _sorted(frame)
-    line_key = frame[_line_columns(frame)].astype(str).agg("|".join, axis=1)
+    line_key = frame[_line_columns(frame)].apply(lambda column: column.map(str)).agg("|".join, axis=1)
     labels = frame["sampler"] + " on " + frame["target"] + _settings(
         frame, [c for c in _line_columns(frame) if c not in ("sampler", "target")]
     ).map(lambda s: f" ({s})" if s else "")

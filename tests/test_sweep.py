@@ -6,6 +6,7 @@ import dataclasses
 import pytest
 
 from bench import suites, sweep
+from bench.report import write_report
 from bench.store import ResultsStore
 from samplers import UnknownNameError
 
@@ -27,7 +28,7 @@ def test_suites_are_named_and_unknown_names_list_them():
     assert min(step_sizes) == pytest.approx(1e-4) and any(1e-2 <= h < 0.02 for h in step_sizes)
     assert quick.config.num_chains == 10 and quick.config.dtype == "float32"
     assert quick.target_params["noise"] == "isotropic" and quick.target_params["noise_variance"] == 256
-    with pytest.raises(UnknownNameError, match="known suites: quick, tiny"):
+    with pytest.raises(UnknownNameError, match="known suites: langevin, quick, tiny"):
         suites.get("nope")
 
 
@@ -96,7 +97,8 @@ def test_bad_entries_fail_before_anything_runs(tmp_path):
 
 def test_every_langevin_sampler_runs_through_a_sweep_and_resumes(tmp_path):
     """The langevin suite's entries (sgld_cv needs its centre from the target) at a tiny size: the
-    store keys computed before the run match the results', so a second run adds nothing."""
+    store keys computed before the run match the results', so a second run adds nothing; the report
+    of the mixed rows is written."""
     entries = [dataclasses.replace(e, params_grid=e.params_grid[:1],
                                    config=dataclasses.replace(e.config, num_chains=2, num_steps=2000, num_burnin=0,
                                                               num_checkpoints=0))
@@ -105,3 +107,6 @@ def test_every_langevin_sampler_runs_through_a_sweep_and_resumes(tmp_path):
     with ResultsStore(tmp_path / "results.sqlite") as store:
         assert len(sweep.run_suite(entries, store, "langevin", progress=False)) == len(entries)
         assert sweep.run_suite(entries, store, "langevin", progress=False) == []
+        # Mixed samplers: schedules (dicts) and parameters that only some rows have (NaN elsewhere).
+        page = write_report(store, tmp_path / "out").read_text()
+    assert "cyclical(cycle_length=10,000" in page and "sglrw" in page
