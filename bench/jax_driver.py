@@ -139,7 +139,7 @@ def _run_blocks(sampler, target, config: RunConfig, params, key, carry: _Carry, 
     ``total_steps % block_size`` steps if ``finish``. Block ``b`` draws from ``fold_in(key, b)``,
     so the stream does not depend on how the blocks are split into calls."""
     dtype = carry.state.position.dtype
-    spec = {"sampler": sampler.draw_spec(target.dim), "gradient": target.draw_spec}
+    spec = {"sampler": sampler.draw_spec(target.dim, params), "gradient": target.draw_spec}
 
     def one_step(state, draws):
         grad_fn = functools.partial(target.stochastic_grad, draw=draws["gradient"])

@@ -50,7 +50,7 @@ def _run_chain(sampler, target, params, config, position, rng) -> ChainTrace:
     snapshots = []
     checkpoints = set(config.checkpoint_steps.tolist())
     for t in range(config.total_steps):
-        draws = numpy_draws(rng, sampler.draw_spec(target.dim))
+        draws = numpy_draws(rng, sampler.draw_spec(target.dim, params))
         gradient_draw = numpy_draws(rng, target.draw_spec)
         grad_fn = counted(lambda x, draw=gradient_draw: target.stochastic_grad(x, draw))
         state, info = sampler.reference_step(state, grad_fn, draws, params)

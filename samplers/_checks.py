@@ -58,3 +58,26 @@ def check_keywords(what: str, function, given, prefix: str = "", skip=("self",))
         if key not in accepted:
             shown = ", ".join(prefix + a for a in accepted) or "none"
             raise ValueError(f"{what} has no parameter {prefix + key!r}; it accepts: {shown}")
+
+
+def number_or_vector(name: str, value, minimum: float = 0.0, minimum_open: bool = False):
+    """``value`` as a float, or as a float64 vector (1-d), whose entries are finite and >= ``minimum``
+    (> ``minimum`` if ``minimum_open``); ValueError otherwise. A per-coordinate hyperparameter (a
+    friction, a noise estimate, an initial average) is either."""
+    import numpy as np
+
+    array = np.asarray(value, dtype=np.float64)
+    above = array > minimum if minimum_open else array >= minimum
+    if array.ndim > 1 or not np.all(np.isfinite(array)) or not np.all(above):
+        raise ValueError(f"{name} must be a finite number {'>' if minimum_open else '>='} {minimum:g} or a vector of "
+                         f"them, got {value!r}")
+    return float(array) if array.ndim == 0 else array
+
+
+def vector_length_matches(name: str, value, position) -> None:
+    """ValueError unless ``value`` is a number or a vector of the position's dimension."""
+    import numpy as np
+
+    if np.ndim(value) == 1 and np.shape(value) != np.shape(position)[-1:]:
+        raise ValueError(f"{name} has length {np.shape(value)[0]}, but the position has dimension "
+                         f"{np.shape(position)[-1]}")

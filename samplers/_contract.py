@@ -10,7 +10,8 @@ A sampler module defines
 - ``reference_step(state, grad_fn, draws, params) -> (State, Info)`` in NumPy (float64, one chain,
   the paper's equations line by line) and ``optimized_step`` with the same signature in JAX
   (pure, jit-able, vmap-able), with the same names and the same order of lines;
-- ``draw_spec(dim) -> dict[str, Variate]``: the random variates one step consumes,
+- ``draw_spec(dim, params) -> dict[str, Variate]``: the random variates one step consumes (it may
+  read the static fields of ``params``: a wrapper's expanded dimension, an optional refresh),
 - optionally ``prepare(target, params: dict) -> dict``: fills in hyperparameters that depend on
   the target (a control-variate centre), called by the drivers' front end before ``Params``,
 
@@ -96,7 +97,7 @@ class Sampler:
     init: Callable
     reference_step: Callable
     optimized_step: Callable
-    draw_spec: Callable[[int], dict[str, Variate]]
+    draw_spec: Callable[[int, Any], dict[str, Variate]]
     prepare: Callable[[Any, dict], dict] | None = None
 
     @classmethod

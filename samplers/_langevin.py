@@ -42,5 +42,5 @@ def init(position, params) -> State:
     return State(position=position, step=0)
 
 
-def draw_spec(dim: int) -> dict[str, Variate]:
+def draw_spec(dim: int, params=None) -> dict[str, Variate]:
     return {"noise": Variate("normal", (dim,))}

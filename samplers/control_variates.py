@@ -10,19 +10,22 @@ The estimator (Baker et al. 2019; MAMBA, ``seeds/001``, appendix D.3, eq. 8, wri
 with both stochastic gradients on the same minibatch (or the same injected-noise draw): the
 driver binds ``grad_fn`` to one draw per step, so calling it at :math:`x` and :math:`\hat x` does
 exactly that. It is unbiased for any centre; near the mode its variance is small. Used by SGLD-CV
-here and by SGHMC-CV and SGNHT-CV.
+here and by SGHMC-CV and SGNHT-CV, each made from its base sampler by :func:`wrap`.
 """
 
 from __future__ import annotations
 
 import functools
+import sys
 import warnings
+from typing import Any
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from samplers._checks import integer_at_least
+from samplers._contract import Sampler, hyperparameters
 
 
 class NoModeError(RuntimeError):
@@ -113,3 +116,37 @@ def check_dimension(params, position) -> None:
 def cv_grad_fn(grad_fn, centre, centre_grad):
     """The control-variate oracle :math:`x \\mapsto \\nabla\\log p(\\hat x) + \\hat g(x) - \\hat g(\\hat x)`."""
     return lambda x: centre_grad + grad_fn(x) - grad_fn(centre)
+
+
+def wrap(base: Sampler, name: str, citation: str) -> Sampler:
+    """``base`` with the control-variate gradient: its ``Params`` plus ``centre`` and ``centre_grad``
+    (vectors of the target's dimension, filled in by ``prepare`` from the MAP unless given), its
+    state, draws and steps, the steps fed the oracle :func:`cv_grad_fn` (two stochastic gradients, on
+    one minibatch, per gradient the base takes). ``Params`` is made in the calling module."""
+    BaseParams = base.Params
+
+    def __post_init__(self):
+        BaseParams.__post_init__(self)
+        check_centre(self)
+
+    body = {"__annotations__": {"centre": Any, "centre_grad": Any}, "centre": None, "centre_grad": None,
+            "__post_init__": __post_init__,
+            "__doc__": f"``{BaseParams.__name__}`` of {base.name!r}; ``centre`` and ``centre_grad``: vectors of the "
+                       "target's dimension."}
+    cls = type("Params", (BaseParams,), body)
+    cls.__module__ = sys._getframe(1).f_globals.get("__name__", __name__)
+    Params = hyperparameters(cls)
+
+    def init(position, params):
+        check_dimension(params, position)
+        return base.init(position, params)
+
+    def step_with(base_step):
+        def step(state, grad_fn, draws, params):
+            state, info = base_step(state, cv_grad_fn(grad_fn, params.centre, params.centre_grad), draws, params)
+            return state, info._replace(num_grad_evals=2 * info.num_grad_evals)
+        return step
+
+    return Sampler(name=name, citation=citation, Params=Params, State=base.State, init=init,
+                   reference_step=step_with(base.reference_step), optimized_step=step_with(base.optimized_step),
+                   draw_spec=base.draw_spec, prepare=prepare)

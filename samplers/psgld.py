@@ -29,7 +29,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import samplers
-from samplers._checks import in_interval, positive_finite
+from samplers._checks import in_interval, number_or_vector, positive_finite, vector_length_matches
 from samplers._langevin import LangevinParams, draw_spec  # noqa: F401  (part of SAMPLER)
 
 
@@ -46,11 +46,8 @@ class Params(LangevinParams):
         super().__post_init__()
         object.__setattr__(self, "smoothing", in_interval("smoothing", self.smoothing, 0.0, 1.0))
         object.__setattr__(self, "epsilon", positive_finite("epsilon", self.epsilon))
-        nu0 = np.asarray(self.initial_square_average, dtype=np.float64)
-        if nu0.ndim > 1 or not np.all(np.isfinite(nu0)) or np.any(nu0 < 0):
-            raise ValueError("initial_square_average must be a finite number >= 0 or a vector of them, got "
-                             f"{self.initial_square_average!r}")
-        object.__setattr__(self, "initial_square_average", float(nu0) if nu0.ndim == 0 else nu0)
+        object.__setattr__(self, "initial_square_average",
+                           number_or_vector("initial_square_average", self.initial_square_average))
 
 
 class State(NamedTuple):
@@ -60,11 +57,8 @@ class State(NamedTuple):
 
 
 def init(position, params: Params) -> State:
-    nu0 = params.initial_square_average
-    if np.ndim(nu0) == 1 and np.shape(nu0) != np.shape(position)[-1:]:
-        raise ValueError(f"initial_square_average has length {np.shape(nu0)[0]}, but the position has dimension "
-                         f"{np.shape(position)[-1]}")
-    return State(position=position, step=0, square_average=nu0 + 0 * position)
+    vector_length_matches("initial_square_average", params.initial_square_average, position)
+    return State(position=position, step=0, square_average=params.initial_square_average + 0 * position)
 
 
 def reference_step(state: State, grad_fn, draws, params: Params):

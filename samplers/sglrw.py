@@ -31,7 +31,7 @@ class Params(LangevinParams):
     """``LangevinParams``."""
 
 
-def draw_spec(dim: int) -> dict[str, samplers.Variate]:
+def draw_spec(dim: int, params=None) -> dict[str, samplers.Variate]:
     return {"uniform": samplers.Variate("uniform", (dim,))}
 
 

@@ -386,7 +386,7 @@ def test_sglrw_one_step_moments(tilts):
     x = -target.covariance @ (tilts / np.sqrt(h / (2 * temp)))  # the position where the tilts are these
     np.testing.assert_allclose(np.sqrt(h / (2 * temp)) * target.grad_logdensity(x), tilts, rtol=1e-12)
     params = sampler.Params(step_size=h, temperature=temp)
-    draws = numpy_draws(np.random.default_rng(15), sampler.draw_spec(target.dim), (NUM_DRAWS,))
+    draws = numpy_draws(np.random.default_rng(15), sampler.draw_spec(target.dim, params), (NUM_DRAWS,))
     steps = both_implementations(sampler, params, x, target.grad_logdensity, draws)
     lattice = np.sqrt(2 * h * temp)
     # Second moment: exactly 2hT in every draw (a lattice move), not only on average.
@@ -476,7 +476,7 @@ def test_sglrw_lemma_4_3_covariance_error():
             largest = max(np.abs(minibatch_grad).max(), np.abs(g).max())
             h = 2 * temp * (0.5 / largest) ** 2  # largest tilt sqrt(h/2T)|g_i| = 0.5: the clip is inactive
             params = sampler.Params(step_size=h, temperature=temp)
-            draws = numpy_draws(rng, sampler.draw_spec(target.dim), (NUM_DRAWS,))
+            draws = numpy_draws(rng, sampler.draw_spec(target.dim, params), (NUM_DRAWS,))
             mb = increments(sampler, params, x, minibatch_oracle, draws, "reference")
             fb = increments(sampler, params, x, target.grad_logdensity, draws, "reference")
             mean, se = increment_second_moment_difference(mb, fb, h)
@@ -551,7 +551,7 @@ def test_clipped_sgld_one_step_law():
     ratios = np.array([50.0, -50.0, 0.5, -0.3])  # h g_i / R: the drift is clipped in the first two
     x = -target.covariance @ (ratios * radius / h)
     params = sampler.Params(step_size=h, temperature=temp)
-    draws = numpy_draws(np.random.default_rng(18), sampler.draw_spec(target.dim), (NUM_DRAWS,))
+    draws = numpy_draws(np.random.default_rng(18), sampler.draw_spec(target.dim, params), (NUM_DRAWS,))
     steps = both_implementations(sampler, params, x, target.grad_logdensity, draws)
     clip = np.clip(ratios, -1, 1) * radius
     num_tests = 2 * target.dim

@@ -167,3 +167,56 @@ def test_control_variate_centre_must_match_the_target():
         samplers.get("sgld_cv").params(step_size=0.1, centre=np.zeros(10), centre_grad=np.zeros(9))
     with pytest.raises(ValueError, match="centre is required"):
         samplers.get("sgld_cv").params(step_size=0.1)
+
+
+@pytest.mark.parametrize("name", ["sghmc", "sghmc_cv"])
+@pytest.mark.parametrize("friction", [0.0, -0.01, math.nan, [0.01, 0.0]])
+def test_sghmc_friction_must_be_positive(name, friction):
+    centre = {"centre": [0.0, 0.0], "centre_grad": [0.0, 0.0]} if name == "sghmc_cv" else {}
+    with pytest.raises(ValueError, match=r"friction must be a finite number > 0 or a vector of them"):
+        samplers.get(name).params(step_size=0.01, friction=friction, **centre)
+
+
+@pytest.mark.parametrize("params,condition", [
+    (dict(step_size=0.01, friction=0.01, noise_estimate=2.5),
+     r"2 \* friction \* temperature - step_size \* noise_estimate >= 0"),
+    (dict(step_size=0.01, friction=0.01, noise_estimate=1.5, temperature=0.5), "2 \\* friction"),
+    (dict(step_size=0.1, form="practical", friction=1.0, noise_estimate=30.0), r"friction \(the rate gamma\)"),
+    (dict(step_size=0.01, friction=0.01, integrator="splitting", noise_estimate=2.0),
+     r"temperature \* \(1 - exp\(-2 \* friction\)\) - step_size \* noise_estimate >= 0"),
+    # the check is at the schedule's peak: offset 0.5 makes h_0 = 0.01 * 0.5**-0.55 = 0.0146
+    (dict(step_size=0.01, friction=0.01, noise_estimate=1.5,
+          schedule={"kind": "polynomial_decay", "offset": 0.5, "exponent": 0.55}), "noise_estimate is too large"),
+])
+def test_sghmc_noise_estimate_cannot_make_the_injected_variance_negative(params, condition):
+    with pytest.raises(ValueError, match="noise_estimate is too large: the injected noise variance is -") as error:
+        samplers.get("sghmc").params(**params)
+    assert error.match(condition)
+
+
+def test_sghmc_noise_estimate_at_the_limit_is_accepted():
+    # 2 alpha T - h beta = 0: all the momentum noise comes from the gradient
+    assert samplers.get("sghmc").params(step_size=0.01, friction=0.01, noise_estimate=2.0).noise_estimate == 2.0
+
+
+def test_sghmc_euler_friction_per_step_must_be_below_two():
+    with pytest.raises(ValueError, match=r"friction must be a number in \(0, 2\)"):
+        samplers.get("sghmc").params(step_size=0.01, friction=2.0)
+    with pytest.raises(ValueError, match=r"friction \* step_size must be a number in \(0, 2\)"):
+        samplers.get("sghmc").params(step_size=0.1, form="practical", friction=25.0)
+    # the splitting integrator takes the friction step exactly: any positive friction is stable
+    assert samplers.get("sghmc").params(step_size=0.1, form="practical", friction=25.0, integrator="splitting")
+
+
+def test_sghmc_choices_and_vector_lengths_are_checked():
+    sghmc = samplers.get("sghmc")
+    with pytest.raises(ValueError, match=r"form must be one of \['chen', 'practical'\]"):
+        sghmc.params(step_size=0.01, form="blackjax")
+    with pytest.raises(ValueError, match=r"integrator must be one of \['euler', 'splitting'\]"):
+        sghmc.params(step_size=0.01, integrator="leapfrog")
+    with pytest.raises(ValueError, match="refresh_every must be an integer >= 0"):
+        sghmc.params(step_size=0.01, refresh_every=-1)
+    with pytest.raises(ValueError, match="noise_estimate must be a finite number >= 0"):
+        sghmc.params(step_size=0.01, noise_estimate=-1.0)
+    with pytest.raises(ValueError, match="friction has length 3, but the position has dimension 10"):
+        bench.run("sghmc", "icg", params={"step_size": 0.01, "friction": [0.01] * 3}, num_steps=10)

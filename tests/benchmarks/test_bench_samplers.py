@@ -8,9 +8,10 @@ For each sampler in ``samplers.names()`` and each backend:
   and run once before the timed rounds);
 - ``numpy``: the NumPy reference driver (float64, a Python loop), 10 chains x N/100 steps.
 
-A sampler's hyperparameters come from ``SETTINGS`` (step size 1e-2 for all, as in the SGLD speed
-figure; cSGLD with a cyclical schedule of ``CYCLE_LENGTH`` steps; SGLD-CV's centre is the target's
-mode, found once by ``Sampler.params_for``). A registered sampler without an entry there fails
+A sampler's hyperparameters come from ``SETTINGS`` (step size 1e-2, as in the SGLD speed figure,
+except the PX samplers; cSGLD with a cyclical schedule of ``CYCLE_LENGTH`` steps; SGLD-CV's centre
+is the target's mode, found once by ``Sampler.params_for``; a ``target`` entry wraps the icg, as
+``px.single_layer`` does for the samplers that need layer matrices). A registered sampler without an entry there fails
 ``test_every_sampler_has_settings`` and its own benchmarks: a new sampler must say how it is timed.
 
 The default ``pytest`` run has ``--benchmark-disable`` (pyproject addopts): each benchmarked
@@ -40,6 +41,7 @@ import pytest
 
 import samplers
 import targets
+from samplers import px
 from bench import numpy_driver
 from bench.config import RunConfig
 from bench.jax_driver import CompiledGrid
@@ -63,6 +65,17 @@ SETTINGS: dict[str, dict] = {
               "grads_per_step": 1},
     "clipped_sgld": {"params": {"step_size": STEP_SIZE}, "grads_per_step": 1},
     "sglrw": {"params": {"step_size": STEP_SIZE}, "grads_per_step": 1},
+    "sghmc": {"params": {"step_size": STEP_SIZE}, "grads_per_step": 1},
+    "sghmc_cv": {"params": {"step_size": STEP_SIZE}, "grads_per_step": 2},
+    "sghmc_sa": {"params": {"step_size": STEP_SIZE}, "grads_per_step": 1},
+    # the Chen form's thermostat cannot balance this noise at h = 1e-2 (h^2 V > hT): practical form
+    # PX samplers on the icg as one 1 x 10 layer (px.single_layer; 111 expanded coordinates): smaller steps,
+    # since the expansion's preconditioning makes 1e-2 diverge (PX-SGLD at 1e-3 too, within 10^5 steps);
+    # the BNN overhead figure is bench/px_overhead.py
+    "px_sgld": {"params": {"step_size": 1e-4}, "grads_per_step": 1, "target": px.single_layer},
+    "px_sghmc": {"params": {"step_size": 1e-3}, "grads_per_step": 1, "target": px.single_layer},
+    "sgnht": {"params": {"step_size": STEP_SIZE, "form": "practical", "diffusion": 1.0}, "grads_per_step": 1},
+    "sgnht_cv": {"params": {"step_size": STEP_SIZE, "form": "practical", "diffusion": 1.0}, "grads_per_step": 2},
 }
 
 
@@ -102,10 +115,13 @@ def target():
 
 
 def _problem(name: str, target):
+    """The sampler, its target (the icg, or its wrapping by the settings' ``target``), parameters and
+    starting positions."""
     sampler = samplers.get(name)
+    target = settings(name).get("target", lambda icg: icg)(target)
     params = sampler.params_for(target, **settings(name)["params"])
     positions = target.check_positions(target.initial_position(), NUM_CHAINS)
-    return sampler, params, positions
+    return sampler, target, params, positions
 
 
 def _timed(function):
@@ -156,7 +172,7 @@ def _run_numpy(sampler, target, params, positions, num_steps):
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("name", samplers.names())
 def test_sampler_step_time(benchmark, target, name, backend):
-    sampler, params, positions = _problem(name, target)
+    sampler, target, params, positions = _problem(name, target)
     grads_per_step = settings(name)["grads_per_step"]
     if backend == "jax":
         config, run, seconds, extra = _run_jax(sampler, target, params, positions, NUM_STEPS)

@@ -5,8 +5,10 @@ The per-sampler generalisation of ``sgld_icg.py``, which stays as it is so that 
 already recorded under its names (``sgld_icg.TimeJaxDriver.time_run`` ...) keep their history; SGLD
 appears here too, so that this suite alone gives the figure for every sampler. Hyperparameters are
 those of ``tests/benchmarks/test_bench_samplers.py`` (``SETTINGS``, kept equal to it by hand: asv
-cannot import the tests): step size 1e-2 for all, cSGLD with a cyclical schedule of 10^4 steps,
-SGLD-CV centred at the target's mode.
+cannot import the tests): step size 1e-2 (PX-SGLD 1e-4, PX-SGHMC 1e-3: the expansion's
+preconditioning makes larger steps diverge), cSGLD with a cyclical schedule of 10^4 steps, SGLD-CV
+centred at the target's mode, SGNHT in the practical form; the PX samplers run on the icg as one
+1 x 10 layer (``samplers.px.single_layer``).
 
 Parameters ``(sampler, backend)``; the run is 10 chains x ``STEPS[backend]`` steps: 10^5 for
 ``jax`` (float32), 10^3 for ``numpy`` (float64, a Python loop). Divide a time by
@@ -30,6 +32,7 @@ import time
 import bench
 import samplers
 import targets
+from samplers import px
 from bench import numpy_driver
 from bench.jax_driver import CompiledGrid
 
@@ -50,6 +53,13 @@ SETTINGS = {
     "csgld": {"step_size": STEP_SIZE, "schedule": {"kind": "cyclical", "cycle_length": CYCLE_LENGTH}},
     "clipped_sgld": {"step_size": STEP_SIZE},
     "sglrw": {"step_size": STEP_SIZE},
+    "sghmc": {"step_size": STEP_SIZE},
+    "sghmc_cv": {"step_size": STEP_SIZE},
+    "sghmc_sa": {"step_size": STEP_SIZE},
+    "px_sgld": {"step_size": 1e-4},
+    "px_sghmc": {"step_size": 1e-3},
+    "sgnht": {"step_size": STEP_SIZE, "form": "practical", "diffusion": 1.0},
+    "sgnht_cv": {"step_size": STEP_SIZE, "form": "practical", "diffusion": 1.0},
 }
 
 
@@ -57,6 +67,14 @@ def _settings(name: str) -> dict:
     if name not in SETTINGS:
         raise NotImplementedError(f"sampler {name!r} has no benchmark settings in bench/asv/benchmarks/samplers.py")
     return SETTINGS[name]
+
+
+# Samplers that need layer matrices run on the icg as one 1 x 10 layer (samplers.px.single_layer).
+TARGET_WRAPPERS = {"px_sgld": px.single_layer, "px_sghmc": px.single_layer}
+
+
+def _target(name: str):
+    return TARGET_WRAPPERS.get(name, lambda icg: icg)(targets.get(TARGET, **TARGET_PARAMS))
 
 
 def _config(backend: str) -> bench.RunConfig:
@@ -68,7 +86,7 @@ def _config(backend: str) -> bench.RunConfig:
 def _runner(name: str, backend: str):
     """A call that runs 10 chains x ``STEPS[backend]`` steps (JAX: compiled and run once already)."""
     sampler = samplers.get(name)
-    target = targets.get(TARGET, **TARGET_PARAMS)
+    target = _target(name)
     params = sampler.params_for(target, **_settings(name))
     positions = target.check_positions(target.initial_position(), NUM_CHAINS)
     config = _config(backend)
@@ -125,7 +143,7 @@ class PeakMemSampler:
     timeout = 300
 
     def setup(self, name, backend):
-        self.target = targets.get(TARGET, **TARGET_PARAMS)
+        self.target = _target(name)
         self.sampler_params = samplers.get(name).params_for(self.target, **_settings(name))
 
     def peakmem_setup(self, name, backend):

@@ -1,0 +1,216 @@
+r"""What the SGHMC-family samplers share: hyperparameters (step size, friction, gradient-noise
+estimate, temperature, schedule, form, integrator, momentum refresh), the state (position,
+momentum, counter), and the two implementations of one step for any gradient oracle.
+
+Two forms of the same dynamics (:math:`g = \widehat{\nabla\log p}`, :math:`\xi \sim \mathcal N(0, I)`):
+
+- ``form="chen"``: Chen et al. (2014), eq. (15) and Algorithm 2; MAMBA (``seeds/001``), appendix
+  D.1, eq. (6). Step size :math:`h` (Chen's learning rate :math:`\eta`), per-step friction
+  :math:`\alpha`, momentum :math:`v` (stationary law :math:`\mathcal N(0, hT)`):
+
+  .. math:: \theta \leftarrow \theta + v, \qquad
+            v \leftarrow (1 - \alpha) v + h\,g(\theta) + \sqrt{h(2\alpha T - h\hat\beta)}\,\xi;
+
+- ``form="practical"``: Algorithm 3 of the PX paper (``seeds/004``, appendix C), its sign
+  convention included (:math:`r` is minus the usual momentum). Step size :math:`\epsilon`,
+  friction rate :math:`\gamma`, momentum :math:`r` (stationary law :math:`\mathcal N(0, T)`):
+
+  .. math:: r \leftarrow (1 - \gamma\epsilon) r - \epsilon\,g(\theta)
+            + \sqrt{\epsilon(2\gamma T - \epsilon\hat\beta)}\,\xi, \qquad \theta \leftarrow \theta - \epsilon r.
+
+With :math:`h = \epsilon^2`, :math:`\alpha = \gamma\epsilon`, :math:`v = -\epsilon r` and the normal
+draws negated the two are one chain (with the Euler integrator shifted by one step, since the
+Chen form drifts before its kick; ``tests/test_hamiltonian_exact_laws.py`` checks it draw by
+draw); they differ under a schedule, which scales :math:`h` in the first and :math:`\epsilon` in
+the second. :math:`\hat\beta` (``noise_estimate``) is the variance of the gradient noise per
+coordinate, Chen et al.'s :math:`\hat B` (their :math:`\hat\beta = h\hat B/2`): with the Euler
+integrator the injected noise plus the gradient noise then have exactly the variance the friction
+needs (the chain's law is the noise-free one); with the splitting integrator the two enter at
+different sub-steps, so the correction is only first-order. It requires
+:math:`2\alpha T - h\hat\beta \ge 0` (Chen form; :math:`2\gamma T - \epsilon\hat\beta \ge 0` in the
+practical one). ``temperature`` :math:`T` tempers the target to :math:`p^{1/T}` (PX eq. 8).
+
+Integrators (``integrator``):
+
+- ``"euler"`` (default): the papers' semi-implicit Euler. Chen form: drift with the old momentum,
+  then friction and a kick with the gradient at the new position (Algorithm 2); practical form:
+  friction and a kick with the gradient at the old position, then drift with the new momentum
+  (Algorithm 3). On a Gaussian with precision :math:`\lambda` both are stable exactly when
+  :math:`h\lambda < 4 - 2\alpha` (practical form: :math:`\epsilon^2\lambda < 4 - 2\gamma\epsilon`),
+  for any small friction. The explicit Euler of blackjax and posteriors (position and momentum
+  both from the old state) is not: its spectral radius is :math:`\sqrt{1 - \alpha + h\lambda}`,
+  above 1 whenever :math:`h\lambda > \alpha`; on the 10-d ICG (:math:`\lambda_{max} = 100`) at
+  :math:`h = 10^{-3}` with MAMBA's :math:`\alpha = 0.01` it is 1.044, and float32 chains overflow
+  in about 2000 steps (measured in ``tests/test_hamiltonian_exact_laws.py``).
+- ``"splitting"``: the BAOAB splitting of Leimkuhler & Matthews (2013) for the same SDE, written
+  as A O A B with one gradient per step: half a drift, the exact Ornstein-Uhlenbeck step of the
+  friction and the noise, half a drift, then the kick (Chen form):
+
+  .. math:: \theta \leftarrow \theta + v/2,\; v \leftarrow e^{-\alpha} v
+            + \sqrt{hT(1 - e^{-2\alpha}) - h^2\hat\beta}\,\xi,\; \theta \leftarrow \theta + v/2,\;
+            v \leftarrow v + h\,g(\theta),
+
+  (practical form: drifts :math:`-\epsilon r/2`, friction :math:`e^{-\gamma\epsilon}`, noise
+  :math:`\sqrt{T(1 - e^{-2\gamma\epsilon}) - \epsilon^2\hat\beta}`, kick :math:`-\epsilon g`). It
+  has the same stationary law as the SDE in the small-step limit, any friction is stable, and on
+  a Gaussian target with exact gradients the position's stationary law is exact at every stable
+  step size.
+
+``refresh_every`` :math:`L > 0` resamples the momentum from its stationary law before every
+step whose counter is a multiple of :math:`L` (Chen et al.'s Algorithm 2, "optionally resample";
+MAMBA tunes :math:`L`, "leapfrog steps", in {5, 10}); 0 (default) never does. The momentum starts
+at 0 (PX Algorithm 3).
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import jax.numpy as jnp
+import numpy as np
+
+from samplers._checks import in_interval, integer_at_least, number_or_vector, one_of, vector_length_matches
+from samplers._contract import Variate, hyperparameters, static_field
+from samplers._langevin import LangevinParams
+
+FORMS = ("chen", "practical")
+INTEGRATORS = ("euler", "splitting")
+DEFAULT_FRICTION = {"chen": 0.01, "practical": 100.0}  # MAMBA appendix D.1; PX table 11
+
+
+@hyperparameters
+class HamiltonianParams(LangevinParams):
+    """``LangevinParams``; ``friction`` > 0, a number or a per-coordinate vector (default: 0.01, MAMBA's
+    :math:`\\alpha`, in the Chen form; 100, PX table 11's :math:`\\gamma`, in the practical form);
+    ``noise_estimate`` :math:`\\hat\\beta` >= 0, number or vector (default 0); ``form`` in ``FORMS``;
+    ``integrator`` in ``INTEGRATORS``; ``refresh_every`` >= 0 (0: never). The Euler integrator needs a
+    per-step friction in (0, 2); the injected noise variance must be >= 0. Both are checked at the
+    schedule's peak, its step 0 (every schedule here is largest there)."""
+
+    friction: Any = None
+    noise_estimate: Any = 0.0
+    form: str = static_field("chen")
+    integrator: str = static_field("euler")
+    refresh_every: int = static_field(0)
+
+    def __post_init__(self):
+        super().__post_init__()
+        one_of("form", self.form, FORMS)
+        one_of("integrator", self.integrator, INTEGRATORS)
+        integer_at_least("refresh_every", self.refresh_every, 0)
+        friction = DEFAULT_FRICTION[self.form] if self.friction is None else self.friction
+        object.__setattr__(self, "friction", number_or_vector("friction", friction, 0.0, minimum_open=True))
+        object.__setattr__(self, "noise_estimate", number_or_vector("noise_estimate", self.noise_estimate))
+        peak = self.step_size_at(0, np)
+        per_step_friction = float(np.max(self.friction)) * (peak if self.form == "practical" else 1.0)
+        if self.integrator == "euler" and per_step_friction >= 2:
+            name = "friction * step_size" if self.form == "practical" else "friction"
+            in_interval(name, per_step_friction, 0.0, 2.0, low_open=True, high_open=True)
+        variance = injected_variance(self, peak, np)
+        if np.min(variance) < 0:
+            raise ValueError(f"noise_estimate is too large: the injected noise variance is {np.min(variance):.4g} < 0 "
+                             f"at step size {peak:g}; it needs {noise_condition(self)}")
+
+
+def noise_condition(params: HamiltonianParams) -> str:
+    """The condition on ``noise_estimate`` that keeps the injected variance >= 0, in words."""
+    if params.integrator == "euler":
+        friction = "friction" if params.form == "chen" else "friction (the rate gamma)"
+        return f"2 * {friction} * temperature - step_size * noise_estimate >= 0"
+    per_step = "friction" if params.form == "chen" else "friction * step_size"
+    scale = "step_size" if params.form == "chen" else "step_size**2"
+    return f"temperature * (1 - exp(-2 * {per_step})) - {scale} * noise_estimate >= 0"
+
+
+def injected_variance(params: HamiltonianParams, step_size, xp):
+    """Variance of the noise added to the momentum in one step of step size ``step_size`` (the
+    schedule's value at that step)."""
+    a, beta, temp = params.friction, params.noise_estimate, params.temperature
+    if params.form == "chen":
+        if params.integrator == "euler":
+            return step_size * (2 * a * temp - step_size * beta)
+        return step_size * temp * (1 - xp.exp(-2 * a)) - step_size**2 * beta
+    if params.integrator == "euler":
+        return step_size * (2 * a * temp - step_size * beta)
+    return temp * (1 - xp.exp(-2 * a * step_size)) - step_size**2 * beta
+
+
+def refresh_variance(params: HamiltonianParams, step_size):
+    """Variance of the momentum's stationary law: :math:`hT` (Chen form) or :math:`T` (practical)."""
+    return step_size * params.temperature if params.form == "chen" else params.temperature
+
+
+class State(NamedTuple):
+    position: Any
+    momentum: Any
+    step: Any
+
+
+def init(position, params: HamiltonianParams) -> State:
+    vector_length_matches("friction", params.friction, position)
+    vector_length_matches("noise_estimate", params.noise_estimate, position)
+    return State(position=position, momentum=0 * position, step=0)
+
+
+def draw_spec(dim: int, params: HamiltonianParams) -> dict[str, Variate]:
+    spec = {"noise": Variate("normal", (dim,))}
+    if params.refresh_every:
+        spec["refresh"] = Variate("normal", (dim,))
+    return spec
+
+
+def reference_update(state: State, grad_fn, draws, params: HamiltonianParams) -> State:
+    """One step, the papers' equations line by line (NumPy, one chain)."""
+    h = params.step_size_at(state.step, np)
+    theta, m = state.position, state.momentum
+    if params.refresh_every and state.step % params.refresh_every == 0:
+        m = np.sqrt(refresh_variance(params, h)) * draws["refresh"]
+    noise = np.sqrt(injected_variance(params, h, np)) * draws["noise"]
+    if params.form == "chen" and params.integrator == "euler":  # Chen et al. Algorithm 2
+        theta = theta + m
+        m = (1 - params.friction) * m + h * grad_fn(theta) + noise
+    elif params.form == "practical" and params.integrator == "euler":  # PX Algorithm 3
+        m = (1 - params.friction * h) * m - h * grad_fn(theta) + noise
+        theta = theta - h * m
+    elif params.form == "chen":  # A O A B
+        theta = theta + m / 2
+        m = np.exp(-params.friction) * m + noise
+        theta = theta + m / 2
+        m = m + h * grad_fn(theta)
+    else:
+        theta = theta - h * m / 2
+        m = np.exp(-params.friction * h) * m + noise
+        theta = theta - h * m / 2
+        m = m - h * grad_fn(theta)
+    return State(theta, m, state.step + 1)
+
+
+def coefficients(params: HamiltonianParams, h):
+    """(drift, kick, decay) of one step of step size ``h``: the position moves by drift * momentum,
+    the momentum by kick * gradient, and friction multiplies the momentum by decay."""
+    per_step_friction = params.friction * (h if params.form == "practical" else 1.0)
+    decay = jnp.exp(-per_step_friction) if params.integrator == "splitting" else 1 - per_step_friction
+    if params.form == "chen":
+        return 1.0, h, decay
+    return -h, -h, decay
+
+
+def optimized_update(state: State, grad_fn, draws, params: HamiltonianParams) -> State:
+    """The same step from its coefficients (JAX; jit- and vmap-able)."""
+    h = params.step_size_at(state.step, jnp)
+    drift, kick, decay = coefficients(params, h)
+    theta, m = state.position, state.momentum
+    if params.refresh_every:
+        refresh = state.step % params.refresh_every == 0
+        m = jnp.where(refresh, jnp.sqrt(refresh_variance(params, h)) * draws["refresh"], m)
+    noise = jnp.sqrt(injected_variance(params, h, jnp)) * draws["noise"]
+    if params.integrator == "splitting":
+        theta = theta + drift * m / 2
+        m = decay * m + noise
+        theta = theta + drift * m / 2
+        return State(theta, m + kick * grad_fn(theta), state.step + 1)
+    if params.form == "chen":
+        theta = theta + drift * m
+        return State(theta, decay * m + kick * grad_fn(theta) + noise, state.step + 1)
+    m = decay * m + kick * grad_fn(theta) + noise
+    return State(theta + drift * m, m, state.step + 1)

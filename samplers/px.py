@@ -1,0 +1,619 @@
+r"""Parameter expansion (PX-SGMCMC): any sampler run on an expanded parametrisation of a network's
+layer matrices, with its samples mapped back to the network's parameters.
+
+Kim, Nam, Yun, Yang & Lee (2025), "Parameter Expanded Stochastic Gradient Markov Chain Monte Carlo"
+(``seeds/004_36ef435241ec6d1f.txt``), section 3, eq. (9): every layer's weight matrix and bias are
+products of new parameters,
+
+.. math:: \mathbf W = \mathbf P_{1:c}\,\mathbf V\,\mathbf Q_{1:d}, \qquad \mathbf b = \mathbf P_{1:c}\,\mathbf a,
+          \qquad \mathbf P_{1:c} = \mathbf P_c \cdots \mathbf P_1, \quad
+          \mathbf Q_{1:d} = \mathbf Q_1 \cdots \mathbf Q_d,
+
+in the paper's orientation :math:`\mathbf h \mapsto \mathbf W \mathbf h + \mathbf b` (eq. 2), with
+square expanded matrices :math:`\mathbf P_i` (out x out) and :math:`\mathbf Q_j` (in x in) and the base
+matrix :math:`\mathbf V` of :math:`\mathbf W`'s shape. The targets here use the row convention
+:math:`h \mapsto h W + b` (``targets.bnn``), so :math:`W = \mathbf W^\top = \mathbf Q_{1:d}^\top V \mathbf P_{1:c}^\top`
+with :math:`V = \mathbf V^\top`. The sampler (SGLD, SGHMC, ...) runs unchanged on the expanded position
+:math:`\theta` of eq. (10) (and, for SGHMC, the momentum of eq. 11), whose log density is
+
+.. math:: \log \tilde p(\theta) = \log p(\mathcal D \mid W(\theta), b(\theta)) + \log \mathcal N(\theta; 0, \sigma^2 I),
+
+the likelihood of the network at the mapped-back parameters and the isotropic Gaussian prior of
+appendix C ("the variance of the zero-mean Gaussian prior over the neural network parameters") on
+every expanded parameter, eq. (6) with :math:`\theta` the expanded parameters. Its stochastic
+gradient comes from the driver's oracle (the gradient of the target's log *posterior* at
+:math:`W(\theta)` on this step's minibatch, scaled by N/B): the target's own prior gradient
+:math:`-W/v` is removed, the chain rule :math:`J(\theta)^\top` is applied by hand (per layer, with
+:math:`G = \partial/\partial W` and :math:`g_b = \partial/\partial b`, :math:`\mathbf G = G^\top`,
+:math:`\mathbf A = \mathbf P_{1:c}`, :math:`\mathbf B = \mathbf Q_{1:d}`):
+
+.. math:: \partial_{\mathbf V} = \mathbf A^\top \mathbf G \mathbf B^\top, \quad
+          \partial_{\mathbf a} = \mathbf A^\top g_b, \quad
+          \partial_{\mathbf A} = \mathbf G \mathbf B^\top \mathbf V^\top + g_b \mathbf a^\top, \quad
+          \partial_{\mathbf B} = \mathbf V^\top \mathbf A^\top \mathbf G,
+
+and a factor :math:`X_j` of a product :math:`M = X_1 \cdots X_k` gets
+:math:`(X_1 \cdots X_{j-1})^\top \partial_M (X_{j+1} \cdots X_k)^\top` (appendix A.1, eq. 18), and the
+expanded prior's gradient :math:`-\theta/\sigma^2` is added. Gradient flow on :math:`\theta` is then
+the preconditioned flow of Lemma 3.1 on :math:`\mathrm{vec}(\mathbf W)` (eqs. 20-23; checked in
+``tests/test_px.py``). Note that the samples' marginal law on :math:`W` is not the target's
+posterior: the Gaussian prior on the factors induces a different prior on their product (with
+expansion (0, 0) and the default ``prior_scale`` it is exactly the target).
+
+Layout of :math:`\theta` (one flat vector): first the base parameters :math:`V, a` of every layer in
+exactly the target's flat layout of :math:`W, b` (so with expansion (0, 0) :math:`\theta` *is* the
+target's position, and the base sampler's draws line up), then per layer
+:math:`\mathbf P_1, \dots, \mathbf P_c, \mathbf Q_1, \dots, \mathbf Q_d`, each row-major in the paper's
+orientation. Chains start at :math:`\mathbf P_i = \mathbf Q_j = I`, :math:`V = W`, :math:`a = b` (so
+:math:`W(\theta_0) = W_0`). With ``low_rank`` :math:`k > 0` every expanded matrix is the
+"low-rank plus diagonal" :math:`\mathrm{diag}(\mathbf d) + \mathbf U \mathbf L^\top` of appendix B.6
+(:math:`\mathbf U, \mathbf L` of shape p x k, stored after :math:`\mathbf d`; :math:`p(1 + 2k)` numbers
+instead of :math:`p^2`), starting at :math:`\mathbf d = 1`, :math:`\mathbf U = \mathbf L = 0`; the
+products are formed densely (the saving is in the sampler's state, as in the paper's count).
+
+SGHMC friction (section 5, table 11): ``friction`` acts on the :math:`V, a` coordinates (a number or a
+vector of the target's dimension), ``expanded_friction`` on the :math:`\mathbf P, \mathbf Q` ones
+(default ``friction / 100``: table 11 uses 100 and 1).
+
+A PX sampler's ``State`` is ``(position, base)``: ``position`` is :math:`(W(\theta), b(\theta))` in the
+target's flat layout (what the drivers record), ``base`` the base sampler's state over :math:`\theta`.
+Targets: a network with layer matrices (``targets.get("bnn", ...)``, whose ``layer_shapes`` and
+``unflatten`` give the layout), or any vector target wrapped by :func:`single_layer` as one matrix
+layer without bias (section 5.1's :math:`x = \mathbf W_3 \mathbf W_2 \mathbf W_1 x`).
+
+Practical notes (measured in ``tests/test_px.py``): the expanded chain is stiffer than the base
+one, increasingly so as the expanded matrices grow (Lemma 3.1's preconditioner scales with their
+singular values), so a step size stable for the base sampler can diverge with the expansion
+(section 5.1's mixture: PX-SGLD at 5e-3, PX-SGHMC at 0.05). Under the prior a p x p factor
+drifts towards N(0, sigma^2) entries, spectral norm about :math:`2\sigma\sqrt p`: a wide layer with
+the default sigma of 1 is strongly preconditioned (the paper's PX-SGHMC uses
+:math:`\sigma^2 = 0.02`, table 11). Cost per step: the products of eq. (9), their pullback and
+the mapped-back position, about four products of in x in x out and four of in x out x out per
+layer for c = d = 1
+(``bench/px_overhead.py``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+import numbers
+import sys
+from typing import Any, NamedTuple
+
+import jax.numpy as jnp
+import numpy as np
+
+import samplers
+from samplers._checks import integer_at_least, number_or_vector, positive_finite, vector_length_matches
+from samplers._contract import static_field
+from targets._backend import namespace
+from targets._contract import Target
+
+DEFAULT_FRICTION_RATIO = 100.0  # PX table 11: friction 100 for V, 1 for P and Q
+CITATION = "Kim et al. (2025), PX-SGMCMC (seeds/004), eq. (9)"
+
+
+# --------------------------------------------------------------------------------------------
+# Layout of the expanded vector
+
+
+class Factor(NamedTuple):
+    """One expanded matrix (p x p) stored at ``start``: full (``rank`` 0, p*p numbers, row-major) or
+    diag(d) + U L^T (``rank`` k: d, then U and L, each p x k row-major)."""
+
+    start: int
+    size: int
+    rank: int
+
+    @property
+    def length(self) -> int:
+        return self.size * self.size if self.rank == 0 else self.size * (1 + 2 * self.rank)
+
+
+class LayerSlots(NamedTuple):
+    """Where one layer's parts lie: ``weights`` (n_in x n_out, row-major, our orientation), ``bias``
+    (n_out; None without bias) in the base block; ``left`` = (P_1, ..., P_c) (out x out) and
+    ``right`` = (Q_1, ..., Q_d) (in x in) in the expanded block."""
+
+    n_in: int
+    n_out: int
+    weights: int
+    bias: int | None
+    left: tuple
+    right: tuple
+
+
+class Layout(NamedTuple):
+    dim: int  # the target's dimension (the base block's length)
+    expanded_dim: int
+    layers: tuple
+
+
+@functools.lru_cache(maxsize=64)
+def layout(layers: tuple, expansion: tuple, low_rank: int = 0) -> Layout:
+    """The slots of ``layers`` ((n_in, n_out, has_bias), ...) under ``expansion`` (c, d)."""
+    c, d = expansion
+    start, base = 0, []
+    for n_in, n_out, has_bias in layers:
+        base.append((start, start + n_in * n_out if has_bias else None))
+        start += n_in * n_out + (n_out if has_bias else 0)
+    dim, slots = start, []
+    for (n_in, n_out, _), (weights, bias) in zip(layers, base):
+        factors = []
+        for size, count in ((n_out, c), (n_in, d)):
+            group = []
+            for _ in range(count):
+                group.append(Factor(start, size, low_rank))
+                start += group[-1].length
+            factors.append(tuple(group))
+        slots.append(LayerSlots(n_in, n_out, weights, bias, *factors))
+    return Layout(dim, start, tuple(slots))
+
+
+def expanded_dim(params) -> int:
+    """The length of the expanded position for ``params`` (its ``layers`` must be filled in)."""
+    return _layout_of(params).expanded_dim
+
+
+def _layout_of(params) -> Layout:
+    if params.layers is None:
+        raise ValueError("the PX sampler's layers are not set: build its parameters with "
+                         "Sampler.params_for(target, ...) (bench.run does), which reads them from the target")
+    return layout(params.layers, params.expansion, params.low_rank)
+
+
+# --------------------------------------------------------------------------------------------
+# The map theta -> (W, b), its pullback, and the starting point
+
+
+def _factor(theta, factor: Factor, xp):
+    p, k, s = factor.size, factor.rank, factor.start
+    if k == 0:
+        return theta[s:s + p * p].reshape(p, p)
+    diagonal = theta[s:s + p]
+    u = theta[s + p:s + p + p * k].reshape(p, k)
+    low = theta[s + p + p * k:s + p + 2 * p * k].reshape(p, k)
+    return xp.diag(diagonal) + u @ low.T
+
+
+def _factor_grad(theta, factor: Factor, grad, xp):
+    """The gradient for the stored numbers of ``factor`` from the gradient ``grad`` for its matrix."""
+    p, k, s = factor.size, factor.rank, factor.start
+    if k == 0:
+        return grad.reshape(-1)
+    u = theta[s + p:s + p + p * k].reshape(p, k)
+    low = theta[s + p + p * k:s + p + 2 * p * k].reshape(p, k)
+    return xp.concatenate([xp.diagonal(grad), (grad @ low).reshape(-1), (grad.T @ u).reshape(-1)])
+
+
+def _product(matrices):
+    """X_1 X_2 ... X_k (k >= 1), or None for k = 0 (the identity)."""
+    if not matrices:
+        return None
+    out = matrices[0]
+    for matrix in matrices[1:]:
+        out = out @ matrix
+    return out
+
+
+def _product_grads(matrices, grad):
+    """Gradients for X_1, ..., X_k of M = X_1 ... X_k from ``grad`` for M (appendix A.1, eq. 18):
+    (X_1 ... X_{j-1})^T grad (X_{j+1} ... X_k)^T."""
+    k = len(matrices)
+    out = []
+    for j in range(k):
+        g = grad
+        before, after = _product(matrices[:j]), _product(matrices[j + 1:])
+        if before is not None:
+            g = before.T @ g
+        if after is not None:
+            g = g @ after.T
+        out.append(g)
+    return out
+
+
+class _Layer(NamedTuple):
+    """One layer's forward intermediates: the left and right factor matrices (as stored: P_1..P_c,
+    Q_1..Q_d), their products A = P_c...P_1 and B = Q_1...Q_d (None: identity), V (our orientation),
+    a, and B^T V."""
+
+    left: list
+    right: list
+    a_product: Any
+    b_product: Any
+    base: Any
+    bias: Any
+    bt_v: Any
+
+
+def forward(theta, params, xp=np):
+    """(flat (W, b) of every layer in the target's layout, the intermediates the pullback reuses)."""
+    lay = _layout_of(params)
+    pieces, cache = [], []
+    for slot in lay.layers:
+        left = [_factor(theta, f, xp) for f in slot.left]
+        right = [_factor(theta, f, xp) for f in slot.right]
+        a_product, b_product = _product(left[::-1]), _product(right)  # P_c ... P_1 and Q_1 ... Q_d
+        base = theta[slot.weights:slot.weights + slot.n_in * slot.n_out].reshape(slot.n_in, slot.n_out)
+        bt_v = base if b_product is None else b_product.T @ base
+        weights = bt_v if a_product is None else bt_v @ a_product.T
+        pieces.append(weights.reshape(-1))
+        bias = None
+        if slot.bias is not None:
+            bias = theta[slot.bias:slot.bias + slot.n_out]
+            pieces.append(bias if a_product is None else a_product @ bias)
+        cache.append(_Layer(left, right, a_product, b_product, base, bias, bt_v))
+    return xp.concatenate(pieces), cache
+
+
+def pullback(theta, cache, grad, params, xp=np):
+    r""":math:`J(\theta)^\top` ``grad``: the gradient for the expanded position of a function of
+    :math:`(W, b)` whose gradient there is ``grad`` (flat, the target's layout)."""
+    lay = _layout_of(params)
+    base_pieces, expanded_pieces = [], []
+    for slot, layer in zip(lay.layers, cache):
+        g = grad[slot.weights:slot.weights + slot.n_in * slot.n_out].reshape(slot.n_in, slot.n_out)
+        g_a = g if layer.a_product is None else g @ layer.a_product  # G A
+        base_pieces.append((g_a if layer.b_product is None else layer.b_product @ g_a).reshape(-1))  # B G A
+        g_bias = None
+        if slot.bias is not None:
+            g_bias = grad[slot.bias:slot.bias + slot.n_out]
+            base_pieces.append(g_bias if layer.a_product is None else layer.a_product.T @ g_bias)
+        if layer.left:
+            g_product = g.T @ layer.bt_v  # paper orientation: G B^T V^T, (out x out)
+            if g_bias is not None:
+                g_product = g_product + xp.outer(g_bias, layer.bias)
+            grads = _product_grads(layer.left[::-1], g_product)[::-1]  # back to P_1, ..., P_c
+            expanded_pieces += [_factor_grad(theta, f, gm, xp) for f, gm in zip(slot.left, grads)]
+        if layer.right:
+            g_product = layer.base @ g_a.T  # paper orientation: V^T A^T G, (in x in)
+            grads = _product_grads(layer.right, g_product)
+            expanded_pieces += [_factor_grad(theta, f, gm, xp) for f, gm in zip(slot.right, grads)]
+    return xp.concatenate(base_pieces + expanded_pieces)
+
+
+def expand(position, params, xp=np):
+    """The expanded position whose mapped-back parameters are ``position``: V = W, a = b, every
+    expanded matrix the identity (low rank: d = 1, U = L = 0)."""
+    lay = _layout_of(params)
+    pieces = [position]
+    for slot in lay.layers:
+        for factor in slot.left + slot.right:
+            if factor.rank == 0:
+                pieces.append(xp.eye(factor.size, dtype=position.dtype).reshape(-1))
+            else:
+                pieces += [xp.ones(factor.size, dtype=position.dtype),
+                           xp.zeros(2 * factor.size * factor.rank, dtype=position.dtype)]
+    return xp.concatenate(pieces)
+
+
+def expanded_grad_fn(grad_fn, params, xp=np):
+    r"""The stochastic gradient of the expanded log density from the driver's oracle ``grad_fn``:
+    :math:`J^\top(\hat g(W) + \tau W) - \theta/\sigma^2` with :math:`\tau` the target's prior
+    precision (``target_prior_precision``) and :math:`\sigma` the ``prior_scale``."""
+    variance = params.prior_scale ** 2
+
+    def oracle(theta):
+        position, cache = forward(theta, params, xp)
+        likelihood_grad = grad_fn(position) + params.target_prior_precision * position
+        return pullback(theta, cache, likelihood_grad, params, xp) - theta / variance
+
+    return oracle
+
+
+# --------------------------------------------------------------------------------------------
+# Targets: the layer structure and the prior to remove
+
+
+def layer_structure(target) -> tuple:
+    """((n_in, n_out, has_bias), ...) of ``target``'s layers; ValueError for a target without them.
+    A network target has ``layer_shapes`` [(n_in, n_out)] and ``unflatten``; its flat layout (per
+    layer W row-major (n_in, n_out), then b) is checked by unflattening a probe vector."""
+    if isinstance(target, SingleLayerTarget):
+        return target.px_layers
+    shapes = getattr(target, "layer_shapes", None)
+    if shapes is None or not callable(getattr(target, "unflatten", None)):
+        raise ValueError(f"expansion needs a target with layer matrices (like 'bnn', which has layer_shapes and "
+                         f"unflatten); target {getattr(target, 'name', target)!r} has none; wrap a vector target "
+                         f"with px.single_layer(target)")
+    layers = tuple((int(n_in), int(n_out), True) for n_in, n_out in shapes)
+    lay = layout(layers, (0, 0))
+    probe = np.arange(target.dim, dtype=np.float64)
+    if lay.dim != target.dim:
+        raise ValueError(f"target {target.name!r}: its layer_shapes {list(shapes)} with biases hold {lay.dim} "
+                         f"parameters, but its dimension is {target.dim}")
+    for slot, (weights, bias) in zip(lay.layers, target.unflatten(probe)):
+        expected_w = probe[slot.weights:slot.weights + slot.n_in * slot.n_out].reshape(slot.n_in, slot.n_out)
+        if not (np.array_equal(weights, expected_w) and np.array_equal(bias, probe[slot.bias:slot.bias + slot.n_out])):
+            raise ValueError(f"target {target.name!r} does not store each layer as W (n_in, n_out) row-major "
+                             "followed by b, the layout the expansion assumes")
+    return layers
+
+
+def target_prior_precision(target) -> float:
+    r""":math:`\tau` of the target's prior :math:`\mathcal N(0, \tau^{-1} I)` (0 for a single-layer
+    adapter, which has no prior of its own); ValueError unless ``grad_log_prior`` is :math:`-\tau x`."""
+    if isinstance(target, SingleLayerTarget):
+        return 0.0
+    if not callable(getattr(target, "grad_log_prior", None)) or getattr(target, "prior_variance", None) is None:
+        raise ValueError(f"expansion removes the target's prior from its gradient, but target {target.name!r} has no "
+                         "grad_log_prior and prior_variance (an isotropic Gaussian prior)")
+    precision = 1.0 / float(target.prior_variance)
+    probe = np.linspace(-1.0, 1.0, target.dim)
+    if not np.allclose(np.asarray(target.grad_log_prior(probe)), -precision * probe, rtol=1e-12, atol=1e-12):
+        raise ValueError(f"target {target.name!r}: grad_log_prior is not -x / prior_variance; the expansion can "
+                         "only remove an isotropic zero-mean Gaussian prior")
+    return precision
+
+
+def target_prior_scale(target) -> float:
+    """The target's own prior standard deviation: the default ``prior_scale`` of the expansion."""
+    if getattr(target, "prior_scale", None) is not None:
+        return float(target.prior_scale)
+    return math.sqrt(float(target.prior_variance))
+
+
+# --------------------------------------------------------------------------------------------
+# The wrapper
+
+
+class State(NamedTuple):
+    """``position``: :math:`(W, b)(\\theta)` flat in the target's layout; ``base``: the base
+    sampler's state over the expanded position :math:`\\theta`."""
+
+    position: Any
+    base: Any
+
+
+def _check_expansion(value) -> tuple:
+    if isinstance(value, str) or not isinstance(value, tuple | list) or len(value) != 2:
+        raise ValueError(f"expansion must be a pair (c, d) of integers >= 0 (left and right expanded matrices "
+                         f"per layer), got {value!r}")
+    return tuple(integer_at_least(f"expansion[{i}]", v, 0) for i, v in enumerate(value))
+
+
+def _check_layers(value):
+    if value is None:
+        return None
+    try:
+        layers = tuple((n_in, n_out, bias) for n_in, n_out, bias in value)
+        valid = bool(layers) and all(isinstance(n, numbers.Integral) and not isinstance(n, bool) and n >= 1
+                                     for n_in, n_out, _ in layers for n in (n_in, n_out))
+    except (TypeError, ValueError):
+        valid = False
+    if not valid:
+        raise ValueError(f"layers must be a sequence of (n_in, n_out, has_bias) with n_in, n_out >= 1 (filled in "
+                         f"from the target by Sampler.params_for), got {value!r}")
+    return tuple((int(n_in), int(n_out), bool(bias)) for n_in, n_out, bias in layers)
+
+
+def px(base_sampler, expansion=(1, 1), name=None, citation=None, **defaults) -> samplers.Sampler:
+    """The PX version of ``base_sampler`` (a :class:`samplers.Sampler`) with default ``expansion``
+    (c, d), registered-able under ``name`` (default ``"px_" + base name``). ``defaults`` override
+    the defaults of the base's hyperparameters (e.g. ``form="practical"``) or of the PX ones.
+
+    ``Params``: the base's fields, and ``expansion`` (static pair of ints >= 0), ``layers`` (static;
+    filled in by ``prepare`` from the target), ``prior_scale`` :math:`\\sigma` > 0 of the Gaussian
+    prior on every expanded parameter (default: the target's own prior scale, so expansion (0, 0) is
+    the base sampler on the target), ``target_prior_precision`` (the target's prior precision,
+    filled in by ``prepare``: the steps remove that prior from the driver's gradient),
+    ``low_rank`` (static int >= 0: 0 full expanded matrices, k diag + rank-k), and, for a base with
+    ``friction``, ``expanded_friction`` > 0 (friction of the expanded coordinates; default
+    ``friction / 100``, a number or a vector of their count).
+    """
+    if not isinstance(base_sampler, samplers.Sampler):
+        raise TypeError(f"base_sampler must be a samplers.Sampler, got {type(base_sampler).__name__}")
+    if base_sampler.prepare is not None:
+        raise ValueError(f"sampler {base_sampler.name!r} fills target-dependent parameters (prepare), which live in "
+                         "the target's space, not the expanded one; px wraps samplers without them")
+    name = f"px_{base_sampler.name}" if name is None else name
+    citation = f"{CITATION}; base: {base_sampler.citation}" if citation is None else citation
+    expansion = _check_expansion(expansion)
+    BaseParams = base_sampler.Params
+    base_fields = {f.name: f for f in dataclasses.fields(BaseParams)}
+    has_friction = "friction" in base_fields
+
+    own = {
+        "expansion": static_field(expansion),
+        "layers": static_field(None),
+        "prior_scale": dataclasses.field(default=None),
+        "target_prior_precision": dataclasses.field(default=None),
+        "low_rank": static_field(0),
+    }
+    if has_friction:
+        own["expanded_friction"] = dataclasses.field(default=None)
+    body = {"__annotations__": {}}
+    for key, value in defaults.items():
+        if key in base_fields:
+            body[key] = dataclasses.field(default=value, metadata=base_fields[key].metadata)
+        elif key in own:
+            value = _check_expansion(value) if key == "expansion" else value
+            own[key] = dataclasses.field(default=value, metadata=own[key].metadata)
+        else:
+            raise ValueError(f"px({base_sampler.name!r}): no parameter {key!r} to give a default; it has "
+                             f"{', '.join([*base_fields, *own])}")
+        body["__annotations__"][key] = Any
+    for key, field in own.items():
+        body.setdefault(key, field)
+        body["__annotations__"][key] = Any
+
+    def __post_init__(self):
+        if hasattr(BaseParams, "__post_init__"):
+            BaseParams.__post_init__(self)
+        object.__setattr__(self, "expansion", _check_expansion(self.expansion))
+        object.__setattr__(self, "low_rank", integer_at_least("low_rank", self.low_rank, 0))
+        object.__setattr__(self, "layers", _check_layers(self.layers))
+        if self.prior_scale is not None:
+            object.__setattr__(self, "prior_scale", positive_finite("prior_scale", self.prior_scale))
+        if self.target_prior_precision is not None:
+            object.__setattr__(self, "target_prior_precision",
+                               number_or_vector("target_prior_precision", self.target_prior_precision))
+            if np.ndim(self.target_prior_precision):
+                raise ValueError("target_prior_precision must be a number (the target's prior is isotropic)")
+        if has_friction:
+            _check_expanded_friction(self, BaseParams)
+
+    body["__post_init__"] = __post_init__
+    body["__doc__"] = (f"{BaseParams.__name__} of {base_sampler.name!r} and the expansion's parameters "
+                            f"(see samplers.px.px).")
+    cls = type("Params", (BaseParams,), body)
+    cls.__module__ = sys._getframe(1).f_globals.get("__name__", __name__)
+    cls.base_class = BaseParams
+    Params = samplers.hyperparameters(cls)
+
+    def prepare(target, params: dict) -> dict:
+        params = dict(params)
+        try:
+            layers = layer_structure(target)
+        except ValueError as error:
+            raise ValueError(f"sampler {name!r}: {error}") from None
+        given = _check_layers(params.get("layers"))
+        if given is not None and given != layers:
+            raise ValueError(f"sampler {name!r}: layers {given} do not match target {target.name!r}'s {layers}")
+        params["layers"] = layers
+        precision = target_prior_precision(target)
+        given = params.get("target_prior_precision")
+        if given is not None and not np.isclose(float(given), precision, rtol=1e-12, atol=0.0):
+            raise ValueError(f"sampler {name!r}: target_prior_precision {given} is not target {target.name!r}'s "
+                             f"prior precision {precision}; leave it out (it is read from the target)")
+        params["target_prior_precision"] = precision
+        if params.get("prior_scale") is None:
+            params["prior_scale"] = target_prior_scale(target)
+        return params
+
+    def init(position, params) -> State:
+        xp = namespace(position)
+        lay = _layout_of(params)
+        if np.shape(position)[-1:] != (lay.dim,):
+            raise ValueError(f"the position has dimension {np.shape(position)[-1]}, but the layers {params.layers} "
+                             f"hold {lay.dim} parameters")
+        if params.prior_scale is None or params.target_prior_precision is None:
+            raise ValueError("prior_scale and target_prior_precision are not set: build the parameters with "
+                             "Sampler.params_for(target, ...) (bench.run does)")
+        if has_friction:
+            vector_length_matches("friction", params.friction, position)
+            if np.ndim(params.expanded_friction) == 1 and np.shape(params.expanded_friction)[0] != \
+                    lay.expanded_dim - lay.dim:
+                raise ValueError(f"expanded_friction has length {np.shape(params.expanded_friction)[0]}, but there "
+                                 f"are {lay.expanded_dim - lay.dim} expanded coordinates")
+        theta = expand(position, params, xp)
+        base = base_sampler.init(theta, base_params(params, xp))
+        return State(forward(theta, params, xp)[0], base)
+
+    def draw_spec(dim, params):
+        lay = _layout_of(params)
+        if dim != lay.dim:
+            raise ValueError(f"draw_spec of {name!r} got dimension {dim}, but the layers hold {lay.dim} parameters")
+        return base_sampler.draw_spec(lay.expanded_dim, params)
+
+    def reference_step(state: State, grad_fn, draws, params):
+        oracle = expanded_grad_fn(grad_fn, params, np)
+        base, info = base_sampler.reference_step(state.base, oracle, draws, base_params(params, np))
+        position = forward(base.position, params, np)[0]
+        return State(position, base), info
+
+    def optimized_step(state: State, grad_fn, draws, params):
+        oracle = expanded_grad_fn(grad_fn, params, jnp)
+        base, info = base_sampler.optimized_step(state.base, oracle, draws, base_params(params, jnp))
+        position = forward(base.position, params, jnp)[0]
+        return State(position, base), info
+
+    sampler = samplers.Sampler(name=name, citation=citation, Params=Params, State=State, init=init,
+                               reference_step=reference_step, optimized_step=optimized_step, draw_spec=draw_spec,
+                               prepare=prepare)
+    return sampler
+
+
+def base_params(params, xp=np):
+    """The base sampler's parameters over the expanded position (validation bypassed: the fields
+    were validated as ``params``, and inside ``jit`` the leaves are tracers), with ``friction`` the
+    per-coordinate vector of ``friction`` (V, a coordinates) and ``expanded_friction`` (P, Q)."""
+    BaseParams = type(params).base_class
+    out = object.__new__(BaseParams)
+    for field in dataclasses.fields(BaseParams):
+        object.__setattr__(out, field.name, getattr(params, field.name))
+    lay = _layout_of(params)
+    if hasattr(params, "expanded_friction") and lay.expanded_dim > lay.dim:
+        friction = xp.concatenate([xp.broadcast_to(params.friction, (lay.dim,)),
+                                   xp.broadcast_to(params.expanded_friction, (lay.expanded_dim - lay.dim,))])
+        object.__setattr__(out, "friction", friction)
+    return out
+
+
+def _check_expanded_friction(params, BaseParams) -> None:
+    """Fill in and validate ``expanded_friction`` (default friction / 100) with the base's checks
+    (the Euler integrator's per-step friction < 2, a non-negative injected noise variance)."""
+    value = params.expanded_friction
+    if value is None:
+        if np.ndim(params.friction):
+            raise ValueError("expanded_friction is required when friction is a vector (it would be friction / "
+                             f"{DEFAULT_FRICTION_RATIO:g} per V coordinate, which does not fit the P, Q coordinates)")
+        value = params.friction / DEFAULT_FRICTION_RATIO
+    value = number_or_vector("expanded_friction", value, 0.0, minimum_open=True)
+    object.__setattr__(params, "expanded_friction", value)
+    fields = {f.name: getattr(params, f.name) for f in dataclasses.fields(BaseParams)}
+    try:
+        BaseParams(**{**fields, "friction": value})
+    except ValueError as error:
+        raise ValueError(f"expanded_friction {value}: {error}") from None
+
+
+# --------------------------------------------------------------------------------------------
+# A vector target as one matrix layer
+
+
+class SingleLayerTarget(Target):
+    """A vector target as one matrix layer without bias; see :func:`single_layer`."""
+
+    def __init__(self, inner, prior_scale=1.0):
+        if isinstance(inner, SingleLayerTarget) or not isinstance(inner, Target):
+            raise TypeError(f"single_layer wraps a targets Target (not already wrapped), got {inner!r}")
+        self.inner = inner
+        self.prior_scale = positive_finite("prior_scale", prior_scale)
+        self.name = f"{inner.name}_single_layer"
+        self.dim = inner.dim
+        self.truth = inner.truth
+        self.noise = inner.noise
+        self.px_layers = ((1, inner.dim, False),)
+        self.params = {**inner.params, "single_layer_prior_scale": self.prior_scale}
+
+    def logdensity(self, x):
+        return self.inner.logdensity(x)
+
+    def grad_logdensity(self, x):
+        return self.inner.grad_logdensity(x)
+
+    def stochastic_grad(self, x, draw):
+        return self.inner.stochastic_grad(x, draw)
+
+    @property
+    def draw_spec(self):
+        return self.inner.draw_spec
+
+    def grad_log_prior(self, x):
+        """0: the adapter has no prior of its own (its density is the whole target's)."""
+        return 0 * x
+
+    def sample(self, key, n):
+        return self.inner.sample(key, n)
+
+    def initial_position(self):
+        return self.inner.initial_position()
+
+    def __repr__(self):
+        return f"px.single_layer({self.inner!r}, prior_scale={self.prior_scale!r})"
+
+
+def single_layer(target, prior_scale=1.0) -> SingleLayerTarget:
+    """``target`` (any vector target of dimension n) as one matrix layer without bias, the setting
+    of section 5.1 (:math:`x = \\mathbf W_3 \\mathbf W_2 \\mathbf W_1 x`): the position is the base matrix
+    (n x 1 in the paper's orientation, 1 x n in ours), so the left expanded matrices are n x n and
+    the right ones 1 x 1. Its "likelihood" is the whole target log density, and the expansion puts
+    :math:`\\mathcal N(0, \\text{prior\\_scale}^2)` on every expanded parameter (the default
+    ``prior_scale`` of a PX sampler on it). The adapter itself has no prior: as a target it is
+    ``target`` (the same density, gradients, noise, truth and start), so base samplers run on it
+    exactly as on ``target``. ``truth`` is the target's: exact for base samplers, not for PX chains,
+    whose marginal law carries the Gaussian prior on the factors."""
+    return SingleLayerTarget(target, prior_scale)

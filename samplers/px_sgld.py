@@ -1,0 +1,23 @@
+r"""PX-SGLD: SGLD (``samplers.sgld``; PX paper Algorithm 1) on the expanded parametrisation of eq. (9)
+of the PX-SGMCMC paper (``seeds/004_36ef435241ec6d1f.txt``), one left and one right expanded matrix
+per layer (c = d = 1):
+
+.. math:: \mathbf W = \mathbf P_1 \mathbf V \mathbf Q_1, \qquad \mathbf b = \mathbf P_1 \mathbf a,
+
+with :math:`\mathbf P_1` (out x out) and :math:`\mathbf Q_1` (in x in) starting at the identity and
+:math:`\mathcal N(0, \sigma^2 I)` on every expanded parameter (default :math:`\sigma`: the target's
+prior scale). SGLD's step :math:`\theta \leftarrow \theta + h\,\widehat{\nabla\log\tilde p}(\theta) +
+\sqrt{2hT}\,\xi` runs on the expanded position :math:`\theta = (\mathbf V, \mathbf a, \mathbf P_1,
+\mathbf Q_1)` (eq. 10); the drivers see :math:`(\mathbf W, \mathbf b)`. SGLD has no friction, so there
+are no friction groups. One gradient evaluation per step. Everything else (the layout, the chain
+rule, the targets, ``expansion``, ``prior_scale``, ``low_rank``) is in ``samplers.px``.
+"""
+
+from __future__ import annotations
+
+import samplers
+from samplers import sgld
+from samplers.px import px
+
+SAMPLER = samplers.register(px(sgld.SAMPLER, (1, 1), name="px_sgld"))
+Params = SAMPLER.Params

@@ -1,0 +1,24 @@
+r"""SGHMC with control variates (SGHMC-CV).
+
+MAMBA (``seeds/001``), appendix D.3: the SGHMC update of ``samplers.sghmc`` (Chen et al. 2014,
+eq. 15; MAMBA eq. 6) with the control-variate gradient of eq. (8),
+
+.. math:: \hat g_{cv}(\theta) = \nabla\log p(\hat\theta) + \widehat{\nabla\log p}(\theta)
+          - \widehat{\nabla\log p}(\hat\theta),
+
+centred at ``centre`` :math:`\hat\theta` with the full-data gradient ``centre_grad`` there (the MAP
+and its gradient from ``samplers.control_variates.find_map`` unless given). Same forms,
+integrators, noise condition and refresh as SGHMC (``samplers._hamiltonian``). Two stochastic-
+gradient evaluations per step, on one minibatch. With additive gradient noise the estimator is
+exact, so on a Gaussian target the chain is noise-free SGHMC, a linear recursion with a
+discrete-Lyapunov stationary covariance (``tests/test_hamiltonian_exact_laws.py``).
+"""
+
+from __future__ import annotations
+
+import samplers
+from samplers import control_variates, sghmc
+
+SAMPLER = samplers.register(control_variates.wrap(
+    sghmc.SAMPLER, "sghmc_cv", "MAMBA appendix D.3 (control variates, eq. 8) with the SGHMC of eq. (6)"))
+Params = SAMPLER.Params
