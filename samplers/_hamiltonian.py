@@ -1,6 +1,6 @@
 r"""What the SGHMC-family samplers share: hyperparameters (step size, friction, gradient-noise
 estimate, temperature, schedule, form, integrator, momentum refresh), the state (position,
-momentum, counter), and the two implementations of one step for any gradient oracle.
+momentum, counter), and the two implementations of one step (one gradient evaluation).
 
 Two forms of the same dynamics (:math:`g = \widehat{\nabla\log p}`, :math:`\xi \sim \mathcal N(0, I)`):
 
@@ -70,7 +70,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from samplers._checks import in_interval, integer_at_least, number_or_vector, one_of, vector_length_matches
-from samplers._contract import Variate, hyperparameters, static_field
+from samplers._contract import Info, Variate, hyperparameters, static_field
 from samplers._langevin import LangevinParams
 
 FORMS = ("chen", "practical")
@@ -159,7 +159,7 @@ def draw_spec(dim: int, params: HamiltonianParams) -> dict[str, Variate]:
     return spec
 
 
-def reference_update(state: State, grad_fn, draws, params: HamiltonianParams) -> State:
+def reference_step(state: State, grad_fn, draws, params: HamiltonianParams):
     """One step, the papers' equations line by line (NumPy, one chain)."""
     h = params.step_size_at(state.step, np)
     theta, m = state.position, state.momentum
@@ -182,7 +182,7 @@ def reference_update(state: State, grad_fn, draws, params: HamiltonianParams) ->
         m = np.exp(-params.friction * h) * m + noise
         theta = theta - h * m / 2
         m = m - h * grad_fn(theta)
-    return State(theta, m, state.step + 1)
+    return State(theta, m, state.step + 1), Info(num_grad_evals=1)
 
 
 def coefficients(params: HamiltonianParams, h):
@@ -195,7 +195,7 @@ def coefficients(params: HamiltonianParams, h):
     return -h, -h, decay
 
 
-def optimized_update(state: State, grad_fn, draws, params: HamiltonianParams) -> State:
+def optimized_step(state: State, grad_fn, draws, params: HamiltonianParams):
     """The same step from its coefficients (JAX; jit- and vmap-able)."""
     h = params.step_size_at(state.step, jnp)
     drift, kick, decay = coefficients(params, h)
@@ -208,9 +208,9 @@ def optimized_update(state: State, grad_fn, draws, params: HamiltonianParams) ->
         theta = theta + drift * m / 2
         m = decay * m + noise
         theta = theta + drift * m / 2
-        return State(theta, m + kick * grad_fn(theta), state.step + 1)
+        return State(theta, m + kick * grad_fn(theta), state.step + 1), Info(num_grad_evals=1)
     if params.form == "chen":
         theta = theta + drift * m
-        return State(theta, decay * m + kick * grad_fn(theta) + noise, state.step + 1)
+        return State(theta, decay * m + kick * grad_fn(theta) + noise, state.step + 1), Info(num_grad_evals=1)
     m = decay * m + kick * grad_fn(theta) + noise
-    return State(theta + drift * m, m, state.step + 1)
+    return State(theta + drift * m, m, state.step + 1), Info(num_grad_evals=1)

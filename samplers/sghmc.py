@@ -22,16 +22,8 @@ One gradient evaluation per step. On a Gaussian target it is a linear recursion 
 from __future__ import annotations
 
 import samplers
-from samplers._hamiltonian import HamiltonianParams as Params, State, draw_spec, init  # noqa: F401  (parts of SAMPLER)
-from samplers._hamiltonian import optimized_update, reference_update
-
-
-def reference_step(state: State, grad_fn, draws, params: Params):
-    return reference_update(state, grad_fn, draws, params), samplers.Info(num_grad_evals=1)
-
-
-def optimized_step(state: State, grad_fn, draws, params: Params):
-    return optimized_update(state, grad_fn, draws, params), samplers.Info(num_grad_evals=1)
+from samplers._hamiltonian import (  # noqa: F401  (parts of SAMPLER)
+    HamiltonianParams as Params, State, draw_spec, init, optimized_step, reference_step)
 
 
 SAMPLER = samplers.register(samplers.Sampler.from_namespace(

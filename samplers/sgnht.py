@@ -94,9 +94,9 @@ import numpy as np
 
 import samplers
 from samplers._checks import in_interval, one_of, positive_finite
-from samplers._contract import Variate, hyperparameters, static_field
+from samplers._contract import hyperparameters, static_field
 from samplers._hamiltonian import DEFAULT_FRICTION, FORMS
-from samplers._langevin import LangevinParams
+from samplers._langevin import LangevinParams, draw_spec  # noqa: F401  (part of SAMPLER)
 
 DEFAULT_DIFFUSION = dict(DEFAULT_FRICTION)  # MAMBA appendix D.2 (chen); PX table 11's SGHMC friction (practical)
 
@@ -144,11 +144,7 @@ def init(position, params: Params) -> State:
     return State(position=position, momentum=0 * position, thermostat=thermostat, step=0)
 
 
-def draw_spec(dim: int, params: Params = None) -> dict[str, Variate]:
-    return {"noise": Variate("normal", (dim,))}
-
-
-def reference_update(state: State, grad_fn, draws, params: Params) -> State:
+def reference_step(state: State, grad_fn, draws, params: Params):
     """One step, the papers' equations line by line (NumPy, one chain)."""
     h = params.step_size_at(state.step, np)
     theta, m, xi = state.position, state.momentum, state.thermostat
@@ -162,7 +158,7 @@ def reference_update(state: State, grad_fn, draws, params: Params) -> State:
         m = (1 - xi * h) * m - h * grad_fn(theta) + noise
         theta = theta - h * m
         xi = xi + h * (m_old @ m_old / m.shape[-1] - params.temperature)
-    return State(theta, m, xi, state.step + 1)
+    return State(theta, m, xi, state.step + 1), samplers.Info(num_grad_evals=1)
 
 
 def coefficients(params: Params, h):
@@ -174,7 +170,7 @@ def coefficients(params: Params, h):
     return h, -h, -h, h, params.temperature
 
 
-def optimized_update(state: State, grad_fn, draws, params: Params) -> State:
+def optimized_step(state: State, grad_fn, draws, params: Params):
     """The same step from its coefficients (JAX; jit- and vmap-able)."""
     h = params.step_size_at(state.step, jnp)
     friction, kick, drift, rate, target = coefficients(params, h)
@@ -185,15 +181,7 @@ def optimized_update(state: State, grad_fn, draws, params: Params) -> State:
     theta = theta + drift * m
     read = m if params.form == "chen" else m_old
     xi = xi + rate * (jnp.sum(read * read, axis=-1) / m.shape[-1] - target)
-    return State(theta, m, xi, state.step + 1)
-
-
-def reference_step(state: State, grad_fn, draws, params: Params):
-    return reference_update(state, grad_fn, draws, params), samplers.Info(num_grad_evals=1)
-
-
-def optimized_step(state: State, grad_fn, draws, params: Params):
-    return optimized_update(state, grad_fn, draws, params), samplers.Info(num_grad_evals=1)
+    return State(theta, m, xi, state.step + 1), samplers.Info(num_grad_evals=1)
 
 
 SAMPLER = samplers.register(samplers.Sampler.from_namespace(
