@@ -4,6 +4,12 @@
     sgbench run [--suite NAME | --sampler S --target T --step-size H [H ...] [options]]
     sgbench report [--db PATH] [--out DIR]
     sgbench reference build|check TARGET [--param KEY=VALUE ...] [options]
+    sgbench gate [--suite quick|full] [--baseline PATH | --no-baseline] [--reseed N]
+    sgbench baseline update --why TEXT
+    sgbench design-bias
+    sgbench validate MODULE:OBJECT [--param KEY=VALUE ...]
+
+``gate`` and ``validate`` exit with status 1 when a check fails.
 
 Bad input (unknown names, parameters out of range) prints one line to stderr and exits with
 status 2.
@@ -20,6 +26,7 @@ import reference.metrics
 import samplers
 import targets
 from bench import suites
+from bench.gate import commands as gate_commands
 from bench.config import BACKENDS, DTYPES, RunConfig
 from bench import store as store_module
 from bench.store import ResultsStore, StoreError
@@ -28,6 +35,9 @@ DEFAULT_DB = Path("reports") / "results.sqlite"
 DEFAULT_OUT = Path("reports") / "latest"
 LISTS = {"samplers": samplers.names, "targets": targets.names, "metrics": reference.metrics.names,
          "suites": suites.names}
+
+
+GATE_COMMANDS = ("gate", "baseline", "design-bias", "validate")
 
 
 class UsageError(ValueError):
@@ -93,6 +103,7 @@ def build_parser() -> argparse.ArgumentParser:
                          help=f"report folder (default: {DEFAULT_OUT})")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
     add_reference_parser(commands)
+    gate_commands.add_parsers(commands)
     return parser
 
 
@@ -248,8 +259,10 @@ def main(argv=None) -> int:
             return _reference(args, argv)
         if args.command == "reproduce":
             return _reproduce(args)
+        if args.command in GATE_COMMANDS:
+            return gate_commands.run(args, argv)
         return _run(args) if args.command == "run" else _report(args)
-    except (ValueError, TypeError, StoreError) as error:
+    except (ValueError, TypeError, LookupError, StoreError) as error:
         print(f"sgbench: error: {error}", file=sys.stderr)
         return 2
 

@@ -46,7 +46,7 @@ plot. Wall seconds of a grid point are its share of the one compiled call that r
 (compilation included); chain-steps/s leaves compilation out.</p>
 """
 
-_STYLE = """\
+STYLE = """\
 body { font-family: sans-serif; margin: 2em; max-width: 80em; }
 table.runs { border-collapse: collapse; font-size: 0.9em; }
 table.runs th, table.runs td { padding: 0.25em 0.7em; border-bottom: 1px solid #ddd; text-align: right; }
@@ -295,7 +295,7 @@ def write_report(store_or_frame, out_dir) -> Path:
                 f"<h2>b² against step size</h2>\n{figure}\n<h2>How to read this</h2>\n{HOW_TO_READ}"
                 f"<h2>Provenance</h2>\n{_provenance(frame)}")
     page = (f'<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
-            f"<title>sgmcmc-bench report</title>\n<style>\n{_STYLE}</style>\n</head>\n<body>\n"
+            f"<title>sgmcmc-bench report</title>\n<style>\n{STYLE}</style>\n</head>\n<body>\n"
             f"<h1>sgmcmc-bench report</h1>\n{body}\n</body>\n</html>\n")
     path = out / "index.html"
     path.write_text(page, encoding="utf-8")

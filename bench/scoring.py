@@ -6,7 +6,8 @@ Diverged chains (any non-finite position) are left out and counted. From streame
 b^2 (SMILE appendix C: mean over dimensions ``b2_mean_*``, max ``b2_max_*``), xi(sigma), the
 KL of a diagonal Gaussian fit, the classic R-hat. From checkpoints: the pooled running b^2 curve
 and the gradient evaluations (per chain) until it stays below 0.01 (Hoffman & Sountsov 2022).
-From kept samples: the full-covariance Gaussian-fit KL and covariance MSE (SGLRW paper), bulk
+From kept samples: the full-covariance Gaussian-fit KL (NaN where the fit is singular) and
+covariance MSE (SGLRW paper), bulk
 and tail ESS and the rank-normalised split R-hat.
 """
 
@@ -49,7 +50,10 @@ def score(trace: ChainTrace, truth) -> tuple[dict[str, float], dict[str, dict]]:
         metrics.update(b2_summary(moments.second_moment, truth, over_dims).as_dict(f"b2_{over_dims}"))
     if np.all(moments.count >= 2):
         metrics["std_relative_error"] = std_relative_error(moments, truth)
-        metrics["kl_diagonal_truth_to_fit"] = kl_diagonal_fit_from_moments(truth, moments)
+        try:
+            metrics["kl_diagonal_truth_to_fit"] = kl_diagonal_fit_from_moments(truth, moments)
+        except ValueError:  # a zero variance: chains that never moved
+            metrics["kl_diagonal_truth_to_fit"] = np.nan
         if len(moments.count) >= 2:
             metrics["rhat_classic_max"] = float(np.max(gelman_rubin_from_moments(moments)))
     if trace.checkpoints is not None:
@@ -73,7 +77,10 @@ def _of_samples(samples, truth) -> dict[str, float]:
     chains, draws, dim = samples.shape
     metrics = {}
     if chains * draws > dim + 1:
-        metrics["kl_truth_to_fit"] = kl_to_fit(truth, samples)
+        try:
+            metrics["kl_truth_to_fit"] = kl_to_fit(truth, samples)
+        except ValueError:  # a singular fit: chains that collapsed or grew beyond float64's squares
+            metrics["kl_truth_to_fit"] = np.nan
         metrics["covariance_mse"] = covariance_mse(samples, truth)
     if draws >= 4:
         metrics["ess_bulk_min"] = float(np.min(ess(samples, "bulk")))

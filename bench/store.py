@@ -64,6 +64,23 @@ MIGRATIONS: list[tuple[str, ...]] = [
         "CREATE INDEX runs_by_sampler_target ON runs (sampler, target)",
     ),
     ("ALTER TABLE runs ADD COLUMN curves TEXT NOT NULL DEFAULT '{}'",),
+    (
+        """CREATE TABLE checks (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            created_at TEXT NOT NULL,
+            suite TEXT NOT NULL,
+            cell TEXT NOT NULL,
+            seed INTEGER NOT NULL,
+            name TEXT NOT NULL,
+            passed INTEGER NOT NULL,
+            alpha REAL NOT NULL,
+            statistic REAL,
+            threshold REAL,
+            detectable REAL,
+            git_commit TEXT NOT NULL,
+            machine TEXT NOT NULL
+        )""",
+    ),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -240,6 +257,28 @@ class ResultsStore:
                 f"{row['config_hash']} and seed {row['seed']} from code {row['git_commit']}"
             ) from error
         return cursor.lastrowid
+
+    def add_checks(self, rows: list[dict], suite: str, seed: int) -> None:
+        """Store the outcome of gate checks (``CheckResult.as_row()`` with a ``cell`` key), one row
+        each, committed together."""
+        stamp = {"created_at": _utc_now(), "suite": suite, "seed": int(seed), "git_commit": git_commit(),
+                 "machine": machine()}
+        columns = ("cell", "name", "passed", "alpha", "statistic", "threshold", "detectable")
+        records = [{**stamp, **{c: _encode(row.get(c)) if c in ("statistic", "threshold", "detectable")
+                                else row[c] for c in columns}} for row in rows]
+        names = (*stamp, *columns)
+        with self._conn:
+            self._conn.execute("BEGIN")
+            self._conn.executemany(f"INSERT INTO checks ({', '.join(names)}) VALUES "
+                                   f"({', '.join(':' + n for n in names)})", records)
+
+    def checks_frame(self) -> pd.DataFrame:
+        """All stored gate checks, one row each, ordered by id."""
+        frame = pd.read_sql_query("SELECT * FROM checks ORDER BY id", self._conn)
+        for column in ("statistic", "threshold", "detectable"):
+            frame[column] = [_decode_number(v) for v in frame[column]]
+        frame["passed"] = frame["passed"].astype(bool)
+        return frame
 
     def has(self, config_hash: str, seed: int) -> bool:
         """Whether a run with this ``config_hash`` and ``seed`` is stored for this code version."""

@@ -19,6 +19,7 @@ import scipy.integrate
 import scipy.stats
 
 import targets
+from reference.checks import p_value_check
 from targets._moments import gaussian_raw_moment
 
 ALPHA = 1e-3
@@ -62,11 +63,14 @@ def points(target, seed=0, n=4):
 
 
 def assert_family(pvalues: dict, alpha=ALPHA):
-    """Bonferroni: every p-value above alpha / (their number), so the family-wise rate is <= alpha."""
+    """Bonferroni (``reference.checks.p_value_check``): every p-value above alpha / (their number), so
+    the family-wise rate is <= alpha; the message names the statistics with a rejected p-value."""
     flat = {name: np.atleast_1d(p).ravel() for name, p in pvalues.items()}
-    count = sum(p.size for p in flat.values())
-    failed = {name: p for name, p in flat.items() if np.any(p <= alpha / count)}
-    assert not failed, f"p-values below {alpha}/{count}: {failed}"
+    check = p_value_check(np.concatenate(list(flat.values())), alpha=alpha, method="bonferroni")
+    ends = np.cumsum([p.size for p in flat.values()])
+    rejected = check.details["rejected"]
+    failed = {name: p for name, p, end in zip(flat, flat.values(), ends) if rejected[end - p.size:end].any()}
+    assert check.passed, f"{check.message()} Rejected: {failed}"
 
 
 def z_pvalue(estimate, truth, se):

@@ -16,7 +16,9 @@ import pytest
 import scipy.stats
 
 import targets
+from reference.checks import p_value_check
 from reference.metrics import Moments, b2, b2_summary
+from tests.test_ksd import z_test
 
 ALPHA = 1e-3
 DRAWS_PER_REPLICATE = 50
@@ -50,18 +52,15 @@ def test_b2_of_exact_draws_follows_its_exact_law():
     per_dim = replicated_b2()
     # Coordinates are correlated through the rotation; replicates are independent: one
     # coordinate per test keeps the KS sample iid.
-    for dim in (0, 9):
-        p = scipy.stats.kstest(per_dim[:, dim], lambda y: exact_b2_cdf(y, DRAWS_PER_REPLICATE)).pvalue
-        assert p > ALPHA / 2, f"dimension {dim}: KS p-value {p}"
-    mean_b2 = per_dim.mean(axis=1)
-    z = (mean_b2.mean() - 1 / DRAWS_PER_REPLICATE) / (mean_b2.std(ddof=1) / np.sqrt(REPLICATES))
-    assert abs(z) < scipy.stats.norm.ppf(1 - ALPHA / 2)
+    p = [scipy.stats.kstest(per_dim[:, dim], lambda y: exact_b2_cdf(y, DRAWS_PER_REPLICATE)).pvalue for dim in (0, 9)]
+    p_value_check(p, alpha=ALPHA, method="bonferroni", name="KS tests of b^2 in dimensions 0 and 9").assert_passed()
+    z_test(per_dim.mean(axis=1), 1 / DRAWS_PER_REPLICATE, alpha=ALPHA).assert_passed()
 
 
 def test_b2_null_tests_reject_a_ten_percent_variance_error():
     per_dim = replicated_b2(scale=1.1)
     p = scipy.stats.kstest(per_dim[:, 0], lambda y: exact_b2_cdf(y, DRAWS_PER_REPLICATE)).pvalue
-    assert p < ALPHA / 2
+    p_value_check([p], alpha=ALPHA / 2, name="KS test of a 10 % variance error").assert_failed()
 
 
 def test_summary_pools_averages_and_bootstraps_over_chains():

@@ -27,11 +27,12 @@ import pytest
 import scipy.stats
 
 import targets
+from reference.checks import p_value_check
 from reference.metrics import get
 from reference.metrics.fssd import fssd, fssd_test, power_criterion, stein_features
+from tests.test_ksd import z_test
 
 ALPHA = 1e-3
-Z_CRITICAL = scipy.stats.norm.ppf(1 - ALPHA / 2)
 SHIFT = 0.5
 SCALE = 1.2
 REPLICATES = 400
@@ -81,24 +82,21 @@ def test_fssd_equals_a_direct_computation(target):
     assert get("fssd") is fssd
 
 
-def z_score(values, mean=0.0):
-    return (np.mean(values) - mean) / (np.std(values, ddof=1) / np.sqrt(len(values)))
-
-
 def test_u_statistic_has_mean_zero_under_the_null_and_grows_under_a_shift(target):
     locations = np.array(target.sample(jax.random.key(99), 5))
     x, s = draws(target, REPLICATES * 50, 1)
     null = fssd(x.reshape(REPLICATES, 50, 3), s.reshape(REPLICATES, 50, 3), locations, 1.0, over_chains="per_chain")
-    assert abs(z_score(null)) < Z_CRITICAL
+    z_test(null, alpha=ALPHA).assert_passed()
     x, s = draws(target, REPLICATES * 50, 2, shift=SHIFT)
     alternative = fssd(x.reshape(REPLICATES, 50, 3), s.reshape(REPLICATES, 50, 3), locations, 1.0,
                        over_chains="per_chain")
-    assert z_score(alternative) > Z_CRITICAL
+    z_test(alternative, alternative="greater", alpha=ALPHA).assert_failed()
 
 
 def test_pvalues_are_uniform_under_the_null(target):
     pvalues = [fssd_test(*draws(target, 500, 100 + r), num_locations=5, seed=r).pvalue for r in range(NULL_TESTS)]
-    assert scipy.stats.kstest(pvalues, "uniform").pvalue > ALPHA
+    ks = scipy.stats.kstest(pvalues, "uniform").pvalue
+    p_value_check([ks], alpha=ALPHA, name="KS test of the null p-values").assert_passed()
 
 
 def test_pvalues_are_small_under_a_shift(target):
@@ -123,7 +121,7 @@ def test_optimisation_increases_the_power_criterion(target):
         assert start.criterion_final == start.criterion_initial == pytest.approx(tuned.criterion_initial)
         assert tuned.criterion_final >= tuned.criterion_initial
         gains.append(held_out_criterion(target, tuned, fresh) - held_out_criterion(target, start, fresh))
-    assert z_score(gains) > Z_CRITICAL
+    z_test(gains, alternative="greater", alpha=ALPHA).assert_failed()
 
 
 def test_given_locations_and_width_are_used(target):

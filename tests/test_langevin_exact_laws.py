@@ -10,24 +10,26 @@ recursion too. These laws include the method's own discretisation bias, so the t
 implementation bugs from that bias. Exact one-step laws complete them.
 
 Conventions. Every test is a family of checks with family-wise false-failure rate at most
-``ALPHA`` = 1e-3 (Bonferroni over its entries); deterministic checks have rate 0 (tolerances are
-rounding, 1e-9 to 1e-12 relative). Power is checked in each test, never assumed: for every named
-wrong answer, the design (this run's standard errors) must reject it with probability at least
-``1 - ALPHA`` (its largest standardized deviation exceeds ``critical + z_{1-ALPHA}``), and the
-data must reject it, so a sampler that produced that wrong answer fails; failure messages give
-the deviation each entry detects with probability 0.9. Long runs use a Student-t test per entry
-(``t_test``): independent chains each give one estimate (a time average), the between-chain
-spread gives the standard error, ``C - 1`` degrees of freedom. It is exact up to the CLT over
-chains, but the per-chain averages are skewed (sample skewness 0.2-0.5 in the stationary runs,
-up to 2.6 in the polynomial-decay case, where the transient dominates), which makes the far tails
-of t asymmetric. So the realized family-wise rate was measured by resampling 10^5 families of
-chains from a run of 8192-32768 chains of the same configuration (precision about +-10 %), for
-every configuration with few chains or short runs (all NumPy runs, all schedule cases, SGLRW) and
-for SGLD on JAX with noise (representative of the other 256-chain JAX runs): 0.9-1.1 ALPHA at
-nominal level ALPHA, except pSGLD on NumPy (1.3 ALPHA;
-tested at nominal ALPHA/2: 0.76 ALPHA) and cSGLD with exploration on NumPy (2.1 ALPHA; tested
-at nominal ALPHA/4: 0.82 ALPHA); the polynomial-decay case uses 8192 chains for the same reason
-(1.4 ALPHA with 2048).
+``ALPHA`` = 1e-3 (Bonferroni over its entries); deterministic checks have rate 0 (tolerances are rounding,
+1e-9 to 1e-12 relative). Power is checked in each test, never assumed: for every named wrong answer,
+the design (this run's standard errors) must reject it with probability at least ``1 - ALPHA`` (its
+largest standardized deviation exceeds the one the test detects with that probability:
+``critical + z_{1-ALPHA}`` for z-tests, the noncentral-t quantile, somewhat larger, for t-tests), and the data
+must reject it, so a sampler that produced that wrong answer fails; failure messages give the
+deviation each entry detects with probability 0.9. The checks are those of ``reference.checks``
+(``law_check``, ``moment_law_check``, ``normal_draws_check``, ``p_value_check``). Long runs use a
+Student-t test per entry (``law_check`` without Johnson's skewness correction, the statistic the
+realized rates below were measured for): independent chains each give one estimate (a time average),
+the between-chain spread gives the standard error, ``C - 1`` degrees of freedom. It is exact up to
+the CLT over chains, but the per-chain averages are skewed (sample skewness 0.2-0.5 in the
+stationary runs, up to 2.6 in the polynomial-decay case, where the transient dominates), which makes
+the far tails of t asymmetric. So the realized family-wise rate was measured by resampling 10^5
+families of chains from a run of 8192-32768 chains of the same configuration (precision about
++-10 %), for every configuration with few chains or short runs (all NumPy runs, all schedule cases,
+SGLRW) and for SGLD on JAX with noise (representative of the other 256-chain JAX runs): 0.9-1.1
+ALPHA at nominal level ALPHA, except pSGLD on NumPy (1.3 ALPHA; tested at nominal ALPHA/2: 0.76
+ALPHA) and cSGLD with exploration on NumPy (2.1 ALPHA; tested at nominal ALPHA/4: 0.82 ALPHA); the
+polynomial-decay case uses 8192 chains for the same reason (1.4 ALPHA with 2048).
 
 Tests (statistic; false-failure rate; power):
 
@@ -127,11 +129,14 @@ import scipy.stats
 import bench
 import samplers
 import targets
+from reference.checks import (
+    binomial_p_values, bonferroni, law_check, moment_law_check, normal_draws_check, p_value_check, z_critical,
+)
 from samplers._draws import numpy_draws
 
 ALPHA = 1e-3
-Z_POWER = scipy.stats.norm.ppf(0.9)  # deviation reported: detected with probability 0.9
-Z_SURE = scipy.stats.norm.ppf(1 - ALPHA)  # a wrong answer must be rejected with probability >= 1 - ALPHA
+# law_check's options here: Student's t, and every wrong answer rejected with probability >= 1 - ALPHA
+STUDENT = dict(sure=ALPHA, skewness_correction=False)
 STEP = 0.3
 TARGET = dict(dim=4, condition_number=10.0, rotation_seed=1)
 NOISE = [dict(noise="none"), dict(noise="isotropic", noise_variance=16.0)]
@@ -146,35 +151,6 @@ def stationary_covariance(target, step, temperature=1.0):
     a = np.eye(target.dim) - step * target.precision
     q = step**2 * target.noise.covariance(np.zeros(target.dim)) + 2 * step * temperature * np.eye(target.dim)
     return scipy.linalg.solve_discrete_lyapunov(a, q)
-
-
-def t_test(estimates, expected, alpha=ALPHA):
-    """Per-entry t statistics of chain-wise estimates (chains, ...) against ``expected``, the
-    Bonferroni critical value at nominal family-wise level ``alpha``, and the standard errors."""
-    num_chains = estimates.shape[0]
-    se = estimates.std(axis=0, ddof=1) / np.sqrt(num_chains)
-    t = (estimates.mean(axis=0) - expected) / se
-    critical = scipy.stats.t.ppf(1 - alpha / (2 * t.size), num_chains - 1)
-    return t, critical, se
-
-
-def check_law(estimates, expected, wrong_answers, alpha=ALPHA):
-    """t-test of ``estimates`` (chains, entries) against ``expected`` at nominal level ``alpha``
-    (below ALPHA where skewed per-chain estimates and few chains inflate the realized rate); then
-    power: every wrong answer (name -> entries) is rejected with probability >= 1 - ALPHA by design
-    and by the data."""
-    t, critical, se = t_test(estimates, expected, alpha)
-    detectable = (critical + Z_POWER) * se
-    assert np.all(np.abs(t) <= critical), f"t = {t}, critical {critical:.2f}; expected {expected}"
-    check_power(estimates.mean(axis=0), se, critical, expected, wrong_answers, detectable)
-
-
-def check_power(mean, se, critical, expected, wrong_answers, detectable):
-    for name, wrong in wrong_answers.items():
-        margin = np.max(np.abs(wrong - expected) / se)
-        assert margin > critical + Z_SURE, (
-            f"test too weak to reject '{name}': it detects {detectable}, the deviation is {np.abs(wrong - expected)}")
-        assert np.any(np.abs(mean - wrong) / se > critical), f"'{name}' not rejected"
 
 
 def covariance_estimates(samples):
@@ -210,7 +186,8 @@ def test_sgld_matches_discrete_lyapunov_solution(noise, backend, num_chains, num
     stationary = stationary_covariance(target, STEP)
     estimates, entries = run_stationary("sgld", target, {"step_size": STEP}, stationary, backend,
                                         num_chains, num_steps, seed=11)
-    check_law(estimates, entries(stationary), {"target covariance": entries(target.covariance)})
+    law_check(estimates, entries(stationary), {"target covariance": entries(target.covariance)}, alpha=ALPHA,
+              **STUDENT, name="SGLD: discrete Lyapunov law").assert_passed()
 
 
 def test_lyapunov_solution_tends_to_target_covariance_as_step_shrinks():
@@ -234,10 +211,10 @@ def test_sgld_cv_cancels_additive_noise(backend, num_chains, num_steps, centre):
     noise_free = stationary_covariance(targets.get("icg", **TARGET), STEP)
     estimates, entries = run_stationary("sgld_cv", target, params, noise_free, backend, num_chains, num_steps,
                                         seed=12)
-    check_law(estimates, entries(noise_free), {
+    law_check(estimates, entries(noise_free), {
         "noisy-SGLD Lyapunov solution": entries(stationary_covariance(target, STEP)),
         "target covariance": entries(target.covariance),
-    })
+    }, alpha=ALPHA, **STUDENT, name="SGLD-CV: noise-free Lyapunov law").assert_passed()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -263,10 +240,10 @@ def test_psgld_frozen_preconditioner_lyapunov(backend, noise, temperature, num_c
     params = dict(step_size=PSGLD_STEP, temperature=temperature, smoothing=1.0, epsilon=epsilon,
                   initial_square_average=NU0)
     estimates, entries = run_stationary("psgld", target, params, stationary, backend, num_chains, num_steps, seed=13)
-    check_law(estimates, entries(stationary), {
+    law_check(estimates, entries(stationary), {
         "unpreconditioned SGLD solution": entries(stationary_covariance(target, PSGLD_STEP, temperature)),
         "tempered target covariance": entries(temperature * target.covariance),
-    }, alpha)
+    }, alpha=alpha, **STUDENT, name="pSGLD, frozen preconditioner: Lyapunov law").assert_passed()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -342,8 +319,8 @@ def test_time_varying_schedule_follows_exact_recursion(case, backend, num_chains
              "halved step": lambda: law(steps / 2, sampling, sampling),
              "noise on in the exploration stage": lambda: law(steps, everywhere, sampling),
              "exploration positions recorded": lambda: law(steps, sampling, everywhere)}
-    check_law(result.moments.second_moment, law(steps, sampling, sampling), {k: wrong[k]() for k in wrong_names},
-              alpha)
+    law_check(result.moments.second_moment, law(steps, sampling, sampling), {k: wrong[k]() for k in wrong_names},
+              alpha=alpha, **STUDENT, name=f"{case}: exact recursion").assert_passed()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -374,10 +351,6 @@ def both_implementations(sampler, params, x, grad_fn, draws):
 SGLRW_STEP, SGLRW_TEMPERATURE, NUM_DRAWS = 0.05, 0.5, 100_000
 
 
-def binomial_pvalues(successes, trials, probabilities):
-    return np.array([scipy.stats.binomtest(int(k), trials, p).pvalue for k, p in zip(successes, probabilities)])
-
-
 @pytest.mark.parametrize("tilts", [[0.5, -0.3, 0.7, -0.2], [3.0, -2.0, 0.4, -0.6]], ids=["unclipped", "clipped"])
 def test_sglrw_one_step_moments(tilts):
     sampler, h, temp = samplers.get("sglrw"), SGLRW_STEP, SGLRW_TEMPERATURE
@@ -400,29 +373,28 @@ def test_sglrw_one_step_moments(tilts):
 
     def pvalues(moves, mean_tilts):
         """Exact binomial tests: #(s_i = +1) ~ Bin(K, (1 + t_i)/2), #(s_i s_j = +1) ~ Bin(K, (1 + t_i t_j)/2)."""
-        singles = binomial_pvalues((moves[:, free] > 0).sum(0), NUM_DRAWS, (1 + mean_tilts[free]) / 2)
+        singles = binomial_p_values((moves[:, free] > 0).sum(0), NUM_DRAWS, (1 + mean_tilts[free]) / 2)
         products = [(moves[:, i] * moves[:, j] > 0).sum() for i, j in pairs]
-        crosses = binomial_pvalues(products, NUM_DRAWS, [(1 + mean_tilts[i] * mean_tilts[j]) / 2 for i, j in pairs])
+        crosses = binomial_p_values(products, NUM_DRAWS, [(1 + mean_tilts[i] * mean_tilts[j]) / 2 for i, j in pairs])
         return np.concatenate([singles, crosses])
 
     num_tests = len(free) + len(pairs)
-    p = pvalues(moves, tilts)
-    assert np.all(p >= ALPHA / num_tests), f"binomial p-values {p}, Bonferroni level {ALPHA / num_tests:.1e}"
+    p_value_check(pvalues(moves, tilts), alpha=ALPHA, name="SGLRW one-step binomial tests").assert_passed()
     # Clipped coordinates: the mean increment is exactly sqrt(2hT) sign(g_i).
     np.testing.assert_allclose(steps.mean(0)[clipped], lattice * np.sign(tilts[clipped]), rtol=1e-12)
     # Power. The deviation detected with probability 1 - ALPHA in the tilt of one coordinate is
     # about 2 (z_{ALPHA/2m} + z_{1-ALPHA}) sqrt(p(1-p)/K) <= 0.025; the wrong answers move tilts by >= 0.05.
-    z = scipy.stats.norm.ppf(1 - ALPHA / (2 * num_tests)) + Z_SURE
+    z = z_critical(ALPHA, num_tests) + z_critical(ALPHA, two_sided=False)
     sure = 2 * z * np.sqrt(0.25 / NUM_DRAWS)
     wrong = {"halved drift h g / 2": tilts / 2, "temperature left out of the tilt": tilts * np.sqrt(temp)}
     for name, wrong_tilts in wrong.items():
         wrong_tilts = np.where(clipped, tilts, wrong_tilts)
         assert np.max(np.abs(wrong_tilts - tilts)[free]) > sure, name
-        assert np.any(pvalues(moves, wrong_tilts) < ALPHA / num_tests), f"'{name}' not rejected"
+        p_value_check(pvalues(moves, wrong_tilts), alpha=ALPHA, name=f"against '{name}'").assert_failed()
     shared = {"uniform": np.repeat(draws["uniform"][:, :1], target.dim, axis=1)}  # one uniform for all coordinates
     shared_moves = np.sign(increments(sampler, params, x, target.grad_logdensity, shared, "reference"))
     if len(pairs):
-        assert np.any(pvalues(shared_moves, tilts) < ALPHA / num_tests), "correlated moves not rejected"
+        p_value_check(pvalues(shared_moves, tilts), alpha=ALPHA, name="correlated moves").assert_failed()
 
 
 def lemma_matrices(g, zeta):
@@ -468,7 +440,6 @@ def test_sglrw_lemma_4_3_covariance_error():
             cases.append((x, functools.partial(target.stochastic_grad, draw=draw), target.stochastic_grad(x, draw)))
     temp = 1.0
     num_tests = 2 * len(cases) * target.dim * (target.dim + 1) // 2
-    critical = scipy.stats.norm.ppf(1 - ALPHA / (2 * num_tests))
     for name in ("sgld", "sglrw"):
         sampler = samplers.get(name)
         for x, minibatch_oracle, minibatch_grad in cases:
@@ -486,11 +457,11 @@ def test_sglrw_lemma_4_3_covariance_error():
                 expected, entries = m_sglrw, np.triu_indices(target.dim, 1)
             else:
                 expected, entries = m_sgld, np.triu_indices(target.dim)
-            z = (mean - expected)[entries] / se[entries]
-            assert np.all(np.abs(z) <= critical), f"{name}: z = {z[np.abs(z) > critical]}"
             wrong = {"M = 0 (minibatch ignored)": 0 * expected, "M / 4 (halved drift)": expected / 4}
-            check_power(mean[entries], se[entries], critical, expected[entries],
-                        {k: v[entries] for k, v in wrong.items()}, (critical + Z_POWER) * se[entries])
+            # z-tests of these entries, Bonferroni over all num_tests entries of both samplers and all cases
+            moment_law_check(mean[entries], se[entries], expected[entries], {k: v[entries] for k, v in wrong.items()},
+                             alpha=bonferroni(ALPHA, num_tests) * entries[0].size, sure=ALPHA,
+                             name=f"{name}: Lemma 4.3's M").assert_passed()
 
 
 def sglrw_second_moment_fixed_point(precision, noise_covariance, step, temperature, mask):
@@ -535,9 +506,11 @@ def test_sglrw_unclipped_second_moment_fixed_point():
 
     estimates, entries = run_stationary("sglrw", target, {"step_size": h, "temperature": temp}, fixed, "jax",
                                         num_chains=512, num_steps=4000, seed=17, thin=4)
-    _, _, se = t_test(estimates, entries(fixed))
+    check = law_check(estimates, entries(fixed), {"SGLD Lyapunov solution": entries(sgld)}, alpha=ALPHA, **STUDENT,
+                      name="SGLRW: unclipped fixed point")
+    se = check.standard_error
     assert relative_drift_change * np.abs(entries(fixed)).max() < 1e-2 * se.min()  # clipping cannot matter
-    check_law(estimates, entries(fixed), {"SGLD Lyapunov solution": entries(sgld)})
+    check.assert_passed()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -554,27 +527,20 @@ def test_clipped_sgld_one_step_law():
     draws = numpy_draws(np.random.default_rng(18), sampler.draw_spec(target.dim, params), (NUM_DRAWS,))
     steps = both_implementations(sampler, params, x, target.grad_logdensity, draws)
     clip = np.clip(ratios, -1, 1) * radius
-    num_tests = 2 * target.dim
-    z_critical = scipy.stats.norm.ppf(1 - ALPHA / (2 * num_tests))
-    dof = NUM_DRAWS - 1
-    chi2_low = scipy.stats.chi2.ppf(ALPHA / (2 * num_tests), dof)
-    chi2_high = scipy.stats.chi2.isf(ALPHA / (2 * num_tests), dof)
+    variance = radius**2  # 2hT
 
-    def rejected(steps, mean):
-        """Which of the mean z-tests (known variance 2hT) and variance chi-square tests reject."""
-        z = (steps.mean(0) - mean) / (radius / np.sqrt(NUM_DRAWS))
-        chi2 = dof * steps.var(0, ddof=1) / radius**2
-        return np.abs(z) > z_critical, (chi2 < chi2_low) | (chi2 > chi2_high)
+    def law(steps, mean):
+        """z-tests of the means (known variance 2hT) and chi-square tests of the variances."""
+        return normal_draws_check(steps, mean, variance, alpha=ALPHA, name="Clipped-SGLD one-step law")
 
-    mean_rejected, variance_rejected = rejected(steps, clip)
-    assert not mean_rejected.any() and not variance_rejected.any(), (steps.mean(0), clip, steps.var(0), radius**2)
+    check = law(steps, clip).assert_passed()
     # Power. Variance: chi-square detects with probability 1 - ALPHA a relative change of about
     # (z + z_{1-ALPHA}) sqrt(2/K) = 0.031; full-increment clipping changes it by > 30 % here.
-    assert (z_critical + Z_SURE) * np.sqrt(2 / NUM_DRAWS) < 0.3
+    assert (check.threshold + z_critical(ALPHA, two_sided=False)) * np.sqrt(2 / NUM_DRAWS) < 0.3
     full_clip = np.clip(h * target.grad_logdensity(x) + radius * draws["noise"], -radius, radius)
-    assert np.all(rejected(full_clip, clip)[1]), "full-increment clipping not rejected"
+    assert np.all(law(full_clip, clip).details["variance_rejected"]), "full-increment clipping not rejected"
     unclipped_drift = h * target.grad_logdensity(x)
-    assert np.any(rejected(steps, unclipped_drift)[0]), "unclipped drift not rejected"
+    assert np.any(law(steps, unclipped_drift).details["mean_rejected"]), "unclipped drift not rejected"
 
 
 @pytest.mark.parametrize("backend,num_chains,num_steps", [("jax", 64, 1000), ("numpy", 4, 300)])

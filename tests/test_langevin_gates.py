@@ -13,8 +13,8 @@ several posterior sd from 0), and the central moment is what the theory below bo
 independent, so :math:`\bar r_i` over ``C`` chains has standard error ``sd / sqrt(C)`` and a t-test with
 ``C - 1`` degrees of freedom is exact up to the CLT. The leading CLT error is the skewness of :math:`r_{ij}`
 (large on rosenbrock, whose :math:`x_2 \approx x_1^2` is heavy-tailed), so every t statistic carries Johnson's
-(1978, JASA 73:536) skewness correction. Family-wise false-failure rate ``ALPHA = 1e-3`` per gate and
-case, Bonferroni over coordinates (and grid steps).
+(1978, JASA 73:536) skewness correction (``reference.checks.mean_check``). Family-wise false-failure rate
+``ALPHA = 1e-3`` per gate and case, Bonferroni over coordinates (and grid steps).
 
 **Bound on Gaussian targets** (icg; linreg, whose posterior is Gaussian). :math:`P = \Sigma^{-1}`; the
 stochastic gradient is :math:`-P(x-\mu) + \epsilon`, :math:`\bar V` the mean of :math:`V(x) = Cov[\epsilon | x]` over
@@ -93,10 +93,11 @@ the bias stays within the bound plus Monte Carlo error.
 **Power.** The gates must reject the same sampler at temperature 1.1 (variance 10 % too large;
 rosenbrock 1.2, where the gate is weaker) against the T = 1 truth: the small-step gate at :math:`h_s`
 (both steps of ``z`` on rosenbrock), and the order gate (that bias does not shrink with ``h``). The
-smallest bias the small-step gate detects with probability 0.9 is :math:`K h_s + (t_{crit} + z_{0.9})\,se`,
-4 to 10 % per coordinate on the Gaussian targets (a 5 % variance error, as from a truth scaled by 1.05,
-is *not* reliably detected; 10 % is), 7 to 11 % for rosenbrock's :math:`x_1` and 16 to 28 % for its
-:math:`x_2`. The test asserts that some coordinate detects the wrong temperature's error (10 %; 20 % on
+smallest bias the small-step gate detects with probability 0.9 is :math:`K h_s + \delta_{0.9}\,se`
+(``detectable`` of the check; :math:`\delta_{0.9}` the noncentral-t quantile, :math:`t_{crit} + z_{0.9}` within
+0.2 % at these chain counts), 4 to 10 % per coordinate on the Gaussian targets (a 5 % variance error, as from a
+truth scaled by 1.05, is *not* reliably detected; 10 % is), 7 to 11 % for rosenbrock's :math:`x_1` and 16 to 28 %
+for its :math:`x_2`. The test asserts that some coordinate detects the wrong temperature's error (10 %; 20 % on
 rosenbrock) with probability 0.9.
 
 **Divergence.** SGLD on icg above the stability bound :math:`2/\lambda_{max}` diverges in every chain: both
@@ -116,16 +117,15 @@ import jax
 import numpy as np
 import pytest
 import scipy.linalg
-import scipy.stats
 
 import bench
 import samplers
 import targets
+from reference.checks import bonferroni, mean_check, standard_error
 from samplers import control_variates
 from samplers._draws import jax_draws
 
 ALPHA = 1e-3
-Z90 = scipy.stats.norm.ppf(0.9)
 BOUND_AT_SMALLEST_STEP = 0.02  # K_0 h_s
 GRID = (1, 2, 4, 8)  # steps as multiples of h_s
 WRONG_TEMPERATURE = {"rosenbrock": 1.2}  # 1.1 elsewhere: the power test's wrong sampler
@@ -163,33 +163,6 @@ def case_params(cases=CASES, cheap=()):
 
 
 GAUSSIAN_CASES = [c for c in CASES if c[1] != "rosenbrock"]
-
-
-# --- statistics -----------------------------------------------------------------------------------------------
-
-
-def johnson_t(x, mu0):
-    """Johnson's (1978) skewness-corrected t statistic of the mean of ``x`` (chains, ...) against ``mu0``."""
-    n = x.shape[0]
-    mean, s2 = x.mean(axis=0), x.var(axis=0, ddof=1)
-    mu3 = ((x - mean) ** 3).mean(axis=0)
-    d = mean - mu0
-    return (d + mu3 / (6 * s2 * n) + mu3 * d**2 / (3 * s2**2)) / np.sqrt(s2 / n)
-
-
-def critical(num_chains, comparisons):
-    """Two-sided Bonferroni critical value of a t statistic for ``comparisons`` comparisons."""
-    return scipy.stats.t.ppf(1 - ALPHA / (2 * comparisons), num_chains - 1)
-
-
-def se(x, axis=0):
-    """Standard error of the mean over chains (``axis``)."""
-    return x.std(axis=axis, ddof=1) / math.sqrt(x.shape[axis])
-
-
-def within(x, bound, crit):
-    """Per coordinate: is the mean of ``x`` within [-bound, bound] up to ``crit`` (Johnson t, both sides)?"""
-    return (johnson_t(x, bound) <= crit) & (johnson_t(x, -bound) >= -crit)
 
 
 # --- theory: everything below is computed from the target, never from runs ---------------------------------------
@@ -426,18 +399,18 @@ def runs(case) -> Runs:
 
 
 def small_step_gate(case, r_small, r_large):
-    """(passed per coordinate, statistic per chain, allowed bias, critical value): the Gaussian bound
-    |r(h_s)| <= K h_s, or on rosenbrock the Richardson form |r(h_s) - r(h_L)/8| <= a (h_s/h_L) |r(h_L)|."""
+    """The check (``mean_check``: Johnson t, Bonferroni over coordinates at ALPHA) of the Gaussian bound
+    |r(h_s)| <= K h_s, or on rosenbrock of the Richardson form |r(h_s) - r(h_L)/8| <= a (h_s/h_L) |r(h_L)|."""
     th = theory(case)
-    chains, dim = r_small.shape
-    crit = critical(chains, dim)
+    dim = r_small.shape[1]
     if th.bound is not None:
         x, bound = r_small, np.full(dim, th.bound[0])
     else:
         ratio = th.steps[0] / th.steps[-1]
         x = r_small - ratio * r_large
         bound = th.allowance(th.steps[-1]) * ratio * np.abs(r_large.mean(axis=0))
-    return within(x, bound, crit), x, bound, crit
+    return mean_check(x, 0.0, allowance=bound, alpha=ALPHA, name=f"small-step gate {'-'.join(case)} at "
+                      f"h_s = {th.h_s:.4g}")
 
 
 def order_gate(case, r, steps, bounds):
@@ -446,8 +419,8 @@ def order_gate(case, r, steps, bounds):
     on rosenbrock, whose bound is the first-order extrapolation from the largest step)."""
     th = theory(case)
     num_steps, chains, dim = r.shape
-    crit = critical(chains, dim * num_steps)
-    mean, err = r.mean(axis=1), se(r, axis=1)
+    alpha = bonferroni(ALPHA, dim * num_steps)  # per coordinate and step
+    mean, err = r.mean(axis=1), standard_error(r, axis=1)
     out = []
     for i in range(dim):
         # detectable: |r(h_L)| >= 5 se, and at h_1 the first-order extrapolation r(h_L) h_1 / h_L >= 5 se
@@ -457,14 +430,15 @@ def order_gate(case, r, steps, bounds):
             k = low[0]
             log_ratio = math.log(steps[-1] / steps[k])
             p = math.log(abs(mean[-1, i]) / abs(mean[k, i])) / log_ratio
-            p_se = float(se(r[-1, :, i] / mean[-1, i] - r[k, :, i] / mean[k, i])) / log_ratio
+            p_se = float(standard_error(r[-1, :, i] / mean[-1, i] - r[k, :, i] / mean[k, i])) / log_ratio
             p_low, p_high = th.slope_range(steps[k], steps[-1])
             # p >= p_low  <=>  |r(h_1)| <= (h_1/h_L)^p_low |r(h_L)|, and p <= p_high likewise: linear in the
             # chains' values, so these t-tests are exact up to the CLT (the delta method's se is reported)
             sign, ratio = np.sign(mean[-1, i]), steps[k] / steps[-1]
             above = sign * (ratio**p_low * r[-1, :, i] - r[k, :, i])
             below = sign * (r[k, :, i] - ratio**p_high * r[-1, :, i])
-            passed = johnson_t(above, 0.0) >= -crit and johnson_t(below, 0.0) >= -crit
+            # both >= 0: two one-sided tests, each at the two-sided level alpha / 2
+            passed = mean_check(np.stack([above, below], axis=1), 0.0, alternative="less", alpha=alpha).passed
             out.append(("slope", round(p, 3), round(p_se, 3), (round(p_low, 3), round(p_high, 3)), bool(passed)))
             continue
         ok = True
@@ -475,7 +449,7 @@ def order_gate(case, r, steps, bounds):
                 ratio = steps[k] / steps[-1]
                 x = r[k, :, i] - ratio * r[-1, :, i]
                 bound = th.allowance(steps[-1]) * ratio * abs(mean[-1, i])
-            ok &= bool(within(x[:, None], np.array([bound]), crit)[0])
+            ok &= mean_check(x, 0.0, allowance=bound, alpha=alpha).passed
         out.append(("bound", ok))
     return out
 
@@ -505,11 +479,9 @@ def test_derived_bounds_hold_for_exact_second_moments(case):
 def test_small_step_bias_within_bound(case):
     """Per coordinate, |mean r(h_s)| <= K h_s up to the Bonferroni t critical value (rosenbrock: the
     Richardson form); no chain diverges."""
-    run, th = runs(case), theory(case)
+    run = runs(case)
     assert not any(run.diverged), run.diverged
-    passed, x, bound, crit = small_step_gate(case, run.r[0], run.r[-1])
-    assert np.all(passed), (f"mean {x.mean(0)} +- {se(x)} exceeds the bound {bound} by more than {crit:.2f} se "
-                            f"at h_s = {th.h_s:.4g}")
+    small_step_gate(case, run.r[0], run.r[-1]).assert_passed()
 
 
 @pytest.mark.parametrize("case", case_params())
@@ -519,7 +491,7 @@ def test_bias_grows_at_first_order(case):
     run, th = runs(case), theory(case)
     result = order_gate(case, run.r, th.steps, th.bound)
     assert all(item[-1] for item in result), (
-        f"{result}; mean bias {run.r.mean(axis=1)} +- {se(run.r, axis=1)} at steps {th.steps}")
+        f"{result}; mean bias {run.r.mean(axis=1)} +- {standard_error(run.r, axis=1)} at steps {th.steps}")
 
 
 @pytest.mark.parametrize("case", case_params())
@@ -527,9 +499,8 @@ def test_gates_reject_wrong_temperature(case):
     """Power: both gates reject the sampler at the wrong temperature, and the small-step gate detects its
     variance error with probability >= 0.9 in some coordinate."""
     run, th = runs(case), theory(case)
-    passed, x, bound, crit = small_step_gate(case, run.wrong[0], run.wrong[1])
-    detectable = bound + (crit + Z90) * se(x)  # the bias this gate detects with probability 0.9
-    assert not np.all(passed), f"small-step gate passed a wrong-temperature sampler: {x.mean(0)} +- {se(x)}"
+    gate = small_step_gate(case, run.wrong[0], run.wrong[1]).assert_failed()  # a wrong-temperature sampler
+    detectable = gate.detectable  # the bias this gate detects with probability 0.9
     effect = WRONG_TEMPERATURE.get(case[1], 1.1) - 1  # the wrong sampler's relative variance error, about
     assert detectable.min() < effect, f"the gate detects {detectable} with probability 0.9, not {effect:.2f}"
     steps = (th.steps[0], th.steps[-1])
@@ -551,9 +522,11 @@ def test_adaptive_psgld_is_not_first_order():
     results = bench.run_grid("psgld", target, params_grid=grid, num_chains=chains, num_steps=steps, seed=SEED,
                              initial_position=start)
     r = np.stack([res.moments.second_moment / np.diag(target.covariance) - 1 for res in results])
-    crit = critical(chains, target.dim)
-    assert np.any(johnson_t(r[0], th.bound[0]) > crit), f"bias {r[0].mean(0)} +- {se(r[0])}"
-    assert np.any(johnson_t(r[0] - r[1], 0.0) > crit), f"bias {r.mean(1)} +- {se(r, axis=1)}"
+    # one-sided (bias above): each coordinate at the two-sided Bonferroni level of ALPHA, i.e. ALPHA / 2 one-sided
+    mean_check(r[0], th.bound[0], alternative="greater", alpha=ALPHA / 2,
+               name="bias at h_s above K h_s").assert_failed()
+    mean_check(r[0] - r[1], 0.0, alternative="greater", alpha=ALPHA / 2,
+               name="bias at h_s above that at 4 h_s").assert_failed()
 
 
 @pytest.mark.parametrize("backend,num_chains", [("jax", 16), ("numpy", 3)])

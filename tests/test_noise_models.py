@@ -13,6 +13,7 @@ import scipy.stats
 import bench
 import targets
 import targets.noise
+from reference.checks import z_critical
 from samplers._draws import numpy_draws
 from samplers._registry import UnknownNameError
 from targets.noise.alpha_stable import symmetric_stable
@@ -32,11 +33,6 @@ def noise_z_scores(errors: np.ndarray, claimed: np.ndarray) -> np.ndarray:
     products_var = (errors**2).T @ (errors**2) / n - products**2
     z_cov = (products - claimed) / np.sqrt(products_var / n)
     return np.concatenate([z_mean, z_cov[np.triu_indices(d)]])
-
-
-def bonferroni_critical(num_tests: int) -> float:
-    """Two-sided normal critical value with family-wise false-failure rate ALPHA over ``num_tests``."""
-    return scipy.stats.norm.ppf(1 - ALPHA / (2 * num_tests))
 
 
 GAUSSIAN_CASES = {
@@ -67,7 +63,7 @@ def test_noise_has_mean_zero_and_the_claimed_covariance(name, x2):
     draws = numpy_draws(np.random.default_rng(11), target.draw_spec, (n,))
     errors = target.stochastic_grad(np.broadcast_to(x, (n, d)), draws) - target.grad_logdensity(x)
     claimed = target.noise.covariance(x)
-    critical = bonferroni_critical(d + d * (d + 1) // 2)
+    critical = z_critical(ALPHA, d + d * (d + 1) // 2)  # two-sided, Bonferroni over the 65 z-tests
     assert np.max(np.abs(noise_z_scores(errors, claimed))) < critical
     assert np.max(np.abs(noise_z_scores(errors, 1.05 * claimed))) > critical
     simpler = {"isotropic": 256.0 * np.eye(d), "diagonal": 256.0 * np.eye(d),
@@ -169,7 +165,7 @@ def test_alpha_stable_noise_follows_scipy_levy_stable(alpha, scale, accurate_lev
     cdf, wrong_cdf = stable_cdf(alpha, scale), stable_cdf(alpha, 1.1 * scale)
     level = ALPHA / (2 * d)
     ks_critical = scipy.stats.kstwo.ppf(1 - level, n)
-    sign_critical = scipy.stats.norm.ppf(1 - level / 2)
+    sign_critical = z_critical(level)
     nodes = 1000 if alpha not in (1, 2) else n
     for coordinate in noise.T:
         assert ks_at_order_statistics(coordinate, cdf, nodes) < ks_critical

@@ -46,6 +46,7 @@ from reference.metrics.gaussian_kl import (  # noqa: E402
     exact_sampling_kl, gaussian_kl, kl_diagonal_fit_from_moments, kl_to_fit,
 )
 from reference.metrics.ksd import ksd, ksd_of_target  # noqa: E402
+from reference.metrics.ksd_test import KSDTest, ksd_test  # noqa: E402
 from reference.metrics.lppd import lppd  # noqa: E402
 from reference.metrics.mcse import MomentMCSE, moment_mcse  # noqa: E402
 from reference.metrics.moments import Moments  # noqa: E402
@@ -57,12 +58,12 @@ from reference.metrics.split_rhat import split_rhat  # noqa: E402
 from reference.metrics.std_error import std_relative_error  # noqa: E402
 
 __all__ = [
-    "B2Curve", "B2Summary", "FSSDTest", "GaussianFit", "MomentMCSE", "Moments", "accuracy", "aurc", "auroc",
+    "B2Curve", "B2Summary", "FSSDTest", "GaussianFit", "KSDTest", "MomentMCSE", "Moments", "accuracy", "aurc", "auroc",
     "b2", "b2_curve", "b2_summary", "brier_score", "categorical_lppd", "chainwise_split_rhat",
     "covariance_difference", "covariance_frobenius_error", "covariance_mse",
     "credible_interval_calibration_error", "credible_interval_coverage", "ece", "ensemble_ambiguity", "ess",
     "exact_sampling_kl", "fssd", "fssd_test", "gaussian_kl", "gaussian_lppd", "gelman_rubin_from_moments",
     "get", "gradient_evaluations_to_threshold", "kl_diagonal_fit_from_moments", "kl_to_fit", "ksd",
-    "ksd_of_target", "lppd", "mce", "moment_mcse", "names", "nll", "ood_auroc", "perplexity",
+    "ksd_of_target", "ksd_test", "lppd", "mce", "moment_mcse", "names", "nll", "ood_auroc", "perplexity",
     "prediction_variance", "register", "rmse", "split_rhat", "std_relative_error", "target_scores",
 ]

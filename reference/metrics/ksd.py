@@ -56,6 +56,34 @@ def check_beta(beta) -> float:
     return float(beta)
 
 
+def imq_stein_kernel(ss, s_dot_r, r_sq, c_sq, beta, d):
+    r""":math:`k_0` of the IMQ kernel (module docstring) from :math:`s(x)^\top s(y)` (``ss``),
+    :math:`(s(x) - s(y))^\top r` (``s_dot_r``), :math:`\lVert r\rVert^2` (``r_sq``), :math:`c^2`, beta and the
+    dimension ``d``; elementwise, in NumPy or JAX."""
+    u = c_sq + r_sq
+    u_beta = u**beta
+    u_beta_1 = u_beta / u
+    return (ss * u_beta - 2 * beta * u_beta_1 * s_dot_r
+            - 4 * beta * (beta - 1) * r_sq * u_beta_1 / u - 2 * beta * d * u_beta_1)
+
+
+def stein_kernel_matrix(x, s, c=1.0, beta=-0.5) -> np.ndarray:
+    """The (n, n) matrix :math:`k_0(x_i, x_j)` of draws ``x`` (n, d) with scores ``s`` (n, d), IMQ
+    kernel, in NumPy float64 (O(n^2) memory: for the bootstrap of ``ksd_test``; :func:`ksd` never forms
+    it). Its mean is the V-statistic, its off-diagonal mean the U-statistic."""
+    c = positive_finite("c", c)
+    beta = check_beta(beta)
+    x, s = np.asarray(x, dtype=np.float64), np.asarray(s, dtype=np.float64)
+    x = x - x.mean(axis=0)  # as in _stein_kernel_sums
+    d = x.shape[1]
+    x_sq, s_dot_x = np.sum(x * x, axis=1), np.sum(s * x, axis=1)
+    sx = s @ x.T  # s_i . x_j
+    r_sq = np.maximum(x_sq[:, None] + x_sq[None, :] - 2 * (x @ x.T), 0.0)
+    np.fill_diagonal(r_sq, 0.0)
+    s_dot_r = (s_dot_x[:, None] - sx) - (sx.T - s_dot_x[None, :])
+    return imq_stein_kernel(s @ s.T, s_dot_r, r_sq, c * c, beta, d)
+
+
 @functools.partial(jax.jit, static_argnames=("block_size",))
 def _stein_kernel_sums(x, s, c, beta, block_size):
     """(sum over i != j, sum over i) of the IMQ Stein kernel k_0(x_i, x_j) of draws ``x`` (n, d),
@@ -79,11 +107,7 @@ def _stein_kernel_sums(x, s, c, beta, block_size):
         r_sq = jnp.maximum(rows(x_sq, i, block_size)[:, None] + rows(x_sq, j, block_size)[None, :] - 2 * xx, 0.0)
         # s(x)^T r - s(y)^T r with r = x_i - x_j
         s_dot_r = (rows(s_dot_x, i, block_size)[:, None] - sx) - (xs - rows(s_dot_x, j, block_size)[None, :])
-        u = c_sq + r_sq
-        u_beta = u**beta
-        u_beta_1 = u_beta / u
-        k0 = (ss * u_beta - 2 * beta * u_beta_1 * s_dot_r
-              - 4 * beta * (beta - 1) * r_sq * u_beta_1 / u - 2 * beta * d * u_beta_1)
+        k0 = imq_stein_kernel(ss, s_dot_r, r_sq, c_sq, beta, d)
         row, col = (i + offsets)[:, None], (j + offsets)[None, :]
         keep = (row >= block_i) & (col >= block_j) & (row != col)
         weight = jnp.where(pair[0] == pair[1], 1.0, 2.0)  # an off-diagonal tile stands for its mirror too

@@ -1,0 +1,37 @@
+"""Adapters: other libraries' samplers run through the suite's sampler contract, unchanged.
+
+- ``bench.adapters.blackjax``: ``sgld``, ``sghmc``, ``sgnht``, ``mclmc`` (blackjax 1.7.1; JAX driver);
+- ``bench.adapters.posteriors``: ``sgld``, ``sghmc``, ``sgnht``, ``baoa``, ``sglrw`` (posteriors 0.1.3
+  on torch; NumPy driver, one chain at a time; needs ``torch`` and ``posteriors`` installed).
+
+Each is an :class:`AdaptedSampler` (``bench/adapters/_adapted.py``): a sampler of the suite's
+contract that also says which driver runs it (``backend``), which suite sampler it implements
+(``claims``), that sampler's equivalent hyperparameters (``to_reference``) and what still differs
+(``differences``). They are not in the suite's registry; pass the object, or load it by name::
+
+    from bench.adapters import blackjax as bj
+    bench.run(bj.sgld, "icg", params={"step_size": 1e-2}, backend="jax")
+    bench.run(load("posteriors:sgld"), "icg", params={"lr": 1e-2}, backend="numpy")
+    bj.sgld.to_reference({"step_size": 1e-2})    # {'step_size': 0.01, 'temperature': 1.0} for samplers.get("sgld")
+"""
+
+from __future__ import annotations
+
+from bench.adapters._adapted import AdaptedSampler
+
+
+def load(spec: str) -> AdaptedSampler:
+    """The adapter named ``"module:attribute"``: ``"bench.adapters.blackjax:sgld"``, or its short name
+    ``"blackjax:sgld"`` (a module of ``bench.adapters``), as ``AdaptedSampler.name`` gives it."""
+    from bench.validate import load_sampler
+
+    try:
+        adapter = load_sampler(spec)
+    except ValueError as error:
+        raise ValueError(f"{spec!r} does not name an adapter: {error}") from None
+    if not isinstance(adapter, AdaptedSampler):
+        raise ValueError(f"{spec!r} is not an adapter (an AdaptedSampler of bench.adapters)")
+    return adapter
+
+
+__all__ = ["AdaptedSampler", "load"]

@@ -1,0 +1,97 @@
+"""``AdaptedSampler``: another library's sampler behind the suite's sampler contract.
+
+An adapter is a :class:`samplers.Sampler` (``Params``, ``State``, ``init``, ``draw_spec``, the two
+steps, optionally ``prime``) whose step calls the library's own update, unchanged, with the
+gradient from the suite's oracle. It adds:
+
+- ``library``: the library it runs ("blackjax", "posteriors");
+- ``backend``: the suite driver that can run it. A JAX library's kernel is pure and jit-able, so its
+  adapter gives ``optimized_step`` and runs under the JAX driver (``backend="jax"``); a torch
+  library's update runs eagerly on one chain, so its adapter gives ``reference_step`` and runs
+  under the NumPy driver (``backend="numpy"``). The other step raises ``NotImplementedError``
+  naming the backend to use;
+- ``claims``: the name of the suite's reference sampler that implements the same dynamics, or
+  None;
+- ``to_reference(params)``: that reference's hyperparameters for the adapter's ``params`` (a dict,
+  or the adapter's ``Params``), translating the library's step-size, friction, temperature and
+  noise conventions into the suite's;
+- ``differences``: what still differs from the reference with those hyperparameters ("" where the
+  adapter's one-step law equals the reference's): an integrator, an initial momentum, the
+  minibatch that several gradient evaluations share.
+
+Adapters are not registered in the suite's registry (they would need their library to import);
+they are module attributes, ``bench.adapters.blackjax.sgld``, found by
+:func:`bench.adapters.load` from ``"bench.adapters.blackjax:sgld"``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import Any
+
+import samplers
+from samplers._contract import Sampler
+
+BACKENDS = ("jax", "numpy")
+_STEP_OF_BACKEND = {"jax": "optimized_step", "numpy": "reference_step"}
+
+
+def _unavailable_step(name: str, backend: str, missing: str) -> Callable:
+    """A step that says the adapter runs under the ``backend`` driver only."""
+
+    def step(state, grad_fn, draws, params):
+        raise NotImplementedError(
+            f"{name} has no {missing}: it runs under the {backend!r} driver only; use "
+            f"bench.run(..., backend={backend!r})")
+
+    step.__name__ = missing
+    return step
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class AdaptedSampler(Sampler):
+    """A :class:`samplers.Sampler` running another ``library``'s update, with the ``backend`` that
+    can run it, the suite sampler it ``claims`` to implement, ``translate`` (the adapter's
+    ``Params`` to that sampler's hyperparameters) and the ``differences`` that remain."""
+
+    library: str
+    backend: str
+    claims: str | None = None
+    translate: Callable[[Any], dict] | None = None
+    differences: str = ""
+
+    def __post_init__(self):
+        if self.backend not in BACKENDS:
+            raise ValueError(f"backend must be one of {list(BACKENDS)}, got {self.backend!r}")
+        if (self.claims is None) != (self.translate is None):
+            raise ValueError("an adapter gives both claims and translate, or neither")
+
+    @classmethod
+    def build(cls, *, name: str, citation: str, library: str, backend: str, step: Callable, Params: type,
+              State: type, init: Callable, draw_spec: Callable, prime: Callable | None = None,
+              claims: str | None = None, translate: Callable | None = None, differences: str = "") -> AdaptedSampler:
+        """The adapter whose ``step`` is the step of ``backend``; the other step raises."""
+        if backend not in BACKENDS:
+            raise ValueError(f"backend must be one of {list(BACKENDS)}, got {backend!r}")
+        other = _STEP_OF_BACKEND["numpy" if backend == "jax" else "jax"]
+        steps = {_STEP_OF_BACKEND[backend]: step, other: _unavailable_step(name, backend, other)}
+        return cls(name=name, citation=citation, Params=Params, State=State, init=init, draw_spec=draw_spec,
+                   prime=prime, library=library, backend=backend, claims=claims, translate=translate,
+                   differences=differences, **steps)
+
+    def to_reference(self, params) -> dict:
+        """Hyperparameters of the suite sampler ``claims`` equal to the adapter's ``params`` (a dict
+        of the adapter's hyperparameters, defaults filled in, or its ``Params``). ValueError where
+        the adapter claims none, or where ``params`` use a feature the reference lacks."""
+        if self.claims is None:
+            raise ValueError(f"{self.name} claims no suite sampler, so it has no reference hyperparameters")
+        if not isinstance(params, self.Params):
+            params = self.params(**params)
+        return self.translate(params)
+
+    def reference(self) -> Sampler:
+        """The suite sampler this adapter claims to implement."""
+        if self.claims is None:
+            raise ValueError(f"{self.name} claims no suite sampler")
+        return samplers.get(self.claims)

@@ -1,0 +1,33 @@
+"""A library's own random-number generator, seeded from the step's draws.
+
+Blackjax kernels take a PRNG key and posteriors calls torch's global generator, so an adapter
+cannot hand them the suite's normal draws: it draws one ``seed`` variate per step (two integers of
+the ``index`` law, 31 bits each: 62 bits, so that seeds repeat with probability about
+n^2 / 2^63 over n chain-steps, not n^2 / 2^32) and the library's generator makes the variates from
+it. Runs are reproducible from the driver's seed, but the suite's shared-draws checks (reference
+against optimized step on the same normals) cannot be applied to an adapter.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+from samplers import Variate
+
+SEED_HIGH = 2**31 - 1  # the largest int32, so the JAX driver's int32 index draws hold it
+
+
+def seed_variate() -> Variate:
+    """The per-step draw that seeds a library's generator: two uniform integers in [0, 2^31 - 1)."""
+    return Variate("index", (2,), SEED_HIGH)
+
+
+def jax_key(seed):
+    """A threefry key whose two 32-bit words are the two integers of ``seed`` (jit- and vmap-able)."""
+    return jax.random.wrap_key_data(jnp.asarray(seed).astype(jnp.uint32), impl="threefry2x32")
+
+
+def torch_seed(seed) -> int:
+    """A 62-bit integer from the two integers of ``seed``, for ``torch.Generator.manual_seed``."""
+    return int(seed[0]) * SEED_HIGH + int(seed[1])

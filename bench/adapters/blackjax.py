@@ -1,0 +1,356 @@
+r"""blackjax 1.7.1's SGMCMC and MCLMC kernels under the suite's JAX driver (jit, vmap, scan).
+
+``sgld``, ``sghmc``, ``sgnht`` and ``mclmc`` call blackjax's own ``build_kernel`` unchanged. The
+gradient comes from the suite's oracle: the step's ``grad_fn`` is handed to blackjax as its
+``minibatch``, and the ``grad_estimator(position, minibatch)`` blackjax calls is ``grad_fn(position)``;
+MCLMC, which differentiates a log density itself, gets one whose value and gradient are
+``grad_fn.value_and_grad`` (a ``jax.custom_jvp``, so each gradient blackjax takes is one oracle
+evaluation). The PRNG key blackjax takes is made inside the jitted step from the step's ``seed``
+draw (``bench.adapters._seeds``): blackjax's generator then makes the variates, so the suite
+cannot feed shared draws to it. Conventions below are from blackjax's source: ``sgmcmc/diffusions.py``
+(lines 26-126), ``sgmcmc/sgld.py`` (kernel, lines 28-47), ``sgmcmc/sghmc.py`` (kernel, lines 35-56),
+``sgmcmc/sgnht.py`` (``init`` and kernel, lines 43-66; line 135), ``mcmc/mclmc.py`` (lines 56-143,
+215-284) and ``mcmc/integrators.py`` (lines 104-150, 175-207, 321-369, 378-485, 548-615).
+:math:`g` is the oracle's gradient of the log density,
+:math:`\xi` standard normal, :math:`\epsilon` blackjax's ``step_size``, :math:`T` its temperature.
+
+- ``sgld``: :math:`x' = x + \epsilon g(x) + \sqrt{2T\epsilon}\,\xi` (``diffusions.overdamped_langevin``):
+  the suite's standard convention (``samplers/sgld.py``, ``convention="standard"``), ``step_size``
+  :math:`h = \epsilon` and the same temperature; not Welling & Teh's :math:`\epsilon/2` form.
+- ``sghmc``: each call redraws the momentum :math:`p \sim \mathcal N(0, I)` and makes
+  ``num_integration_steps`` :math:`L` explicit Euler steps on ONE minibatch (the step's oracle):
+  :math:`x' = x + \epsilon p`, :math:`p' = (1 - \alpha\epsilon) p + \epsilon g(x) +
+  \sqrt{\epsilon T(2\alpha - \epsilon T\beta)}\,\xi`, the gradient at the OLD position. One adapter
+  step is therefore :math:`L` gradient evaluations (``Info.num_grad_evals = L``), all seeing the
+  same minibatch or noise draw: their errors are correlated within a call, unlike :math:`L` steps
+  of the suite's ``sghmc`` (one new draw per gradient), and only every :math:`L`-th position is
+  recorded. In the suite's Chen units (``samplers/_hamiltonian.py``) this is ``form="chen"``,
+  :math:`h = \epsilon^2`, friction :math:`\alpha\epsilon`, :math:`v = \epsilon p`, ``noise_estimate``
+  :math:`\beta T^2` (blackjax's :math:`\beta` is the noise variance of :math:`g/T`), ``refresh_every``
+  :math:`L`; but explicit, not semi-implicit, Euler (unstable whenever :math:`h\lambda > \alpha\epsilon`
+  on a Gaussian of precision :math:`\lambda`, unless the refresh every :math:`L` steps stops the
+  growth), and the refresh draws :math:`\mathcal N(0, 1)` whatever :math:`T` (the momentum's
+  stationary law is :math:`\mathcal N(0, T)`).
+- ``sgnht``: :math:`x' = x + \epsilon p`, :math:`p' = (1 - \xi\epsilon) p + \epsilon g(x) +
+  \sqrt{\epsilon T(2\alpha - \epsilon T\beta)}\,\xi`, :math:`\xi' = \xi + \epsilon(p'^\top p'/d - T)`:
+  the suite's Chen-form ``sgnht`` with :math:`h = \epsilon^2`, ``diffusion`` :math:`\alpha\epsilon`,
+  thermostat :math:`\xi\epsilon`, except that the position moves with the OLD momentum (explicit
+  Euler). The momentum starts as blackjax's ``init`` draws it, :math:`\mathcal N(0, I)` (drawn in the
+  first step from its key); the thermostat starts at ``initial_thermostat`` (blackjax's
+  ``init_xi or alpha`` would replace a requested 0 by :math:`\alpha`; the adapter does not).
+- ``mclmc``: blackjax's MCLMC kernel, half a partial refreshment, one step of the isokinetic
+  integrator, half a refreshment, with its energy-based rejection (off at the default ratio inf)
+  and its NaN handling: a non-finite step is replaced by the previous state with a fresh random
+  momentum, so a divergence never reaches the driver's non-finite count; the adapter counts those
+  steps in ``State.nan_steps``. Each position update of the integrator evaluates one gradient
+  (``euclidean_position_update_fn``); the first kick reuses the cached one, so a step costs
+  (len(coefficients) - 1) / 2 evaluations: 2 for ``"mclachlan"`` (minimal norm), 1 for
+  ``"velocity_verlet"``, 3 for ``"yoshida"``, 5 for ``"omelyan"``; ``prime`` evaluates the cached
+  log density and gradient once at the start. The momentum starts as blackjax's ``init`` draws it,
+  a uniform unit vector (drawn in the first step). The suite's ``mclmc`` (``minimal_norm`` or
+  ``leapfrog``) starts at rest and does not hide non-finite steps.
+
+float32 chains: the suite runs JAX in 64-bit mode, where blackjax's ``generate_gaussian_noise``
+(``util.py`` lines 66-91, via ``linear_map``'s promotion with the float64 scalar sigma) returns float64
+noise for a float32 position. SGLD and SGNHT then return float64 states (the adapters round them back
+to the chain's dtype); SGHMC's own inner ``lax.scan`` fails outright on the changed carry, so its
+adapter runs the kernel on a float64 copy of the position and rounds the result.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from typing import Any, NamedTuple
+
+import blackjax.mcmc.integrators as bj_integrators
+import blackjax.mcmc.mclmc as bj_mclmc
+import blackjax.sgmcmc.sghmc as bj_sghmc
+import blackjax.sgmcmc.sgld as bj_sgld
+import blackjax.sgmcmc.sgnht as bj_sgnht
+import jax
+import jax.numpy as jnp
+from blackjax.util import generate_unit_vector
+
+from bench.adapters._adapted import AdaptedSampler
+from bench.adapters._seeds import jax_key, seed_variate
+from samplers._checks import in_interval, integer_at_least, one_of, positive_finite
+from samplers._contract import Info, hyperparameters, static_field
+from samplers._langevin import State as LangevinState
+from samplers._langevin import init as langevin_init
+from samplers.sgnht import State as SGNHTState
+from samplers.sgnht import init as sgnht_init
+
+LIBRARY = "blackjax"
+
+
+def draw_spec(dim: int, params=None) -> dict:
+    """One seed per step for blackjax's PRNG key."""
+    return {"seed": seed_variate()}
+
+
+adapter = functools.partial(AdaptedSampler.build, library=LIBRARY, backend="jax", draw_spec=draw_spec)
+
+
+def grad_estimator(position, oracle):
+    """blackjax's ``grad_estimator(position, minibatch)``, the minibatch being the step's oracle."""
+    return oracle(position)
+
+
+def logdensity_of(oracle):
+    """A log density for blackjax to differentiate whose value and gradient are the oracle's, one
+    oracle evaluation per ``jax.value_and_grad`` (the gradient is never recomputed by autodiff)."""
+
+    @jax.custom_jvp
+    def logdensity(x):
+        return oracle.value_and_grad(x)[0]
+
+    @logdensity.defjvp
+    def logdensity_jvp(primals, tangents):
+        (x,), (dx,) = primals, tangents
+        value, gradient = oracle.value_and_grad(x)
+        return value, jnp.sum(gradient * dx, axis=-1)
+
+    return logdensity
+
+
+def like(new, old):
+    """``new`` in the dtype of ``old``. blackjax's ``generate_gaussian_noise`` returns float64 noise for a
+    float32 position when JAX's 64-bit mode is on (``linear_map`` promotes with the float64 scalar
+    sigma = 1.0), and the suite always runs in that mode: without the cast a float32 chain's position
+    would turn float64 after one step (``lax.scan`` refuses the changed carry)."""
+    return jnp.asarray(new).astype(jnp.asarray(old).dtype)
+
+
+def _positive_fields(params, *names):
+    for name in names:
+        object.__setattr__(params, name, positive_finite(name, getattr(params, name)))
+
+
+# --- SGLD --------------------------------------------------------------------------------------------------------
+
+
+@hyperparameters
+class SGLDParams:
+    """blackjax's ``step_size`` :math:`\\epsilon` > 0 and ``temperature`` > 0."""
+
+    step_size: float
+    temperature: float = 1.0
+
+    def __post_init__(self):
+        _positive_fields(self, "step_size", "temperature")
+
+
+def sgld_step(state: LangevinState, grad_fn, draws, params: SGLDParams):
+    position = bj_sgld.build_kernel()(jax_key(draws["seed"]), state.position, grad_estimator, grad_fn,
+                                      params.step_size, params.temperature)
+    return LangevinState(like(position, state.position), state.step + 1), Info(num_grad_evals=1)
+
+
+def sgld_reference(params: SGLDParams) -> dict:
+    return {"step_size": params.step_size, "temperature": params.temperature}
+
+
+sgld = adapter(
+    name="blackjax:sgld", citation="blackjax 1.7.1 blackjax.sgmcmc.sgld (Welling & Teh 2011)",
+    step=sgld_step, Params=SGLDParams, State=LangevinState, init=langevin_init,
+    claims="sgld", translate=sgld_reference)
+
+
+# --- SGHMC -------------------------------------------------------------------------------------------------------
+
+
+@hyperparameters
+class SGHMCParams:
+    """``step_size`` :math:`\\epsilon` > 0, friction ``alpha`` > 0 (blackjax's default 0.01), gradient-noise
+    estimate ``beta`` >= 0 with :math:`2\\alpha - \\epsilon T\\beta \\ge 0`, ``temperature`` > 0 and
+    ``num_integration_steps`` :math:`L` >= 1 (blackjax's top-level default 10)."""
+
+    step_size: float
+    alpha: float = 0.01
+    beta: float = 0.0
+    temperature: float = 1.0
+    num_integration_steps: int = static_field(10)
+
+    def __post_init__(self):
+        _positive_fields(self, "step_size", "alpha", "temperature")
+        object.__setattr__(self, "beta", in_interval("beta", self.beta, 0.0, math.inf, high_open=True))
+        integer_at_least("num_integration_steps", self.num_integration_steps, 1)
+        if 2 * self.alpha - self.step_size * self.temperature * self.beta < 0:
+            raise ValueError("beta is too large: the injected noise variance needs "
+                             "2 * alpha - step_size * temperature * beta >= 0")
+
+
+def sghmc_step(state: LangevinState, grad_fn, draws, params: SGHMCParams):
+    """blackjax's kernel runs on a position in its noise's dtype: with a float32 position and JAX's 64-bit
+    mode its inner ``lax.scan`` would start with a float32 position and float64 momentum (see ``like``) and
+    fail on the changed carry, so a float32 chain's L steps run in float64 and the result is rounded."""
+    kernel = bj_sghmc.build_kernel(params.alpha, params.beta)
+    wide = jnp.promote_types(jnp.asarray(state.position).dtype, jax.dtypes.canonicalize_dtype(jnp.float64))
+    position = kernel(jax_key(draws["seed"]), jnp.asarray(state.position, wide), grad_estimator, grad_fn,
+                      params.step_size, params.num_integration_steps, params.temperature)
+    state = LangevinState(like(position, state.position), state.step + 1)
+    return state, Info(num_grad_evals=params.num_integration_steps)
+
+
+def sghmc_reference(params: SGHMCParams) -> dict:
+    eps, temp = params.step_size, params.temperature
+    return {"form": "chen", "integrator": "euler", "step_size": eps**2, "friction": params.alpha * eps,
+            "noise_estimate": params.beta * temp**2, "temperature": temp,
+            "refresh_every": params.num_integration_steps}
+
+
+sghmc = adapter(
+    name="blackjax:sghmc", citation="blackjax 1.7.1 blackjax.sgmcmc.sghmc (Chen et al. 2014)",
+    step=sghmc_step, Params=SGHMCParams, State=LangevinState, init=langevin_init,
+    claims="sghmc", translate=sghmc_reference,
+    differences="explicit Euler (gradient at the old position, position moved with the old momentum) against the "
+                "suite's semi-implicit Euler; one adapter step is L reference steps, recorded once, whose L gradients "
+                "share one minibatch draw; the refreshed momentum is N(0, 1) in blackjax's units whatever the "
+                "temperature (the reference's is N(0, T))")
+
+
+# --- SGNHT -------------------------------------------------------------------------------------------------------
+
+
+@hyperparameters
+class SGNHTParams:
+    """``step_size`` :math:`\\epsilon` > 0, diffusion ``alpha`` > 0 (0.01), ``beta`` >= 0 (0),
+    ``temperature`` > 0, ``initial_thermostat`` >= 0 (default ``alpha``, as blackjax's init)."""
+
+    step_size: float
+    alpha: float = 0.01
+    beta: float = 0.0
+    temperature: float = 1.0
+    initial_thermostat: Any = None
+
+    def __post_init__(self):
+        _positive_fields(self, "step_size", "alpha", "temperature")
+        object.__setattr__(self, "beta", in_interval("beta", self.beta, 0.0, math.inf, high_open=True))
+        initial = self.alpha if self.initial_thermostat is None else self.initial_thermostat
+        object.__setattr__(self, "initial_thermostat",
+                           in_interval("initial_thermostat", initial, 0.0, math.inf, high_open=True))
+
+
+def sgnht_step(state: SGNHTState, grad_fn, draws, params: SGNHTParams):
+    """The suite's sgnht state, at momentum 0 from ``init``: blackjax's ``init`` draws it in the first step."""
+    init_key, kernel_key = jax.random.split(jax_key(draws["seed"]))
+    first = bj_sgnht.init(state.position, init_key, state.thermostat)
+    momentum = jnp.where(state.step == 0, first.momentum, state.momentum)
+    kernel = bj_sgnht.build_kernel(params.alpha, params.beta)
+    new = kernel(kernel_key, bj_sgnht.SGNHTState(state.position, momentum, state.thermostat), grad_estimator,
+                 grad_fn, params.step_size, params.temperature)
+    state = SGNHTState(like(new.position, state.position), like(new.momentum, state.momentum),
+                       like(new.xi, state.thermostat), state.step + 1)
+    return state, Info(num_grad_evals=1)
+
+
+def sgnht_reference(params: SGNHTParams) -> dict:
+    if params.beta != 0:
+        raise ValueError("the suite's sgnht has no gradient-noise estimate: beta must be 0 to translate")
+    eps = params.step_size
+    return {"form": "chen", "step_size": eps**2, "diffusion": params.alpha * eps,
+            "initial_thermostat": params.initial_thermostat * eps, "temperature": params.temperature}
+
+
+sgnht = adapter(
+    name="blackjax:sgnht", citation="blackjax 1.7.1 blackjax.sgmcmc.sgnht (Ding et al. 2014)",
+    step=sgnht_step, Params=SGNHTParams, State=SGNHTState, init=sgnht_init,
+    claims="sgnht", translate=sgnht_reference,
+    differences="the position moves with the old momentum (explicit Euler; the reference's Chen form moves it with "
+                "the new one); the momentum starts at N(0, step_size^2) in the reference's units (blackjax's init), "
+                "not 0")
+
+
+# --- MCLMC -------------------------------------------------------------------------------------------------------
+
+INTEGRATORS = {  # name: (blackjax's isokinetic integrator, its coefficients, the suite's mclmc integrator)
+    "mclachlan": (bj_integrators.isokinetic_mclachlan, bj_integrators.mclachlan_coefficients, "minimal_norm"),
+    "velocity_verlet": (bj_integrators.isokinetic_velocity_verlet, bj_integrators.velocity_verlet_coefficients,
+                        "leapfrog"),
+    "yoshida": (bj_integrators.isokinetic_yoshida, bj_integrators.yoshida_coefficients, None),
+    "omelyan": (bj_integrators.isokinetic_omelyan, bj_integrators.omelyan_coefficients, None),
+}
+
+
+def gradients_per_step(integrator: str) -> int:
+    """Gradient evaluations of one step: one per position update of the palindromic scheme
+    (coefficients alternate momentum, position, ..., momentum), the first kick reusing the cache."""
+    return (len(INTEGRATORS[integrator][1]) - 1) // 2
+
+
+@hyperparameters
+class MCLMCParams:
+    """``step_size`` > 0, decoherence length ``L`` in (0, inf] (inf: no refreshment), ``integrator`` in
+    ``INTEGRATORS`` (blackjax's default ``"mclachlan"``), ``desired_energy_var`` > 0 (5e-4) and
+    ``desired_energy_var_max_ratio`` > 0 (inf: no rejection): a step whose energy change exceeds
+    sqrt(dim * ratio * desired_energy_var) is rejected (blackjax's ``handle_high_energy``)."""
+
+    step_size: float
+    L: float
+    integrator: str = static_field("mclachlan")
+    desired_energy_var: float = 5e-4
+    desired_energy_var_max_ratio: float = math.inf
+
+    def __post_init__(self):
+        _positive_fields(self, "step_size", "desired_energy_var")
+        one_of("integrator", self.integrator, INTEGRATORS)
+        for name in ("L", "desired_energy_var_max_ratio"):
+            object.__setattr__(self, name, in_interval(name, getattr(self, name), 0.0, math.inf, low_open=True))
+
+
+class MCLMCState(NamedTuple):
+    position: Any
+    momentum: Any
+    logdensity: Any
+    gradient: Any
+    energy_change: Any  # blackjax's MCLMCInfo.energy_change of the last step
+    nan_steps: Any  # steps blackjax replaced by the previous state because they were not finite
+    step: Any
+
+
+def mclmc_init(position, params: MCLMCParams) -> MCLMCState:
+    """The momentum is drawn in the first step as blackjax's ``init`` draws it; ``prime`` fills in the
+    cached log density and gradient."""
+    if position.shape[-1] < 2:
+        raise ValueError("blackjax's MCLMC needs a target of dimension >= 2")
+    zero = position.sum() * 0
+    return MCLMCState(position, 0 * position, zero, 0 * position, zero, 0, 0)
+
+
+def mclmc_prime(state: MCLMCState, oracle) -> MCLMCState:
+    """The log density and gradient at the start (one evaluation), as blackjax's ``init`` computes them."""
+    logdensity, gradient = oracle.value_and_grad(state.position)
+    return state._replace(logdensity=logdensity, gradient=gradient)
+
+
+def mclmc_step(state: MCLMCState, grad_fn, draws, params: MCLMCParams):
+    init_key, kernel_key = jax.random.split(jax_key(draws["seed"]))
+    momentum = jnp.where(state.step == 0, generate_unit_vector(init_key, state.position), state.momentum)
+    kernel = bj_mclmc.build_kernel(integrator=INTEGRATORS[params.integrator][0],
+                                   desired_energy_var_max_ratio=params.desired_energy_var_max_ratio,
+                                   desired_energy_var=params.desired_energy_var)
+    previous = bj_integrators.IntegratorState(state.position, momentum, state.logdensity, state.gradient)
+    new, info = kernel(kernel_key, previous, logdensity_of(grad_fn), 1.0, params.L, params.step_size)
+    state = MCLMCState(new.position, new.momentum, new.logdensity, new.logdensity_grad, info.energy_change,
+                       state.nan_steps + jnp.where(info.nonans, 0, 1), state.step + 1)
+    return state, Info(num_grad_evals=gradients_per_step(params.integrator))
+
+
+def mclmc_reference(params: MCLMCParams) -> dict:
+    integrator = INTEGRATORS[params.integrator][2]
+    if integrator is None:
+        raise ValueError(f"the suite's mclmc has no {params.integrator!r} integrator (it has minimal_norm = "
+                         "'mclachlan' and leapfrog = 'velocity_verlet')")
+    if params.desired_energy_var_max_ratio != math.inf:
+        raise ValueError("the suite's mclmc rejects no step: desired_energy_var_max_ratio must be inf to translate")
+    return {"step_size": params.step_size, "L": params.L, "integrator": integrator}
+
+
+mclmc = adapter(
+    name="blackjax:mclmc", citation="blackjax 1.7.1 blackjax.mcmc.mclmc (Robnik et al. 2023)",
+    step=mclmc_step, Params=MCLMCParams, State=MCLMCState, init=mclmc_init,
+    prime=mclmc_prime, claims="mclmc", translate=mclmc_reference,
+    differences="the momentum starts as a uniform random unit vector (blackjax's init), not at rest; a non-finite "
+                "step is replaced by the previous state with a fresh momentum (counted in State.nan_steps), where "
+                "the reference lets the driver count it")

@@ -1,0 +1,359 @@
+r"""posteriors' SGMCMC updates under the suite's NumPy driver, one chain at a time, in float64.
+
+``sgld``, ``sghmc``, ``sgnht``, ``baoa`` and ``sglrw`` call ``posteriors.sgmcmc.<name>.update`` (and
+``init`` for the momenta) unchanged. Each step converts the NumPy state to torch tensors and back;
+the ``batch`` posteriors passes to ``log_posterior(params, batch)`` is the step's oracle, and
+``log_posterior`` is a ``torch.autograd.Function`` whose value and gradient are the oracle's
+``value_and_grad`` (one evaluation; ``torch.func.grad_and_value`` reads the gradient from its
+backward, never from torch autograd through a model). posteriors draws from torch's global
+generator (``torch.randn_like``, ``torch.rand_like``): each step seeds it from the step's ``seed``
+draw (``bench.adapters._seeds``) and restores the caller's generator state afterwards, so runs are
+reproducible, but the variates are torch's: the suite cannot feed shared draws to them.
+
+**Convention** (posteriors ``docs/log_posteriors.md``; every ``build`` docstring): the log posterior
+is averaged over the data, :math:`\ell = \log p / N`, and the temperature is usually :math:`\tau = 1/N`,
+so that :math:`\exp(\ell/\tau) = p`. The adapters take ``num_data`` :math:`N` (default 1) and hand
+posteriors :math:`\ell = \log p/N` of the suite's target; ``temperature`` :math:`\tau` defaults to
+:math:`1/N`, which samples the suite's target at temperature 1 whatever :math:`N`. In general the
+suite's temperature is :math:`T = N\tau`. With ``lr`` :math:`\epsilon`, :math:`g = \nabla\log p`
+(the oracle's), momenta :math:`m` of scale ``sigma`` :math:`\sigma`, friction ``alpha`` :math:`\alpha`:
+
+- ``sgld`` (``sgmcmc/sgld.py`` lines 113-135): :math:`x' = x + \epsilon\,g/N + \sqrt{\epsilon\tau(2 -
+  \epsilon\tau\beta)}\,\xi`: the suite's ``sgld`` (standard convention) with step size
+  :math:`h = \epsilon/N` and :math:`T = N\tau` (for :math:`\beta = 0`; the suite's sgld has no noise
+  correction).
+- ``sglrw`` (``sgmcmc/sglrw.py`` lines 86-158): steps :math:`\pm\sqrt{2\epsilon\tau}`
+  with :math:`P(+) = (1 + \mathrm{clip}(\epsilon g/(N\sqrt{2\epsilon\tau}), -1, 1))/2`: the suite's
+  ``sglrw`` with :math:`h = \epsilon/N`, :math:`T = N\tau`, exactly.
+- ``sghmc`` (``sgmcmc/sghmc.py`` lines 146-176): :math:`x' = x + \epsilon\sigma^{-2} m`, :math:`m' = m +
+  \epsilon g(x)/N - \epsilon\sigma^{-2}\alpha m + \sqrt{\epsilon\tau(2\alpha - \epsilon\tau\beta)}\,\xi`,
+  the gradient at the OLD position and the position moved with the OLD momentum: explicit Euler. With
+  :math:`v = \epsilon\sigma^{-2} m` it is the suite's Chen-form ``sghmc`` with :math:`h = \epsilon^2/(\sigma^2 N)`,
+  friction :math:`\epsilon\alpha/\sigma^2`, ``noise_estimate`` :math:`\beta T^2` (posteriors' :math:`\beta`
+  is the noise variance of :math:`\nabla\ell/\tau = g/T`), :math:`T = N\tau`, but with the explicit
+  integrator the suite does not offer (unstable when :math:`h\lambda` exceeds the per-step friction).
+- ``sgnht`` (``sgmcmc/sgnht.py`` lines 155-189): as ``sghmc`` with the friction
+  :math:`\epsilon\sigma^{-2}\xi m` of a thermostat :math:`\xi' = \xi + \epsilon(\sigma^{-2}\overline{m^2} - \tau)`
+  that reads the OLD momentum, and the position moved with the OLD momentum: the suite's Chen-form
+  ``sgnht`` with :math:`h = \epsilon^2/(\sigma^2 N)`, ``diffusion`` :math:`\epsilon\alpha/\sigma^2`,
+  thermostat :math:`\epsilon\xi/\sigma^2`, :math:`T = N\tau`, explicit Euler (the suite's Chen form reads
+  the new momentum in both). The thermostat starts at ``initial_thermostat`` (default :math:`\alpha`;
+  posteriors' ``build`` passes ``xi or alpha``, turning a requested 0 into :math:`\alpha`; the adapter
+  calls ``init``, which does not, and keeps the thermostat in float64 where ``init`` stores
+  ``torch.tensor(xi)`` in float32).
+- ``baoa`` (``sgmcmc/baoa.py`` lines 151-180): B :math:`m \mathrel{+}= \epsilon g/N`, A
+  :math:`x \mathrel{+}= \tfrac\epsilon2\sigma^{-2}m`, O :math:`m \leftarrow e^{-\gamma\epsilon}m +
+  \sigma\sqrt{\tau(1 - e^{-2\gamma\epsilon})}\,\xi` (:math:`\gamma = \alpha/\sigma^2`), A: the suite's
+  ``sghmc`` with ``integrator="splitting"`` (A O A B; posteriors' B A O A is the same cycle started one
+  kick earlier, so the positions agree in law), Chen form, :math:`h = \epsilon^2/(\sigma^2N)`, friction
+  :math:`\epsilon\alpha/\sigma^2`, :math:`T = N\tau`. posteriors computes :math:`\gamma` as
+  ``torch.tensor(alpha * prec)``, in float32, so :math:`e^{-\gamma\epsilon}` and the noise scale are
+  rounded to float32 even for float64 parameters: at :math:`\gamma\epsilon = 10^{-5}` the injected
+  variance is about 0.1 % high; at :math:`10^{-7}` 10.6 % low with the friction 19 % high; at
+  :math:`10^{-8}` both round to 0 (deterministic dynamics without friction).
+
+The momenta start as posteriors' ``init`` makes them (drawn in the first step from its seed):
+``initial_momenta=None`` is its default, :math:`\mathcal N(0, 1)` per coordinate whatever
+:math:`\tau` and :math:`\sigma` (the stationary law is :math:`\mathcal N(0, \sigma^2\tau)`, so with
+:math:`\tau = 1/N` the chain starts :math:`N/\sigma^2` times too hot in kinetic energy, and the friction
+cools it only at the per-step rate :math:`\epsilon\alpha/\sigma^2`); a number starts every momentum there.
+One gradient evaluation per step for every adapter.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import math
+import warnings
+from typing import Any
+
+import numpy as np
+import torch
+
+with warnings.catch_warnings():  # tensordict 0.15 warns once per posteriors state class (a TensorClass default)
+    warnings.simplefilter("ignore", FutureWarning)
+    from posteriors.sgmcmc import baoa as ps_baoa
+    from posteriors.sgmcmc import sghmc as ps_sghmc
+    from posteriors.sgmcmc import sgld as ps_sgld
+    from posteriors.sgmcmc import sglrw as ps_sglrw
+    from posteriors.sgmcmc import sgnht as ps_sgnht
+
+from bench.adapters._adapted import AdaptedSampler
+from bench.adapters._seeds import seed_variate, torch_seed
+from samplers._checks import in_interval, positive_finite
+from samplers._contract import Info, hyperparameters
+from samplers._hamiltonian import State as MomentumState
+from samplers._langevin import State as LangevinState
+from samplers._langevin import init as langevin_init
+from samplers.sgnht import State as SGNHTState
+from samplers.sgnht import init as sgnht_init
+
+LIBRARY = "posteriors"
+
+
+def draw_spec(dim: int, params=None) -> dict:
+    """One seed per step for torch's generator."""
+    return {"seed": seed_variate()}
+
+
+adapter = functools.partial(AdaptedSampler.build, library=LIBRARY, backend="numpy", draw_spec=draw_spec)
+
+
+@contextlib.contextmanager
+def seeded(seed):
+    """Torch's global generator seeded from the step's ``seed`` draw, restored on exit."""
+    generator = torch.default_generator
+    saved = generator.get_state()
+    generator.manual_seed(torch_seed(seed))
+    try:
+        yield
+    finally:
+        generator.set_state(saved)
+
+
+class OracleLogDensity(torch.autograd.Function):
+    """``scale`` times the oracle's log density at ``position`` (summed over leading axes) and, for
+    torch's backward pass, ``scale`` times its gradient: one oracle evaluation, in float64."""
+
+    @staticmethod
+    def forward(position, oracle, scale):
+        value, gradient = oracle.value_and_grad(position.detach().numpy())
+        value = torch.as_tensor(np.sum(value) * scale, dtype=torch.float64)
+        return value, torch.as_tensor(np.asarray(gradient, dtype=np.float64) * scale)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.mark_non_differentiable(output[1])
+        ctx.save_for_backward(output[1])
+
+    @staticmethod
+    def backward(ctx, value_cotangent, gradient_cotangent):
+        (gradient,) = ctx.saved_tensors
+        return value_cotangent * gradient, None, None
+
+
+def log_posterior(params, oracle, scale):
+    """posteriors' ``log_posterior(params, batch)``: the batch is the step's oracle; no auxiliary output."""
+    value, _ = OracleLogDensity.apply(params, oracle, scale)
+    return value, torch.empty(0)
+
+
+def as_tensor(x):
+    return torch.from_numpy(np.array(x, dtype=np.float64))
+
+
+def as_array(x):
+    return x.detach().numpy().copy()
+
+
+def update(library, state_class, state, grad_fn, draws, params, *state_fields, **options):
+    """posteriors' ``library.update`` (seeded) from the adapter's ``state``: ``state_class(position,
+    [momenta,] *state_fields, step)``, the momenta made by ``library.init`` in the first step; the
+    log posterior is the oracle's divided by ``num_data``. Returns posteriors' new state."""
+    target = functools.partial(log_posterior, scale=1 / params.num_data)
+    with seeded(draws["seed"]):
+        position = as_tensor(state.position)
+        momenta = ()
+        if "momentum" in state._fields:
+            momenta = (library.init(position, momenta=params.initial_momenta).momenta if state.step == 0
+                       else as_tensor(state.momentum),)
+        previous = state_class(position, *momenta, *state_fields, step=torch.tensor(state.step))
+        new, _ = library.update(previous, grad_fn, target, lr=params.lr, temperature=params.temperature, **options)
+    return new
+
+
+def _positive(params, *names) -> None:
+    for name in names:
+        object.__setattr__(params, name, positive_finite(name, getattr(params, name)))
+
+
+def _non_negative(params, name) -> None:
+    object.__setattr__(params, name, in_interval(name, getattr(params, name), 0.0, math.inf, high_open=True))
+
+
+@hyperparameters
+class LangevinParams:
+    """posteriors' ``lr`` > 0, ``temperature`` > 0 (None: 1/num_data) and the adapter's ``num_data``
+    N > 0 (1): posteriors sees the suite's log density divided by N."""
+
+    lr: float
+    num_data: float = 1.0
+    temperature: Any = None
+
+    def __post_init__(self):
+        _positive(self, "lr", "num_data")
+        temperature = 1 / self.num_data if self.temperature is None else self.temperature
+        object.__setattr__(self, "temperature", positive_finite("temperature", temperature))
+
+
+def suite_scale(params: LangevinParams) -> dict:
+    """The suite's step size and temperature of one Langevin or lattice step: h = lr / N, T = N tau."""
+    return {"step_size": params.lr / params.num_data, "temperature": params.num_data * params.temperature}
+
+
+# --- SGLD and SGLRW ----------------------------------------------------------------------------------------------
+
+
+@hyperparameters
+class SGLDParams(LangevinParams):
+    """``LangevinParams`` and posteriors' gradient-noise estimate ``beta`` >= 0 (0)."""
+
+    beta: float = 0.0
+
+    def __post_init__(self):
+        super().__post_init__()
+        _non_negative(self, "beta")
+        if self.lr * self.temperature * self.beta > 2:
+            raise ValueError("beta is too large: posteriors' noise variance needs 2 - lr * temperature * beta >= 0")
+
+
+def sgld_step(state: LangevinState, grad_fn, draws, params: SGLDParams):
+    new = update(ps_sgld, ps_sgld.SGLDState, state, grad_fn, draws, params, beta=params.beta)
+    return LangevinState(as_array(new.params), state.step + 1), Info(num_grad_evals=1)
+
+
+def sgld_reference(params: SGLDParams) -> dict:
+    if params.beta != 0:
+        raise ValueError("the suite's sgld has no gradient-noise correction: beta must be 0 to translate")
+    return suite_scale(params)
+
+
+sgld = adapter(
+    name="posteriors:sgld", citation="posteriors 0.1.3 posteriors.sgmcmc.sgld (Welling & Teh 2011)",
+    step=sgld_step, Params=SGLDParams, State=LangevinState, init=langevin_init,
+    claims="sgld", translate=sgld_reference)
+
+
+def sglrw_step(state: LangevinState, grad_fn, draws, params: LangevinParams):
+    new = update(ps_sglrw, ps_sglrw.SGLRWState, state, grad_fn, draws, params)
+    return LangevinState(as_array(new.params), state.step + 1), Info(num_grad_evals=1)
+
+
+sglrw = adapter(
+    name="posteriors:sglrw", citation="posteriors 0.1.3 posteriors.sgmcmc.sglrw (the SGLRW paper)",
+    step=sglrw_step, Params=LangevinParams, State=LangevinState,
+    init=langevin_init, claims="sglrw", translate=suite_scale)
+
+
+# --- momentum samplers: BAOA, SGHMC, SGNHT -----------------------------------------------------------------------
+
+
+@hyperparameters
+class BAOAParams(LangevinParams):
+    """``LangevinParams``; posteriors' friction ``alpha`` > 0 (0.01), momentum scale ``sigma`` > 0 (1) and
+    ``initial_momenta`` (None: posteriors' ``init`` draws N(0, 1); a number: every momentum starts there)."""
+
+    alpha: float = 0.01
+    sigma: float = 1.0
+    initial_momenta: Any = None
+
+    def __post_init__(self):
+        super().__post_init__()
+        _positive(self, "alpha", "sigma")
+        if self.initial_momenta is not None:
+            object.__setattr__(self, "initial_momenta", in_interval("initial_momenta", self.initial_momenta,
+                                                                    -math.inf, math.inf, True, True))
+
+
+def hamiltonian_scale(params: BAOAParams) -> dict:
+    """The suite's Chen form: step size h = lr^2 / (sigma^2 N), per-step friction lr alpha / sigma^2, T = N tau."""
+    return {"form": "chen", "step_size": params.lr**2 / (params.sigma**2 * params.num_data),
+            "friction": params.lr * params.alpha / params.sigma**2, "temperature": params.num_data * params.temperature}
+
+
+def momentum_init(position, params) -> MomentumState:
+    """The momenta are made by posteriors' ``init`` in the first step (``init`` here takes no seed)."""
+    return MomentumState(position, 0 * position, 0)
+
+
+def baoa_step(state: MomentumState, grad_fn, draws, params: BAOAParams):
+    new = update(ps_baoa, ps_baoa.BAOAState, state, grad_fn, draws, params, alpha=params.alpha, sigma=params.sigma)
+    return MomentumState(as_array(new.params), as_array(new.momenta), state.step + 1), Info(num_grad_evals=1)
+
+
+def baoa_reference(params: BAOAParams) -> dict:
+    return {**hamiltonian_scale(params), "integrator": "splitting"}
+
+
+_INITIAL_MOMENTA = ("the momenta start as posteriors' init makes them (N(0, 1) in its units, N(0, lr^2/sigma^4) in "
+                    "the reference's, whatever the temperature), the reference's at 0")
+
+baoa = adapter(
+    name="posteriors:baoa", citation="posteriors 0.1.3 posteriors.sgmcmc.baoa (Leimkuhler & Matthews 2015)",
+    step=baoa_step, Params=BAOAParams, State=MomentumState, init=momentum_init,
+    claims="sghmc", translate=baoa_reference,
+    differences="the cycle starts with a kick (B A O A; the reference's A O A B), so the momenta differ by one kick "
+                "while the positions agree in law; posteriors rounds exp(-alpha lr / sigma^2) and the noise scale to "
+                "float32; " + _INITIAL_MOMENTA)
+
+
+@hyperparameters
+class SGHMCParams(BAOAParams):
+    """``BAOAParams`` and posteriors' gradient-noise estimate ``beta`` >= 0 (0), with
+    2 alpha - temperature lr beta >= 0."""
+
+    beta: float = 0.0
+
+    def __post_init__(self):
+        super().__post_init__()
+        _non_negative(self, "beta")
+        if 2 * self.alpha - self.temperature * self.lr * self.beta < 0:
+            raise ValueError("beta is too large: posteriors' noise variance needs "
+                             "2 * alpha - temperature * lr * beta >= 0")
+
+
+def sghmc_step(state: MomentumState, grad_fn, draws, params: SGHMCParams):
+    new = update(ps_sghmc, ps_sghmc.SGHMCState, state, grad_fn, draws, params, alpha=params.alpha, beta=params.beta,
+                 sigma=params.sigma)
+    return MomentumState(as_array(new.params), as_array(new.momenta), state.step + 1), Info(num_grad_evals=1)
+
+
+def sghmc_reference(params: SGHMCParams) -> dict:
+    suite_temperature = params.num_data * params.temperature
+    return {**hamiltonian_scale(params), "integrator": "euler", "noise_estimate": params.beta * suite_temperature**2}
+
+
+sghmc = adapter(
+    name="posteriors:sghmc", citation="posteriors 0.1.3 posteriors.sgmcmc.sghmc (Chen et al. 2014)",
+    step=sghmc_step, Params=SGHMCParams, State=MomentumState, init=momentum_init,
+    claims="sghmc", translate=sghmc_reference,
+    differences="explicit Euler (gradient at the old position, position moved with the old momentum) against the "
+                "suite's semi-implicit Euler; " + _INITIAL_MOMENTA)
+
+
+@hyperparameters
+class SGNHTParams(SGHMCParams):
+    """``SGHMCParams`` (``alpha`` is the diffusion) and ``initial_thermostat`` >= 0 (None: ``alpha``)."""
+
+    initial_thermostat: Any = None
+
+    def __post_init__(self):
+        super().__post_init__()
+        initial = self.alpha if self.initial_thermostat is None else self.initial_thermostat
+        object.__setattr__(self, "initial_thermostat",
+                           in_interval("initial_thermostat", initial, 0.0, math.inf, high_open=True))
+
+
+def sgnht_step(state: SGNHTState, grad_fn, draws, params: SGNHTParams):
+    new = update(ps_sgnht, ps_sgnht.SGNHTState, state, grad_fn, draws, params, as_tensor(state.thermostat),
+                 alpha=params.alpha, beta=params.beta, sigma=params.sigma)
+    return (SGNHTState(as_array(new.params), as_array(new.momenta), float(new.xi), state.step + 1),
+            Info(num_grad_evals=1))
+
+
+def sgnht_reference(params: SGNHTParams) -> dict:
+    if params.beta != 0:
+        raise ValueError("the suite's sgnht has no gradient-noise estimate: beta must be 0 to translate")
+    scale = hamiltonian_scale(params)
+    return {"form": "chen", "step_size": scale["step_size"], "diffusion": scale["friction"],
+            "initial_thermostat": params.lr * params.initial_thermostat / params.sigma**2,
+            "temperature": scale["temperature"]}
+
+
+sgnht = adapter(
+    name="posteriors:sgnht", citation="posteriors 0.1.3 posteriors.sgmcmc.sgnht (Ding et al. 2014)",
+    step=sgnht_step, Params=SGNHTParams, State=SGNHTState, init=sgnht_init,
+    claims="sgnht", translate=sgnht_reference,
+    differences="explicit Euler: the position and the thermostat read the old momentum (the reference's Chen form "
+                "reads the new one in both); " + _INITIAL_MOMENTA)

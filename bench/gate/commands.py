@@ -1,0 +1,171 @@
+"""The gate's commands of the ``sgbench`` command line:
+
+    sgbench gate [--suite quick|full] [--baseline PATH | --no-baseline] [--seed S] [--reseed N]
+    sgbench baseline update --why TEXT [--suite quick|full] [--seeds K]
+    sgbench design-bias [--suite quick|full] [--groups G] [--remeasure]
+    sgbench validate MODULE:OBJECT [--param KEY=VALUE ...] [--claims NAME] [--suite quick|full]
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from bench.gate import baseline as baselines
+from bench.gate.cells import SUITES
+
+GATE_STORE = Path("reports") / "results.sqlite"
+GATE_OUT = Path("reports") / "latest"
+
+
+def add_parsers(commands) -> None:
+    gate = commands.add_parser("gate", help="check a suite's cells against truth and stored baselines")
+    gate.add_argument("--suite", choices=SUITES, default="quick", help="cells to run (default: quick)")
+    gate.add_argument("--baseline", type=Path, default=None,
+                      help="baseline file (default: reports/baselines/SUITE.json)")
+    gate.add_argument("--no-baseline", action="store_true", help="truth checks only")
+    gate.add_argument("--seed", type=int, default=0, help="the run's seed (default: 0, the baselines' fixed seed)")
+    gate.add_argument("--reseed", type=int, default=0, metavar="N",
+                      help="run the gate N times with fresh seeds and report each check's failure rate")
+    gate.add_argument("--cell", action="append", metavar="NAME", help="with --reseed: only this cell (repeatable)")
+    gate.add_argument("--db", type=Path, default=GATE_STORE, help=f"results store (default: {GATE_STORE})")
+    gate.add_argument("--out", type=Path, default=GATE_OUT, help=f"report folder (default: {GATE_OUT})")
+
+    baseline = commands.add_parser("baseline", help="regenerate the gate's baselines on purpose")
+    actions = baseline.add_subparsers(dest="action", required=True)
+    update = actions.add_parser("update", help="rerun the suite over K seeds and store its metrics' spread")
+    update.add_argument("--why", required=True, help="why the baselines change (stored with them)")
+    update.add_argument("--suite", choices=SUITES, default="quick", help="suite (default: quick)")
+    update.add_argument("--seeds", type=int, default=baselines.DEFAULT_SEEDS,
+                        help=f"reseeded runs per cell (default: {baselines.DEFAULT_SEEDS})")
+    update.add_argument("--path", type=Path, default=None, help="file (default: reports/baselines/SUITE.json)")
+    update.add_argument("--cell", action="append", metavar="NAME",
+                        help="regenerate only this cell (repeatable); the others are kept")
+
+    design = commands.add_parser("design-bias", help="measure each gate cell's design bias (reference/data)")
+    design.add_argument("--suite", choices=SUITES, default="quick", help="suite (default: quick; full holds it)")
+    design.add_argument("--groups", type=int, default=64, help="64-chain runs per cell (default: 64)")
+    design.add_argument("--remeasure", action="store_true", help="measure every cell, not only those missing")
+
+    validate = commands.add_parser("validate", help="validate a sampler (MODULE:OBJECT) against truth and "
+                                                    "the suite's reference implementation")
+    validate.add_argument("sampler", help="MODULE:OBJECT, a Sampler in the suite's contract or an adapter, "
+                                          "e.g. bench.adapters.blackjax:sgld")
+    validate.add_argument("--param", action="append", metavar="KEY=VALUE", help="hyperparameter (repeatable)")
+    validate.add_argument("--claims", default=None,
+                          help="the suite sampler it implements (default: the adapter's claim, or its name)")
+    validate.add_argument("--targets", choices=("icg", "linreg", "all"), default="all",
+                          help="which gate targets (default: all)")
+    validate.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
+    validate.add_argument("--chains", type=int, default=64, help="chains per target (default: 64)")
+    validate.add_argument("--steps", type=int, default=4000, help="steps per chain (default: 4000)")
+    validate.add_argument("--out", type=Path, default=GATE_OUT, help=f"report folder (default: {GATE_OUT})")
+
+
+def _progress(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def _command_line(argv) -> str:
+    return "sgbench " + " ".join(sys.argv[1:] if argv is None else argv)
+
+
+def run(args, argv) -> int:
+    """Dispatch a gate command; returns the exit status (0 only when everything passed)."""
+    from bench.cli import parse_key_values
+
+    if args.command == "baseline":
+        from bench.gate.runner import update_baseline
+
+        path = update_baseline(args.suite, args.why, _command_line(argv), seeds=args.seeds, path=args.path,
+                               names=args.cell, progress=_progress)
+        print(f"baselines written: {path}")
+        return 0
+    if args.command == "design-bias":
+        from bench.gate import design_bias
+
+        path = design_bias.build(args.suite, args.groups, command=_command_line(argv), remeasure=args.remeasure,
+                                 progress=_progress)
+        print(f"design bias written: {path}")
+        return 0
+    if args.command == "validate":
+        from bench.validate import load_sampler, validate
+
+        verdict = validate(load_sampler(args.sampler), params=parse_key_values(args.param, "--param"),
+                           claims=args.claims, targets=args.targets, seed=args.seed, num_chains=args.chains,
+                           num_steps=args.steps, out=args.out,
+                           progress=_progress)
+        print(verdict.summary())
+        return 0 if verdict.passed else 1
+    return _gate(args)
+
+
+def _gate(args) -> int:
+    from bench.gate.html import error_bar_figure, write_page
+    from bench.gate.runner import reseed, run_gate
+    from bench.store import ResultsStore
+
+    use_baseline = not args.no_baseline
+    if args.reseed:
+        per_check, runs = reseed(args.suite, args.reseed, args.baseline, use_baseline, names=args.cell,
+                                 progress=_progress)
+        failed = int(runs["failed"].sum())
+        upper = _rate_upper_bound(failed, len(runs))
+        verdict = (f"{failed} of {len(runs)} reseeded gate runs failed (95% upper bound on the run failure "
+                   f"rate {upper:.3g}); {int(per_check['failures'].sum())} check failures in all")
+        print(per_check.to_string(index=False))
+        print(verdict)
+        page = write_page(args.out / f"gate_{args.suite}_reseed.html",
+                          f"Gate '{args.suite}': {len(runs)} reseeded runs", verdict, failed == 0,
+                          {"Failure rate per check": per_check}, {})
+        print(f"report: {page}")
+        return 0
+    outcome = run_gate(args.suite, args.seed, args.baseline, use_baseline, progress=_progress)
+    with ResultsStore(args.db) as store:
+        for rep in outcome.replicates:
+            for result in rep.results:
+                if not store.has(result.config_hash, result.config.seed):
+                    store.add(result, suite=f"gate-{args.suite}")
+        store.add_checks(outcome.checks.to_dict("records"), suite=f"gate-{args.suite}", seed=args.seed)
+    checks = outcome.checks
+    failed = checks[~checks["passed"]]
+    moved = outcome.moved
+    if len(moved):
+        moved = moved[moved["moved_from_fixed_seed"] | ~moved["within_tolerance"]]
+    verdict = (f"gate '{args.suite}' {'passed' if outcome.passed else 'FAILED'}: {len(checks)} checks on "
+               f"{len(outcome.replicates)} cells, {len(failed)} failed, in {outcome.seconds:.0f} s")
+    pd.set_option("display.width", 200)
+    if len(failed):
+        print("failed checks:\n" + failed.to_string(index=False))
+    print("what moved:\n" + (moved.to_string(index=False) if len(moved) else "nothing moved from the baselines' "
+                                                                             "fixed-seed values"))
+    figure = error_bar_figure({"this run": _cell_means(outcome.replicates)},
+                              "relative second-moment error per cell and coordinate")
+    page = write_page(args.out / f"gate_{args.suite}.html", f"Gate '{args.suite}'", verdict, outcome.passed,
+                      {"Failed checks": failed, "What moved": moved, "All checks": checks},
+                      {"Relative second-moment error per cell": figure})
+    print(verdict)
+    print(f"report: {page}")
+    return 0 if outcome.passed else 1
+
+
+def _cell_means(replicates) -> tuple:
+    names = [rep.cell.name for rep in replicates]
+    width = max(rep.second_moment_error.shape[-1] for rep in replicates)
+    means, ses = np.full((len(names), width), np.nan), np.full((len(names), width), np.nan)
+    for k, rep in enumerate(replicates):
+        r = rep.second_moment_error[0][~rep.diverged[0]]
+        if len(r) > 1:
+            means[k, :r.shape[1]] = r.mean(axis=0)
+            ses[k, :r.shape[1]] = r.std(axis=0, ddof=1) / np.sqrt(len(r))
+    return names, means, ses
+
+
+def _rate_upper_bound(failures: int, runs: int) -> float:
+    """One-sided 95% Clopper-Pearson upper bound on a rate with ``failures`` of ``runs``."""
+    import scipy.stats
+
+    return 1.0 if failures >= runs else float(scipy.stats.beta.ppf(0.95, failures + 1, runs - failures))

@@ -1,0 +1,103 @@
+r"""The design bias of every gate cell: what the method itself, at the cell's step size, gives for
+the standardised mean error and the relative second-moment error (``bench.gate.replicates``),
+stored with its standard error in ``reference/data/gate_design_bias.json``.
+
+SG-MCMC samplers are biased by design (discretisation, gradient noise, PX's prior on the
+factors, an adaptive step that shrinks), so a gate against truth needs the bias the method is
+allowed. It is measured once, like a gold standard, from ``groups`` x 64 chains (64 times the
+gate's run by default, so its standard error is 1/8 of a gate run's) with seeds disjoint from
+the gate's, by the command recorded in the file; the gate's truth checks then ask whether a run
+agrees with truth shifted by this bias, within both standard errors (``bench.gate.truth``). For
+the linear samplers on Gaussian targets the stored bias is tied to theory:
+``tests/test_gate.py`` checks it against the exact discrete-time stationary covariance.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+from pathlib import Path
+
+import numpy as np
+import scipy.stats
+
+from bench.gate.cells import Cell, suite
+from bench.gate.replicates import run_replicates
+
+PATH = Path(__file__).resolve().parents[2] / "reference" / "data" / "gate_design_bias.json"
+SEED = 700  # the gate's own runs use seeds 0 (fixed) and 1 (reseeded); the baselines 500
+DEFAULT_GROUPS = 64
+
+
+class DesignBiasError(LookupError):
+    """The stored design bias is missing, unreadable, or lacks a cell."""
+
+
+def measure(cell: Cell, groups: int = DEFAULT_GROUPS, seed: int = SEED) -> dict:
+    """The design bias of ``cell`` from ``groups`` x ``cell.num_chains`` chains: per coordinate the
+    mean over all chains, its standard error (chains are independent), the median (for the
+    distribution-free check of heavy-tailed cells) and the excess kurtosis of the chains' values
+    (which says whether a cell is heavy-tailed)."""
+    rep = run_replicates(cell, groups=groups, seed=seed)
+    healthy = ~rep.diverged.reshape(-1)
+    entry = {"sampler": cell.sampler, "params": cell.params, "target": cell.target,
+             "target_params": cell.target_params, "num_chains": int(healthy.sum()),
+             "num_diverged": int((~healthy).sum()), "num_steps": cell.num_steps}
+    for name, values in (("mean_error", rep.mean_error), ("second_moment_error", rep.second_moment_error)):
+        x = values.reshape(-1, values.shape[-1])[healthy]
+        entry[name] = x.mean(axis=0).tolist()
+        entry[f"{name}_se"] = (x.std(axis=0, ddof=1) / np.sqrt(len(x))).tolist()
+        entry[f"{name}_median"] = np.median(x, axis=0).tolist()
+        entry[f"{name}_kurtosis"] = scipy.stats.kurtosis(x, axis=0).tolist()
+    return entry
+
+
+def build(suite_name: str = "quick", groups: int = DEFAULT_GROUPS, command: str = "", path: Path = PATH,
+          remeasure: bool = False, progress=print) -> Path:
+    """Measure the cells of ``suite_name`` not yet stored with their settings (every cell with
+    ``remeasure``) and write them, merged into the cells already stored; the file is rewritten
+    after each cell, so an interrupted build keeps what it measured."""
+    from bench.store import git_commit
+
+    document = load(path) if path.exists() else {"cells": {}}
+    stored = document["cells"]
+    cells = [c for c in suite(suite_name) if remeasure or not _matches(c, stored.get(c.name))]
+    for k, cell in enumerate(cells):
+        stored[cell.name] = {**measure(cell, groups), "command": command, "git_commit": git_commit()}
+        document = {"command": command, "git_commit": git_commit(), "groups": groups, "seed": SEED,
+                    "created": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+                    "cells": dict(sorted(stored.items()))}
+        path.write_text(json.dumps(document, indent=1) + "\n")
+        progress(f"[{k + 1}/{len(cells)}] {cell.name}: relative second-moment bias "
+                 f"{np.round(stored[cell.name]['second_moment_error'], 4).tolist()}")
+    return path
+
+
+def _matches(cell: Cell, entry: dict | None) -> bool:
+    return (entry is not None and entry["params"] == json.loads(json.dumps(cell.params))
+            and entry["num_steps"] == cell.num_steps)
+
+
+def load(path: Path = PATH) -> dict:
+    """The stored document; DesignBiasError (naming the file and the command that makes it) if
+    it is missing or not the JSON this module writes."""
+    try:
+        document = json.loads(Path(path).read_text())
+        if not isinstance(document.get("cells"), dict):
+            raise ValueError("no 'cells' mapping")
+    except (OSError, ValueError) as error:
+        raise DesignBiasError(f"cannot read the design bias file {path}: {error}; rebuild it with "
+                              "`sgbench design-bias --suite SUITE`") from error
+    return document
+
+
+def of_cell(cell: Cell, document: dict) -> dict:
+    """The stored entry of ``cell``; DesignBiasError if absent or measured with other settings."""
+    entry = document["cells"].get(cell.name)
+    if entry is None:
+        raise DesignBiasError(f"no design bias stored for gate cell {cell.name!r}; measure it with "
+                              "`sgbench design-bias --suite SUITE`")
+    if not _matches(cell, entry):
+        raise DesignBiasError(f"the design bias stored for {cell.name!r} was measured with other settings "
+                              f"({entry['params']}, {entry['num_steps']} steps); re-measure it")
+    return entry

@@ -1,0 +1,84 @@
+r"""Runs of a gate cell as independent replicates: ``groups`` runs of the cell's chains, all in one
+compiled call (the driver gives every chain its own key, so a group is a run with its own seed).
+
+Per chain ``j`` and coordinate ``i``, from the streamed time averages and the exact mean
+:math:`\mu` and covariance :math:`\Sigma`:
+
+- the standardised mean error :math:`m_{ij} = (\bar x_{ij} - \mu_i) / \sqrt{\Sigma_{ii}}`;
+- the relative second-moment error :math:`r_{ij} = \overline{(x_i - \mu_i)^2}_j / \Sigma_{ii} - 1`,
+  from ``mean_sq - 2 mu mean + mu^2`` (centring at the exact mean keeps the Monte Carlo noise of
+  the mean out of the variance error).
+
+On a centred target :math:`\operatorname{mean}_i \bar r_i^2` is the b^2 of SMILE appendix C.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+
+import jax
+import numpy as np
+
+import bench
+from bench.gate.cells import Cell
+
+
+@dataclasses.dataclass(frozen=True)
+class Replicates:
+    """Per-chain statistics of ``groups`` runs of a cell: arrays of shape (groups, chains, dim)
+    (``diverged``: (groups, chains)); ``results`` the driver's results, one per chunk of groups."""
+
+    cell: Cell
+    mean_error: np.ndarray
+    second_moment_error: np.ndarray
+    diverged: np.ndarray
+    grad_evals_per_chain: float
+    seconds: float
+    results: tuple
+
+    @property
+    def groups(self) -> int:
+        return self.mean_error.shape[0]
+
+    def group(self, g: int) -> Replicates:
+        """Group ``g`` alone (one run of the cell)."""
+        return dataclasses.replace(self, mean_error=self.mean_error[g:g + 1],
+                                   second_moment_error=self.second_moment_error[g:g + 1],
+                                   diverged=self.diverged[g:g + 1])
+
+
+def run_replicates(cell: Cell, groups: int = 1, seed: int = 0, sampler=None, backend: str = "jax",
+                   max_chains_per_call: int = 4096, progress=None, **config) -> Replicates:
+    """Run ``groups`` x ``cell.num_chains`` chains of ``cell`` from exact draws (seeded by ``seed``),
+    in calls of at most ``max_chains_per_call`` chains. ``sampler`` (a Sampler object) replaces
+    the registered sampler of the cell's name (``sgbench validate`` runs a user's sampler on the
+    gate's cells); ``backend`` is the driver ("numpy" for torch adapters); ``config``: further
+    :class:`bench.config.RunConfig` fields (``keep_samples``, ``thin``)."""
+    target = cell.make_target()
+    truth = target.truth
+    mu, var = np.asarray(truth.mean, dtype=np.float64), np.diag(np.asarray(truth.covariance, dtype=np.float64))
+    per_call = max(1, min(groups, max_chains_per_call // cell.num_chains))
+    means, seconds_total, results = [], 0.0, []
+    for first in range(0, groups, per_call):
+        count = min(per_call, groups - first)
+        chains = count * cell.num_chains
+        call_seed = seed * 1_000_003 + first  # distinct keys per chunk, reproducible from (seed, groups)
+        start_positions = np.asarray(target.sample(jax.random.fold_in(jax.random.key(call_seed), 1), chains))
+        started = time.perf_counter()
+        result = bench.run(cell.sampler if sampler is None else sampler, target, params=dict(cell.params),
+                           num_chains=chains, num_steps=cell.num_steps, num_burnin=cell.num_burnin, seed=call_seed,
+                           backend=backend, initial_position=start_positions, progress=progress, **config)
+        seconds_total += time.perf_counter() - started
+        results.append(result)
+        moments = result.moments
+        m = (moments.mean - mu) / np.sqrt(var)
+        r = (moments.second_moment - 2 * mu * moments.mean + mu**2) / var - 1
+        shape = (count, cell.num_chains, -1)
+        means.append((m.reshape(shape), r.reshape(shape), result.trace.diverged.reshape(count, cell.num_chains),
+                      np.asarray(result.trace.grad_evals, dtype=np.float64).mean()))
+    return Replicates(cell=cell, mean_error=np.concatenate([x[0] for x in means]),
+                      second_moment_error=np.concatenate([x[1] for x in means]),
+                      diverged=np.concatenate([x[2] for x in means]),
+                      grad_evals_per_chain=float(np.mean([x[3] for x in means])), seconds=seconds_total,
+                      results=tuple(results))

@@ -1,0 +1,90 @@
+r"""A bound on the squared relative error :math:`b^2` of second moments (a chi-square bound).
+
+Per coordinate :math:`i = 1..d`, :math:`r_i` is an estimated error of a second moment, e.g. the relative
+error :math:`r_i = (m_i - E[x_i^2]) / E[x_i^2]` of the estimate :math:`m_i` (or, for Hoffman & Sountsov's
+:math:`b^2`, :math:`(m_i - E[x_i^2]) / \operatorname{sd}[x_i^2]`), with standard error :math:`\tau_i`, and
+:math:`\hat b^2 = \frac1d \sum_i r_i^2`. Under the CLT :math:`r_i = \delta_i + \tau_i Z_i` with :math:`Z_i`
+standard normal (independent across coordinates, or not: only their squares' sum enters below),
+where the bias :math:`\delta` satisfies :math:`\frac1d\sum_i \delta_i^2 \le f`, the floor (the step-size bias
+the method has by design; 0 for an unbiased estimate). By the triangle inequality in
+:math:`\mathbb R^d` (norm :math:`\lVert v\rVert = (\frac1d\sum_i v_i^2)^{1/2}`),
+
+.. math:: \sqrt{\hat b^2} \le \lVert\delta\rVert + \lVert\tau Z\rVert
+          \le \sqrt f + \tau_{max} \sqrt{\chi^2_d / d},
+
+with :math:`\chi^2_d = \sum_i Z_i^2` for independent coordinates. :func:`b2_check` passes iff
+
+.. math:: \sqrt{\hat b^2} \le \sqrt f + \tau_{max}\sqrt{q/d}, \qquad q = \chi^2_d(1 - \alpha),
+
+so it fails with probability at most :math:`\alpha` whenever the bias is within the floor (at most:
+both inequalities are loose unless :math:`\delta = 0` and all :math:`\tau_i` are equal, where the rate is
+exactly :math:`\alpha`). When the :math:`\tau_i` are themselves estimated from ``df`` + 1 replicates,
+:math:`q = d\,F_{d, df}(1 - \alpha)` replaces the chi-square quantile: for a common :math:`\tau`,
+:math:`\hat b^2 / \hat\tau^2 \sim (\chi^2_d/d) / (\chi^2_{df}/df) = F_{d, df}` (the largest estimate
+:math:`\hat\tau_{max}` is at least that of the coordinate with the largest :math:`\tau`, which keeps it
+conservative for unequal ones).
+
+Power, by the reverse triangle inequality: :math:`\sqrt{\hat b^2} \ge \lVert\delta\rVert - \tau_{max}\sqrt{\chi^2_d/d}`,
+and :math:`\chi^2_d \le q_{0.9}` (the 0.9 quantile of the same law) with probability 0.9, so a squared bias
+
+.. math:: \lVert\delta\rVert^2 \ge \big(\sqrt f + \tau_{max}\sqrt{q/d} + \tau_{max}\sqrt{q_{0.9}/d}\big)^2
+
+fails the check with probability at least 0.9: that is ``detectable``, in :math:`b^2` units.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import scipy.special
+
+from reference.checks._validate import check_alpha, finite_array, on_coordinates
+from reference.checks.result import POWER, CheckResult
+from samplers._checks import integer_at_least
+
+
+def _quantile(probability: float, d: int, df: int | None) -> float:
+    """The ``probability`` quantile of chi-square(d) (df None) or of d F(d, df)."""
+    if df is None:
+        return float(scipy.special.chdtri(d, 1 - probability))
+    return float(d * scipy.special.fdtri(d, df, probability))
+
+
+def b2_noise_bound(standard_errors, *, alpha, df=None) -> float:
+    """tau_max sqrt(q / d): the 1 - ``alpha`` bound on the Monte Carlo part of sqrt(b^2_hat) for
+    per-coordinate ``standard_errors`` tau (d,) (``df``: as in :func:`b2_check`)."""
+    alpha = check_alpha(alpha)
+    tau = finite_array("standard_errors", standard_errors)
+    if tau.ndim != 1 or tau.size < 1 or np.any(tau <= 0):
+        raise ValueError(f"standard_errors must be a vector of d >= 1 numbers > 0, got shape {tau.shape}")
+    df = None if df is None else integer_at_least("df", df, 1)
+    return float(tau.max() * math.sqrt(_quantile(1 - alpha, tau.size, df) / tau.size))
+
+
+def b2_check(relative_errors, standard_errors, *, alpha, floor=0.0, df=None, name="b2") -> CheckResult:
+    """Is the squared error b^2_hat = mean_i r_i^2 of ``relative_errors`` r (d,), with standard errors
+    ``standard_errors`` tau (d,), consistent with a squared bias at most ``floor`` (module docstring)?
+    ``df``: the degrees of freedom of estimated tau (None: tau known). False-failure rate at most
+    ``alpha``. ``statistic`` sqrt(b^2_hat), ``threshold`` sqrt(floor) + tau_max sqrt(q/d): fails iff
+    statistic > threshold. ``estimate`` b^2_hat, ``expected`` the floor, ``standard_error`` tau_max,
+    ``detectable`` the squared bias detected with probability 0.9 (b^2 units)."""
+    alpha = check_alpha(alpha)
+    r = finite_array("relative_errors", relative_errors)
+    if r.ndim != 1 or r.size < 1:
+        raise ValueError(f"relative_errors must be a vector of d >= 1 numbers, got shape {r.shape}")
+    tau = on_coordinates("standard_errors", standard_errors, r.shape, positive=True)
+    floor = float(on_coordinates("floor", floor, (), minimum=0.0))
+    noise = b2_noise_bound(tau, alpha=alpha, df=df)
+    d = r.size
+    estimate = float(np.mean(r**2))
+    threshold = math.sqrt(floor) + noise
+    reverse = tau.max() * math.sqrt(_quantile(POWER, d, None if df is None else int(df)) / d)
+    return CheckResult(
+        name=name, passed=bool(math.sqrt(estimate) <= threshold), alpha=alpha, statistic=math.sqrt(estimate),
+        threshold=threshold, estimate=estimate, expected=floor, standard_error=float(tau.max()),
+        detectable=(threshold + reverse) ** 2,
+        details={"floor": floor, "noise_bound": noise, "dim": d, "df": df, "relative_errors": r,
+                 "standard_errors": tau, "worst": int(np.argmax(r**2)),
+                 "note": "(Estimate: b^2 = mean_i r_i^2; expected: the floor; standard error: tau_max of the r_i; "
+                         "statistic: sqrt(b^2) against sqrt(floor) + tau_max sqrt(q/d); detectable: a squared bias.)"})
