@@ -14,7 +14,8 @@ checks):
   bias, per coordinate, within both standard errors, and its b^2 may not exceed the reference's.
 - Otherwise no bias is allowed beyond Monte Carlo error: run it at a step small enough.
 
-The HTML report (``validate_<name>.html``) gives the verdict, every check, b^2, the KL of the
+The HTML report (``validate_<name>.html``, characters other than letters, digits, ``_.-`` in
+the name made ``_``) gives the verdict, every check, b^2, the KL of the
 diagonal Gaussian fit and the KSD (of 1000 thinned draws) beside the reference's, and the time per
 gradient evaluation of both. Exit status 0 only on a pass.
 """
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import re
 import importlib.util
 from pathlib import Path
 
@@ -179,7 +181,8 @@ def validate(sampler, params: dict | None = None, claims: str | None = None, tar
     if all(len(v[0]) == len(chosen) for v in series.values()):
         figures["Relative second-moment error beside the reference"] = error_bar_figure(
             {label: (v[0], _pad(v[1]), _pad(v[2])) for label, v in series.items()}, verdict)
-    report = write_page(Path(out) / f"validate_{sampler.name}.html", f"Validation of {sampler.name}", verdict, passed,
+    safe_name = re.sub(r"[^A-Za-z0-9_.-]+", "_", sampler.name)
+    report = write_page(Path(out) / f"validate_{safe_name}.html", f"Validation of {sampler.name}", verdict, passed,
                         {"Checks": checks, "Metrics beside the reference": metrics}, figures,
                         notes=f"hyperparameters {params}; reference hyperparameters {reference_params}; "
                               f"per-check false-failure rate {alpha:.2g}. "
