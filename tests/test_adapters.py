@@ -41,6 +41,7 @@ import bench
 import samplers
 import targets
 from bench.adapters import AdaptedSampler, load
+from bench.adapters._adapted import WrongBackendError
 from bench.adapters import blackjax as bj
 from samplers._contract import GradientOracle
 from samplers._draws import numpy_draws
@@ -98,7 +99,7 @@ def test_the_other_backend_says_which_to_use(name):
     sampler = adapter(name)
     other = "numpy" if sampler.backend == "jax" else "jax"
     params = RUNS[name][0]
-    with pytest.raises(NotImplementedError, match=f"backend={sampler.backend!r}"):
+    with pytest.raises(WrongBackendError, match=f"backend={sampler.backend!r}"):
         bench.run(sampler, "icg", target_params=ICG, params=params, num_chains=1, num_steps=2, backend=other)
 
 

@@ -8,7 +8,7 @@ gradient from the suite's oracle. It adds:
 - ``backend``: the suite driver that can run it. A JAX library's kernel is pure and jit-able, so its
   adapter gives ``optimized_step`` and runs under the JAX driver (``backend="jax"``); a torch
   library's update runs eagerly on one chain, so its adapter gives ``reference_step`` and runs
-  under the NumPy driver (``backend="numpy"``). The other step raises ``NotImplementedError``
+  under the NumPy driver (``backend="numpy"``). The other step raises :class:`WrongBackendError`
   naming the backend to use;
 - ``claims``: the name of the suite's reference sampler that implements the same dynamics, or
   None;
@@ -37,11 +37,15 @@ BACKENDS = ("jax", "numpy")
 _STEP_OF_BACKEND = {"jax": "optimized_step", "numpy": "reference_step"}
 
 
+class WrongBackendError(TypeError):
+    """An adapter run under a driver that cannot run its library's update."""
+
+
 def _unavailable_step(name: str, backend: str, missing: str) -> Callable:
     """A step that says the adapter runs under the ``backend`` driver only."""
 
     def step(state, grad_fn, draws, params):
-        raise NotImplementedError(
+        raise WrongBackendError(
             f"{name} has no {missing}: it runs under the {backend!r} driver only; use "
             f"bench.run(..., backend={backend!r})")
 
