@@ -97,18 +97,6 @@ def _claimed(sampler, claims):
     return claims
 
 
-def _bias(rep) -> dict:
-    """The reference's per-coordinate mean errors and their standard errors (the allowed bias)."""
-    healthy = ~rep.diverged.reshape(-1)
-    out = {}
-    for key, values in (("mean_error", rep.mean_error), ("second_moment_error", rep.second_moment_error)):
-        x = values.reshape(-1, values.shape[-1])[healthy]
-        out[key], out[f"{key}_se"] = x.mean(axis=0), x.std(axis=0, ddof=1) / np.sqrt(len(x))
-        out[f"{key}_median"] = np.median(x, axis=0)
-    out["num_chains"] = int(healthy.sum())
-    return out
-
-
 def _row(label, rep, target, cell) -> dict:
     result = rep.results[0]
     samples = result.trace.samples
@@ -159,28 +147,21 @@ def validate(sampler, params: dict | None = None, claims: str | None = None, tar
             reference_cell = dataclasses.replace(cell, sampler=claims, params=reference_params)
             progress(f"{cell.name}: running the suite's {claims} ({REFERENCE_GROUPS} x {cell.num_chains} chains)")
             reference = run_replicates(reference_cell, groups=REFERENCE_GROUPS, seed=seed + 1000, **keep)
-            design = _bias(reference)
+            design = reference.summary()  # the allowed bias
             metric_rows.append(_row(f"suite {claims}", reference, target, cell))
         rows += [{"target": key, **c.as_row()} for c in truth_checks(candidate, design, alpha)]
         metric_rows.append(_row(sampler.name, candidate, target, cell))
-        r = candidate.second_moment_error[0][~candidate.diverged[0]]
-        series.setdefault(sampler.name, ([], [], []))
-        if len(r) > 1:
-            for store, value in zip(series[sampler.name], (cell.name, r.mean(0), r.std(0, ddof=1) / np.sqrt(len(r)))):
-                store.append(value)
-        if design is not None:
-            series.setdefault(f"suite {claims}", ([], [], []))
-            for store, value in zip(series[f"suite {claims}"], (cell.name, design["second_moment_error"],
-                                                                 design["second_moment_error_se"])):
-                store.append(value)
+        for label, summary in ((sampler.name, candidate.summary()), (f"suite {claims}", design)):
+            if summary is not None:
+                for store, value in zip(series.setdefault(label, ([], [], [])), (
+                        cell.name, summary["second_moment_error"], summary["second_moment_error_se"])):
+                    store.append(value)
     checks, metrics = pd.DataFrame(rows), pd.DataFrame(metric_rows)
     passed = bool(checks["passed"].all())
     verdict = (f"{sampler.name} {'passes' if passed else 'FAILS'} validation"
                + (f" as {claims}" if claims else " (no reference claimed: no bias allowed)"))
-    figures = {}
-    if all(len(v[0]) == len(chosen) for v in series.values()):
-        figures["Relative second-moment error beside the reference"] = error_bar_figure(
-            {label: (v[0], _pad(v[1]), _pad(v[2])) for label, v in series.items()}, verdict)
+    figures = {"Relative second-moment error beside the reference": error_bar_figure(
+        {label: tuple(v) for label, v in series.items()}, verdict)}
     safe_name = re.sub(r"[^A-Za-z0-9_.-]+", "_", sampler.name)
     report = write_page(Path(out) / f"validate_{safe_name}.html", f"Validation of {sampler.name}", verdict, passed,
                         {"Checks": checks, "Metrics beside the reference": metrics}, figures,
@@ -189,7 +170,3 @@ def validate(sampler, params: dict | None = None, claims: str | None = None, tar
                               + getattr(sampler, "differences", ""))
     return Verdict(sampler.name, claims, checks, metrics, report)
 
-
-def _pad(rows) -> np.ndarray:
-    width = max(len(r) for r in rows)
-    return np.array([np.pad(np.asarray(r, dtype=float), (0, width - len(r)), constant_values=np.nan) for r in rows])

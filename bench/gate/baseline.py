@@ -69,14 +69,19 @@ def path_for(suite_name: str, directory: Path = DIRECTORY) -> Path:
     return Path(directory) / f"{suite_name}.json"
 
 
+def checked_why(why: str) -> str:
+    """``why`` stripped; ValueError if it says nothing."""
+    if not why or not why.strip():
+        raise ValueError("why must say why the baselines are regenerated (a non-empty sentence)")
+    return why.strip()
+
+
 def write(path: Path, suite_name: str, cells: dict, why: str, command: str) -> Path:
     """Write a baseline document: ``cells`` merged into those already in ``path``, each new entry
     stamped with why it was made, by which command, on which commit and machine, and when."""
     from bench.store import git_commit, machine
 
-    if not why or not why.strip():
-        raise ValueError("why must say why the baselines are regenerated (a non-empty sentence)")
-    stamp = {"why": why.strip(), "command": command, "git_commit": git_commit(), "machine": machine(),
+    stamp = {"why": checked_why(why), "command": command, "git_commit": git_commit(), "machine": machine(),
              "created": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")}
     kept = load(path)["cells"] if Path(path).exists() else {}
     merged = {**kept, **{name: {**entry, **stamp} for name, entry in cells.items()}}

@@ -11,7 +11,6 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from bench.gate import baseline as baselines
@@ -153,15 +152,10 @@ def _gate(args) -> int:
 
 
 def _cell_means(replicates) -> tuple:
-    names = [rep.cell.name for rep in replicates]
-    width = max(rep.second_moment_error.shape[-1] for rep in replicates)
-    means, ses = np.full((len(names), width), np.nan), np.full((len(names), width), np.nan)
-    for k, rep in enumerate(replicates):
-        r = rep.second_moment_error[0][~rep.diverged[0]]
-        if len(r) > 1:
-            means[k, :r.shape[1]] = r.mean(axis=0)
-            ses[k, :r.shape[1]] = r.std(axis=0, ddof=1) / np.sqrt(len(r))
-    return names, means, ses
+    """(cell names, per-cell mean relative second-moment errors, their standard errors)."""
+    summaries = [rep.summary() for rep in replicates]
+    return ([rep.cell.name for rep in replicates], [s["second_moment_error"] for s in summaries],
+            [s["second_moment_error_se"] for s in summaries])
 
 
 def _rate_upper_bound(failures: int, runs: int) -> float:

@@ -19,7 +19,6 @@ import json
 from pathlib import Path
 
 import numpy as np
-import scipy.stats
 
 from bench.gate.cells import Cell, suite
 from bench.gate.replicates import run_replicates
@@ -38,18 +37,10 @@ def measure(cell: Cell, groups: int = DEFAULT_GROUPS, seed: int = SEED) -> dict:
     mean over all chains, its standard error (chains are independent), the median (for the
     distribution-free check of heavy-tailed cells) and the excess kurtosis of the chains' values
     (which says whether a cell is heavy-tailed)."""
-    rep = run_replicates(cell, groups=groups, seed=seed)
-    healthy = ~rep.diverged.reshape(-1)
-    entry = {"sampler": cell.sampler, "params": cell.params, "target": cell.target,
-             "target_params": cell.target_params, "num_chains": int(healthy.sum()),
-             "num_diverged": int((~healthy).sum()), "num_steps": cell.num_steps}
-    for name, values in (("mean_error", rep.mean_error), ("second_moment_error", rep.second_moment_error)):
-        x = values.reshape(-1, values.shape[-1])[healthy]
-        entry[name] = x.mean(axis=0).tolist()
-        entry[f"{name}_se"] = (x.std(axis=0, ddof=1) / np.sqrt(len(x))).tolist()
-        entry[f"{name}_median"] = np.median(x, axis=0).tolist()
-        entry[f"{name}_kurtosis"] = scipy.stats.kurtosis(x, axis=0).tolist()
-    return entry
+    summary = run_replicates(cell, groups=groups, seed=seed).summary()
+    return {"sampler": cell.sampler, "params": cell.params, "target": cell.target,
+            "target_params": cell.target_params, "num_steps": cell.num_steps,
+            **{k: v.tolist() if isinstance(v, np.ndarray) else v for k, v in summary.items()}}
 
 
 def build(suite_name: str = "quick", groups: int = DEFAULT_GROUPS, command: str = "", path: Path = PATH,

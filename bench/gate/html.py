@@ -17,7 +17,8 @@ from bench.report import STYLE
 
 def error_bar_figure(series: dict[str, tuple], title: str) -> bytes:
     """PNG: per cell (rows) and coordinate, mean relative second-moment error +- 2 standard errors
-    of each named series ``{label: (cell names, means (cells, dim), ses (cells, dim))}``."""
+    of each named series ``{label: (cell names, means, ses)}``, one vector per cell (cells may
+    differ in dimension)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -28,8 +29,8 @@ def error_bar_figure(series: dict[str, tuple], title: str) -> bytes:
     fig, ax = plt.subplots(figsize=(9, 0.32 * len(names) + 1.5))
     offsets = np.linspace(-0.25, 0.25, len(series))
     for offset, (label, (_, means, ses)) in zip(offsets, series.items()):
-        means, ses = np.atleast_2d(means), np.atleast_2d(ses)
         for row, (m, s) in enumerate(zip(means, ses)):
+            m, s = np.atleast_1d(m), np.atleast_1d(s)
             y = np.full(len(m), row + offset)
             ax.errorbar(m, y, xerr=2 * s, fmt="o", ms=3, lw=1, label=label if row == 0 else None,
                         color=f"C{list(series).index(label)}")

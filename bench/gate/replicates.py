@@ -19,9 +19,11 @@ import time
 
 import jax
 import numpy as np
+import scipy.stats
 
 import bench
 from bench.gate.cells import Cell
+from reference.checks import standard_error
 
 
 @dataclasses.dataclass(frozen=True)
@@ -41,6 +43,20 @@ class Replicates:
     def groups(self) -> int:
         return self.mean_error.shape[0]
 
+    def summary(self) -> dict:
+        """Over the healthy chains of all groups, per coordinate, for ``mean_error`` and
+        ``second_moment_error``: the mean (key itself), its standard error (``_se``; chains are
+        independent), the median (``_median``) and the excess kurtosis (``_kurtosis``); and
+        ``num_chains`` (healthy) and ``num_diverged``."""
+        healthy = ~self.diverged.reshape(-1)
+        out = {"num_chains": int(healthy.sum()), "num_diverged": int((~healthy).sum())}
+        for key in ("mean_error", "second_moment_error"):
+            values = getattr(self, key)
+            x = values.reshape(-1, values.shape[-1])[healthy]
+            out[key], out[f"{key}_se"] = x.mean(axis=0), standard_error(x)
+            out[f"{key}_median"], out[f"{key}_kurtosis"] = np.median(x, axis=0), scipy.stats.kurtosis(x, axis=0)
+        return out
+
     def group(self, g: int) -> Replicates:
         """Group ``g`` alone (one run of the cell)."""
         return dataclasses.replace(self, mean_error=self.mean_error[g:g + 1],
@@ -59,7 +75,7 @@ def run_replicates(cell: Cell, groups: int = 1, seed: int = 0, sampler=None, bac
     truth = target.truth
     mu, var = np.asarray(truth.mean, dtype=np.float64), np.diag(np.asarray(truth.covariance, dtype=np.float64))
     per_call = max(1, min(groups, max_chains_per_call // cell.num_chains))
-    means, seconds_total, results = [], 0.0, []
+    parts, seconds_total, results = [], 0.0, []
     for first in range(0, groups, per_call):
         count = min(per_call, groups - first)
         chains = count * cell.num_chains
@@ -75,10 +91,10 @@ def run_replicates(cell: Cell, groups: int = 1, seed: int = 0, sampler=None, bac
         m = (moments.mean - mu) / np.sqrt(var)
         r = (moments.second_moment - 2 * mu * moments.mean + mu**2) / var - 1
         shape = (count, cell.num_chains, -1)
-        means.append((m.reshape(shape), r.reshape(shape), result.trace.diverged.reshape(count, cell.num_chains),
+        parts.append((m.reshape(shape), r.reshape(shape), result.trace.diverged.reshape(count, cell.num_chains),
                       np.asarray(result.trace.grad_evals, dtype=np.float64).mean()))
-    return Replicates(cell=cell, mean_error=np.concatenate([x[0] for x in means]),
-                      second_moment_error=np.concatenate([x[1] for x in means]),
-                      diverged=np.concatenate([x[2] for x in means]),
-                      grad_evals_per_chain=float(np.mean([x[3] for x in means])), seconds=seconds_total,
+    return Replicates(cell=cell, mean_error=np.concatenate([x[0] for x in parts]),
+                      second_moment_error=np.concatenate([x[1] for x in parts]),
+                      diverged=np.concatenate([x[2] for x in parts]),
+                      grad_evals_per_chain=float(np.mean([x[3] for x in parts])), seconds=seconds_total,
                       results=tuple(results))

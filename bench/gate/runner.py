@@ -49,6 +49,12 @@ def alpha_per_check(num_cells: int, with_baseline: bool) -> float:
     return ALPHA_RUN / (num_cells * (TRUTH_CHECKS + int(with_baseline)))
 
 
+def _references(suite_name: str, baseline_path: Path | None, use_baseline: bool) -> tuple:
+    """(stored design biases, the suite's baselines or None, the per-check false-failure rate)."""
+    base = baselines.load(baseline_path or baselines.path_for(suite_name)) if use_baseline else None
+    return design_bias.load(), base, alpha_per_check(len(suite(suite_name)), base is not None)
+
+
 def check_group(rep: Replicates, group: int, design: dict, document: dict | None, alpha: float):
     """(check rows, moved rows) of group ``group`` of ``rep``."""
     one = rep.group(group)
@@ -65,9 +71,7 @@ def run_gate(suite_name: str = "quick", seed: int = 0, baseline_path: Path | Non
     """Run every cell of ``suite_name`` once with ``seed`` and check it; ``baseline_path``
     defaults to ``reports/baselines/<suite>.json`` (``use_baseline=False``: truth checks only)."""
     cells = suite(suite_name)
-    document = design_bias.load()
-    base = baselines.load(baseline_path or baselines.path_for(suite_name)) if use_baseline else None
-    alpha = alpha_per_check(len(cells), base is not None)
+    document, base, alpha = _references(suite_name, baseline_path, use_baseline)
     rows, moved, reps = [], [], []
     start = time.perf_counter()
     for k, cell in enumerate(cells):
@@ -99,8 +103,7 @@ def update_baseline(suite_name: str, why: str, command: str, seeds: int = baseli
                     path: Path | None = None, names=None, progress=print) -> Path:
     """Regenerate ``suite_name``'s baselines (all cells, or those in ``names``) from ``seeds``
     reseeded runs and the fixed seed 0."""
-    if not why or not why.strip():
-        raise ValueError("why must say why the baselines are regenerated (a non-empty sentence)")
+    baselines.checked_why(why)  # before minutes of runs, not after
     cells = select(suite_name, names)
     entries = {}
     for k, cell in enumerate(cells):
@@ -116,9 +119,7 @@ def reseed(suite_name: str, num_runs: int, baseline_path: Path | None = None, us
     """The gate run ``num_runs`` times with fresh seeds (each cell's runs in one compiled call;
     all cells, or those in ``names``, each at the whole suite's per-check rate): (per check:
     failures, runs, empirical rate, designed rate; per run: whether it failed)."""
-    document = design_bias.load()
-    base = baselines.load(baseline_path or baselines.path_for(suite_name)) if use_baseline else None
-    alpha = alpha_per_check(len(suite(suite_name)), base is not None)
+    document, base, alpha = _references(suite_name, baseline_path, use_baseline)
     cells = select(suite_name, names)
     failed_runs = np.zeros(num_runs, dtype=bool)
     rows = []

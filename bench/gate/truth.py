@@ -28,7 +28,7 @@ from __future__ import annotations
 import numpy as np
 
 from bench.gate.replicates import Replicates
-from reference.checks import CheckResult, b2_check, mean_check, quantile_check, t_critical
+from reference.checks import CheckResult, b2_check, mean_check, quantile_check, standard_error, t_critical
 
 
 def finite_check(diverged: np.ndarray) -> CheckResult:
@@ -64,6 +64,5 @@ def truth_checks(rep: Replicates, design: dict | None, alpha: float, floor_b2: f
     if design is not None:
         floor_b2 = float(np.mean((np.abs(design["second_moment_error"])
                                   + crit * np.asarray(design["second_moment_error_se"])) ** 2))
-    se = r.std(axis=0, ddof=1) / np.sqrt(chains)
-    results.append(b2_check(r.mean(axis=0), se, alpha=alpha, floor=floor_b2, df=chains - 1, name="b2"))
+    results.append(b2_check(r.mean(axis=0), standard_error(r), alpha=alpha, floor=floor_b2, df=chains - 1, name="b2"))
     return results
