@@ -8,8 +8,11 @@
     sgbench baseline update --why TEXT
     sgbench design-bias
     sgbench validate MODULE:OBJECT [--param KEY=VALUE ...]
+    sgbench asv [--quick] [--bench REGEX ...] [--config PATH] [--machine NAME] [-- ASV_ARG ...]
+    sgbench speed [--steps N] [--numpy-steps N] [--grid-steps N] [--no-bnn] [--sampler S ...]
+    sgbench dashboard [--config PATH] [--out DIR] [--offline [--assets DIR]] [--serve [--port N]]
 
-``gate`` and ``validate`` exit with status 1 when a check fails.
+``gate`` and ``validate`` exit with status 1 when a check fails; ``asv`` exits with asv's status.
 
 Bad input (unknown names, parameters out of range) prints one line to stderr and exits with
 status 2.
@@ -22,10 +25,13 @@ import json
 import sys
 from pathlib import Path
 
+import pandas as pd
+
 import reference.metrics
 import samplers
 import targets
 from bench import suites
+from bench import asv_commands
 from bench.gate import commands as gate_commands
 from bench.config import BACKENDS, DTYPES, RunConfig
 from bench import store as store_module
@@ -104,7 +110,23 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
     add_reference_parser(commands)
     gate_commands.add_parsers(commands)
+    asv_commands.add_parsers(commands)
+    add_speed_parser(commands)
     return parser
+
+
+def add_speed_parser(commands) -> None:
+    """``sgbench speed``: per-chain-step times, floors and implementations side by side (bench/speed.py)."""
+    speed = commands.add_parser("speed", help="time every sampler against its random-number floor, SGLD against "
+                                "blackjax, posteriors and NumPy, a 22-step-size grid and the bnn overhead")
+    speed.add_argument("--steps", type=int, default=1_000_000, help="JAX steps per run (default: 10^6)")
+    speed.add_argument("--numpy-steps", type=int, default=2000, help="steps of the Python loops (default: 2000)")
+    speed.add_argument("--grid-steps", type=int, default=1_000_000,
+                       help="steps of the SGLD 22-step-size grid (default: 10^6; 0 leaves it out)")
+    speed.add_argument("--no-bnn", action="store_true", help="leave out the 10^5-parameter bnn overhead")
+    speed.add_argument("--sampler", action="append", help="only these samplers in the per-sampler table (repeatable)")
+    speed.add_argument("--repeats", type=int, default=3, help="timed runs, the best is kept (default: 3)")
+    speed.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"folder for speed.html (default: {DEFAULT_OUT})")
 
 
 def add_reference_parser(commands) -> None:
@@ -244,6 +266,31 @@ def _reproduce(args) -> int:
     return 0
 
 
+def _speed(args) -> int:
+    from bench import speed
+
+    for option in ("steps", "numpy_steps", "repeats"):
+        if getattr(args, option) < 1:
+            raise UsageError(f"--{option.replace('_', '-')} must be an integer >= 1, got {getattr(args, option)}")
+    if args.grid_steps < 0:
+        raise UsageError(f"--grid-steps must be an integer >= 0 (0 leaves the grid out), got {args.grid_steps}")
+    names = args.sampler or samplers.names()
+    for name in names:
+        samplers.get(name)  # an unknown name lists the registered ones
+    report = speed.measure(names, args.steps, args.numpy_steps, args.grid_steps or None, not args.no_bnn,
+                           args.repeats, progress=lambda line: print(line, file=sys.stderr, flush=True))
+    print(report.sgld.round(4).to_string())
+    print(report.samplers.round(4).to_string())
+    for part in (report.grid, report.bnn):
+        if part is not None:
+            print(pd.Series(part).to_string())
+    args.out.mkdir(parents=True, exist_ok=True)
+    report.samplers.to_csv(args.out / "speed_samplers.csv")
+    report.sgld.to_csv(args.out / "speed_sgld.csv")
+    print(f"report: {report.write(args.out / 'speed.html')}")
+    return 0
+
+
 def main(argv=None) -> int:
     """Run ``sgbench`` with ``argv`` (default: the process arguments); return the exit status."""
     parser = build_parser()
@@ -261,6 +308,10 @@ def main(argv=None) -> int:
             return _reproduce(args)
         if args.command in GATE_COMMANDS:
             return gate_commands.run(args, argv)
+        if args.command in asv_commands.COMMANDS:
+            return asv_commands.run(args)
+        if args.command == "speed":
+            return _speed(args)
         return _run(args) if args.command == "run" else _report(args)
     except (ValueError, TypeError, LookupError, StoreError) as error:
         print(f"sgbench: error: {error}", file=sys.stderr)

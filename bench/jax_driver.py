@@ -4,8 +4,9 @@ chains, ``lax.scan`` over steps.
 Steps run in blocks of ``block_size``: one generator call draws all of the block's random
 numbers (one key per chain and block, amortising the generator's per-call cost), an inner ``lax.scan`` runs only the
 sampler's steps and emits the block's positions, and the block's statistics are then reduced
-vectorised: thinning and burn-in masks, float64 moments of the kept finite draws merged into the
-running ones (Chan et al.), non-finite counts and gradient evaluations. Memory is bounded by one
+vectorised: thinning and burn-in masks, one float64 pass of power sums of the kept finite draws about
+the running mean, turned into moments and merged into the running ones
+(Chan et al.), non-finite counts and gradient evaluations. Memory is bounded by one
 block, whatever the number of steps (unless ``keep_samples`` asks for the thinned draws).
 The program runs a range of blocks per call, so a long run is a few calls that report progress.
 """
@@ -144,14 +145,27 @@ def _run_blocks(sampler, target, config: RunConfig, params, key, carry: _Carry, 
     dtype = carry.state.position.dtype
     spec = {"sampler": sampler.draw_spec(target.dim, params), "gradient": target.draw_spec}
 
+    constant_info = {}  # Info fields that are Python constants: counted outside the loop
+
     def one_step(state, draws):
         state, info = sampler.optimized_step(state, GradientOracle(target, draws["gradient"]), draws["sampler"], params)
-        return state, (state.position, info.num_grad_evals, jnp.asarray(info.is_sample, dtype=bool))
+        outputs = {}
+        for field in ("num_grad_evals", "is_sample"):
+            value = getattr(info, field)
+            if isinstance(value, (bool, int, np.bool_, np.integer)):
+                constant_info[field] = value
+            else:
+                outputs[field] = value
+        return state, (state.position, outputs)
 
     def block(carry: _Carry, block_index, length):
         draws = jax_draws(jax.random.fold_in(key, block_index), spec, (length,), dtype)
         # length: a deterministic sampler on an exact-gradient target draws nothing
-        state, (positions, grad_evals, is_sample) = jax.lax.scan(one_step, carry.state, draws, length=length)
+        state, (positions, outputs) = jax.lax.scan(one_step, carry.state, draws, length=length)
+        grad_evals = jnp.sum(outputs["num_grad_evals"]) if "num_grad_evals" in outputs else (
+            length * constant_info["num_grad_evals"])
+        is_sample = jnp.asarray(outputs["is_sample"], bool) if "is_sample" in outputs else jnp.full(
+            length, bool(constant_info["is_sample"]))
         steps = block_index * config.block_size + jnp.arange(length)
         finite = jnp.all(jnp.isfinite(positions), axis=-1)
         kept = config.is_kept(steps) & is_sample
@@ -162,8 +176,8 @@ def _run_blocks(sampler, target, config: RunConfig, params, key, carry: _Carry, 
             samples = samples.at[index].set(positions, mode="drop")
         return _Carry(
             state=state,
-            moments=carry.moments.merge(Moments.of_draws(positions, kept & finite)),
-            grad_evals=carry.grad_evals + jnp.sum(grad_evals),
+            moments=carry.moments.merge(Moments.of_shifted_sums(positions, kept & finite, carry.moments.mean)),
+            grad_evals=carry.grad_evals + grad_evals,
             nonfinite_steps=carry.nonfinite_steps + jnp.sum(~finite),
             first_nonfinite_step=jnp.where(carry.first_nonfinite_step < 0, first_bad, carry.first_nonfinite_step),
             samples=samples,

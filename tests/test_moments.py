@@ -78,3 +78,16 @@ def test_float32_chains_keep_float64_statistics():
     assert result.samples.dtype == np.float32
     assert result.moments.mean.dtype == np.float64
     assert jax.numpy.zeros(1).dtype == jnp.float64  # the suite's 64-bit mode is on
+
+
+@pytest.mark.parametrize("shift", ["zero", "mean", "far"])
+def test_shifted_power_sums_equal_two_pass_moments(shift):
+    """The optimized driver's one-pass block moments (``of_shifted_sums``) equal ``of_draws``'s two
+    passes in float64, for any shift (the running mean in the driver), masked draws included."""
+    rng = np.random.default_rng(1)
+    x = 3 + 2 * rng.standard_normal((4, 1000, 3))
+    keep = rng.random((4, 1000)) < 0.8
+    keep[0] = False  # a chain with nothing kept in the block
+    c = {"zero": np.zeros((4, 3)), "mean": x.mean(axis=1), "far": np.full((4, 3), 50.0)}[shift]
+    assert_moments_close(Moments.of_shifted_sums(x, keep, c), Moments.of_draws(x, keep), rtol=1e-9)
+

@@ -21,7 +21,7 @@ import samplers
 import targets
 from bench.config import RunConfig
 from bench.jax_driver import CompiledGrid
-from tests.benchmarks.test_bench_samplers import NUM_STEPS, ROUNDS, _report, _timed
+from .test_bench_samplers import NUM_STEPS, ROUNDS, _report, _timed
 
 NUM_CHAINS = 10
 STEP_SIZE = 0.1

@@ -26,7 +26,7 @@ import time
 import numpy as np
 import pytest
 
-from benchmarks.test_bench_samplers import ROUNDS, _env_int, _timed
+from .test_bench_samplers import ROUNDS, _env_int, _timed
 from reference.metrics.ksd import ksd
 
 NUM_DRAWS = _env_int("SGBENCH_BENCH_KSD_DRAWS", 1000)

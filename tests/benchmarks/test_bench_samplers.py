@@ -8,9 +8,9 @@ For each sampler in ``samplers.names()`` and each backend:
   and run once before the timed rounds);
 - ``numpy``: the NumPy reference driver (float64, a Python loop), 10 chains x N/100 steps.
 
-A sampler's hyperparameters come from ``SETTINGS`` (step size 1e-2, as in the SGLD speed figure,
-except the PX samplers; cSGLD with a cyclical schedule of ``CYCLE_LENGTH`` steps; SGLD-CV's centre
-is the target's mode, found once by ``Sampler.params_for``; a ``target`` entry wraps the icg, as
+A sampler's hyperparameters come from ``SETTINGS`` of ``bench/speed_workload.py`` (step size 1e-2, as in
+the SGLD speed figure, except the PX samplers; cSGLD with a cyclical schedule of ``CYCLE_LENGTH`` steps;
+SGLD-CV's centre is the target's mode, found once by ``Sampler.params_for``; a ``target`` entry wraps the icg, as
 ``px.single_layer`` does for the samplers that need layer matrices). A registered sampler without an entry there fails
 ``test_every_sampler_has_settings`` and its own benchmarks: a new sampler must say how it is timed.
 
@@ -26,9 +26,10 @@ The full figure (10 chains x 10^6 steps for JAX, x 10^4 for NumPy)::
         --benchmark-enable --benchmark-only --benchmark-group-by=group --benchmark-json=PATH
 
 Each benchmark's group is ``icg10-isotropic-<sampler>``, so a sampler's two backends sit side by
-side. Chain-steps per second, microseconds per chain-step (and per gradient evaluation) and the
-compile time are in each benchmark's ``extra_info``, computed from the fastest round. Timings are
-reported, never asserted.
+side, with its one step (``test_bench_steps.py``) and, for ``sgld``, blackjax's and posteriors' SGLD
+(``test_bench_blackjax_sgld.py``, ``test_bench_posteriors_sgld.py``). Chain-steps per second,
+microseconds per chain-step (and per gradient evaluation) and the compile time are in each benchmark's
+``extra_info``, computed from the fastest round. Timings are reported, never asserted.
 """
 
 from __future__ import annotations
@@ -41,49 +42,13 @@ import pytest
 
 import samplers
 import targets
-from samplers import px
 from bench import numpy_driver
 from bench.config import RunConfig
 from bench.jax_driver import CompiledGrid
 
-NUM_CHAINS = 10
-STEP_SIZE = 1e-2
-SEED = 0
-TARGET = "icg"
-TARGET_PARAMS = {"dim": 10, "noise": "isotropic", "noise_variance": 256.0}
-BACKENDS = ("jax", "numpy")
-JAX_DTYPE = "float32"
-NUMPY_STEPS_DIVISOR = 100
-CYCLE_LENGTH = 10_000
-
-# Hyperparameters of each sampler in the benchmark, and the gradient evaluations one step makes.
-SETTINGS: dict[str, dict] = {
-    "sgld": {"params": {"step_size": STEP_SIZE}, "grads_per_step": 1},
-    "psgld": {"params": {"step_size": STEP_SIZE}, "grads_per_step": 1},
-    "sgld_cv": {"params": {"step_size": STEP_SIZE}, "grads_per_step": 2},
-    "csgld": {"params": {"step_size": STEP_SIZE, "schedule": {"kind": "cyclical", "cycle_length": CYCLE_LENGTH}},
-              "grads_per_step": 1},
-    "clipped_sgld": {"params": {"step_size": STEP_SIZE}, "grads_per_step": 1},
-    "sglrw": {"params": {"step_size": STEP_SIZE}, "grads_per_step": 1},
-    "sghmc": {"params": {"step_size": STEP_SIZE}, "grads_per_step": 1},
-    "sghmc_cv": {"params": {"step_size": STEP_SIZE}, "grads_per_step": 2},
-    "sghmc_sa": {"params": {"step_size": STEP_SIZE}, "grads_per_step": 1},
-    # the Chen form's thermostat cannot balance this noise at h = 1e-2 (h^2 V > hT): practical form
-    # PX samplers on the icg as one 1 x 10 layer (px.single_layer; 111 expanded coordinates): smaller steps,
-    # since the expansion's preconditioning makes 1e-2 diverge (PX-SGLD at 1e-3 too, within 10^5 steps);
-    # the BNN overhead figure is bench/px_overhead.py
-    "px_sgld": {"params": {"step_size": 1e-4}, "grads_per_step": 1, "target": px.single_layer},
-    "px_sghmc": {"params": {"step_size": 1e-3}, "grads_per_step": 1, "target": px.single_layer},
-    "sgnht": {"params": {"step_size": STEP_SIZE, "form": "practical", "diffusion": 1.0}, "grads_per_step": 1},
-    "sgnht_cv": {"params": {"step_size": STEP_SIZE, "form": "practical", "diffusion": 1.0}, "grads_per_step": 2},
-    "mclmc": {"params": {"step_size": 0.1, "L": 3.0}, "grads_per_step": 2, "priming_evals": 1},
-    "mile": {"params": {"step_size": 0.1, "L": 3.0, "tuning_steps": (2000, 1000, 1000)}, "grads_per_step": 2,
-             "priming_evals": 1},
-    "smile_naive": {"params": {"step_size": 0.03}, "grads_per_step": 3},
-    "psmile_naive": {"params": {"step_size": 0.03}, "grads_per_step": 3},
-    "smile": {"params": {"step_size": 0.1}, "grads_per_step": 3},
-    "psmile": {"params": {"step_size": 0.1}, "grads_per_step": 3},
-}
+from bench.speed_workload import (  # noqa: F401  (the workload, also imported by the other benchmark files)
+    BACKENDS, CYCLE_LENGTH, JAX_DTYPE, NUM_CHAINS, NUMPY_STEPS_DIVISOR, SEED, SETTINGS, STEP_SIZE, TARGET,
+    TARGET_PARAMS)
 
 
 def _env_int(name: str, default: int) -> int:
@@ -105,7 +70,7 @@ def settings(name: str) -> dict:
     """``SETTINGS[name]``; fails the test (naming the sampler) when it has none."""
     if name not in SETTINGS:
         pytest.fail(f"sampler {name!r} is registered but has no benchmark settings: add it to SETTINGS in "
-                    f"{__name__} (and to bench/asv/benchmarks/samplers.py)")
+                    "bench/speed_workload.py (and to bench/asv/benchmarks/_workloads.py)")
     return SETTINGS[name]
 
 

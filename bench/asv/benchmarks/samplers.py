@@ -1,161 +1,185 @@
-"""Every registered sampler, optimized (JAX) and reference (NumPy), on the 10-d ill-conditioned
-Gaussian (icg) with isotropic gradient noise (variance 256): 10 chains, seed 0, chains at the mean.
+"""Speed and memory of every registered sampler (``samplers.names()``) and of the other libraries'
+implementations that claim one, across dimensions, numbers of chains and two targets.
 
-The per-sampler generalisation of ``sgld_icg.py``, which stays as it is so that the SGLD results
-already recorded under its names (``sgld_icg.TimeJaxDriver.time_run`` ...) keep their history; SGLD
-appears here too, so that this suite alone gives the figure for every sampler. Hyperparameters are
-those of ``tests/benchmarks/test_bench_samplers.py`` (``SETTINGS``, kept equal to it by hand: asv
-cannot import the tests): step size 1e-2 (PX-SGLD 1e-4, PX-SGHMC 1e-3: the expansion's
-preconditioning makes larger steps diverge), cSGLD with a cyclical schedule of 10^4 steps, SGLD-CV
-centred at the target's mode, SGNHT in the practical form; the PX samplers run on the icg as one
-1 x 10 layer (``samplers.px.single_layer``).
+Parameters ``(sampler, backend, dim, chains, target)``: ``backend`` in ``jax`` (the optimized
+implementation, JAX driver, float32), ``numpy`` (the reference implementation, NumPy driver,
+float64), ``blackjax``, ``posteriors``, ``posteriors_baoa`` (adapters, ``bench/adapters``); ``dim`` in
+10, 1000, 10^5; ``chains`` in 1, 10, 1000; ``target`` ``icg`` or ``bnn``. Targets, hyperparameters
+(``SETTINGS``), the run-length rule and the memory rule are in ``_workloads.py``. Chains start at the
+target's initial position, seed 0. Compilation is excluded from every time (``setup`` compiles and
+runs once).
 
-Parameters ``(sampler, backend)``; the run is 10 chains x ``STEPS[backend]`` steps: 10^5 for
-``jax`` (float32), 10^3 for ``numpy`` (float64, a Python loop). Divide a time by
-``10 * STEPS[backend]`` for the per-chain-step time.
+- ``TimeStep.time_step``: one step of every chain. JAX-driver implementations: one call of a
+  compiled ``jax.vmap`` over chains of ``optimized_step`` from the chains' initial states with one
+  step's random numbers drawn in ``setup`` (so the time is the step's arithmetic, without the
+  driver's random-number generation, moments and per-call bookkeeping; a 1-step driver call would
+  time mostly those). NumPy-driver implementations: ``chains`` calls of ``reference_step`` (the
+  reference driver's loop runs one chain at a time), each from the chains' common initial state
+  with one prepared draw. At small sizes (1 chain, d = 10) the JAX figure is mostly the call's
+  dispatch overhead; ``TimeRun`` gives the cost amortised in the driver's loop. An adapter's step
+  is its library's step: blackjax's SGHMC makes 10 integration steps (10 gradients) in one.
+- ``TimeRun.time_run``: one whole run of the driver: ``chains`` x ``_workloads.run_steps(...)`` steps
+  (JAX: ``CompiledGrid``, its block size lowered by ``_workloads.block_size``; NumPy:
+  ``numpy_driver.run_chains``). Divide by chains x steps for the time per chain-step.
+- ``PeakMemRun``: peak RSS of a process that makes one whole ``bench.run`` (compile, run, score) of
+  10 chains on the 10-d icg for 10^3 to 10^6 steps (``peakmem_run``), beside the same process
+  without the run (``peakmem_setup``): streaming moments keep it flat in the number of steps.
 
-- ``TimeSampler.time_run``: one run of the driver, compilation excluded (``setup`` compiles and runs
-  it once; the NumPy driver has nothing to compile).
-- ``PeakMemSampler.peakmem_run``: peak RSS of a process that builds the target and the parameters
-  and makes one whole ``bench.run`` (compile, run, score); ``peakmem_setup`` is the same process
-  without the run, so the difference is what the run adds.
-- ``TrackSampler.track_microseconds_per_chain_step``: the fastest of three runs over the number of
-  chain-steps, as a tracked number (the time benchmarks report whole runs).
-
-A registered sampler without settings makes ``setup`` raise, so its benchmarks fail, never vanish.
+Skipped (NotImplementedError in ``setup``, reported by asv as skipped with the reason): a backend
+without an implementation of the sampler; the bnn at d = 10 (no digits network is that small);
+combinations whose estimated memory exceeds 4 GiB (``_workloads.check_memory``: e.g. a whole JAX
+run of 1000 chains x 10^5 coordinates, whose float64 running moments alone take 6 GB, and the PX
+samplers on the icg at d = 10^5, whose expanded layer is a 10^5 x 10^5 matrix). A registered
+sampler without ``SETTINGS`` makes its benchmarks fail (LookupError naming the missing entry).
 """
 
 from __future__ import annotations
 
-import time
+import jax
+import jax.numpy as jnp
+import numpy as np
 
 import bench
 import samplers
-import targets
-from samplers import px
 from bench import numpy_driver
 from bench.jax_driver import CompiledGrid
+from samplers._contract import GradientOracle
+from samplers._draws import jax_draws, numpy_draws
 
-TARGET = "icg"
-TARGET_PARAMS = {"dim": 10, "noise": "isotropic", "noise_variance": 256.0}
-NUM_CHAINS = 10
-STEP_SIZE = 1e-2
-SEED = 0
-DTYPE = "float32"
-BACKENDS = ("jax", "numpy")
-STEPS = {"jax": 100_000, "numpy": 1_000}
-CYCLE_LENGTH = 10_000
+from . import _workloads as workloads
 
-SETTINGS = {
-    "sgld": {"step_size": STEP_SIZE},
-    "psgld": {"step_size": STEP_SIZE},
-    "sgld_cv": {"step_size": STEP_SIZE},
-    "csgld": {"step_size": STEP_SIZE, "schedule": {"kind": "cyclical", "cycle_length": CYCLE_LENGTH}},
-    "clipped_sgld": {"step_size": STEP_SIZE},
-    "sglrw": {"step_size": STEP_SIZE},
-    "sghmc": {"step_size": STEP_SIZE},
-    "sghmc_cv": {"step_size": STEP_SIZE},
-    "sghmc_sa": {"step_size": STEP_SIZE},
-    "px_sgld": {"step_size": 1e-4},
-    "px_sghmc": {"step_size": 1e-3},
-    "sgnht": {"step_size": STEP_SIZE, "form": "practical", "diffusion": 1.0},
-    "sgnht_cv": {"step_size": STEP_SIZE, "form": "practical", "diffusion": 1.0},
-    "mclmc": {"step_size": 0.1, "L": 3.0},
-    "mile": {"step_size": 0.1, "L": 3.0, "tuning_steps": (2000, 1000, 1000)},
-    "smile_naive": {"step_size": 0.03},
-    "psmile_naive": {"step_size": 0.03},
-    "smile": {"step_size": 0.1},
-    "psmile": {"step_size": 0.1},
-}
+TIMING_PARAMS = (samplers.names(), workloads.BACKENDS, workloads.DIMS, workloads.CHAINS, workloads.TIMING_TARGETS)
+TIMING_PARAM_NAMES = ("sampler", "backend", "dim", "chains", "target")
 
 
-def _settings(name: str) -> dict:
-    if name not in SETTINGS:
-        raise NotImplementedError(f"sampler {name!r} has no benchmark settings in bench/asv/benchmarks/samplers.py")
-    return SETTINGS[name]
+def _workload(name: str, backend: str, dim: int, target_kind: str):
+    """``(implementation, target, params)`` of one timing combination; NotImplementedError to skip."""
+    implementation = workloads.implementation(name, backend)
+    target = workloads.for_sampler(implementation.sampler, workloads.timing_target(target_kind, dim))
+    return implementation, target, implementation.params(target_kind, target, timing=True)
 
 
-# Samplers that need layer matrices run on the icg as one 1 x 10 layer (samplers.px.single_layer).
-TARGET_WRAPPERS = {"px_sgld": px.single_layer, "px_sghmc": px.single_layer}
+def _compiled_step(implementation, target, params, chains: int):
+    """A call of one compiled step of every chain (JAX), from their initial states and fixed draws."""
+    workloads.check_memory(*workloads.step_memory(implementation, target, params, chains))
+    sampler, dtype = implementation.sampler, jnp.dtype(implementation.dtype)
+    leaves = jax.tree.map(lambda v: jnp.asarray(v, dtype=dtype), params)
+    positions = jnp.broadcast_to(jnp.asarray(target.initial_position(), dtype=dtype), (chains, target.dim))
+    start = jax.vmap(lambda p, x: sampler.start(x, p, GradientOracle.exact(target)), in_axes=(None, 0))
+    states = jax.jit(start)(leaves, positions)
+    spec = {"sampler": sampler.draw_spec(target.dim, params), "gradient": target.draw_spec}
+    draws = jax_draws(jax.random.key(workloads.SEED), spec, (chains,), dtype)
+
+    def step(p, state, draw):
+        return sampler.optimized_step(state, GradientOracle(target, draw["gradient"]), draw["sampler"], p)
+
+    compiled = jax.jit(jax.vmap(step, in_axes=(None, 0, 0))).lower(leaves, states, draws).compile()
+    return lambda: jax.block_until_ready(compiled(leaves, states, draws))
 
 
-def _target(name: str):
-    return TARGET_WRAPPERS.get(name, lambda icg: icg)(targets.get(TARGET, **TARGET_PARAMS))
+def _reference_steps(implementation, target, params, chains: int):
+    """A call of ``reference_step`` once per chain (NumPy), from the chains' common initial state."""
+    workloads.check_memory(*workloads.step_memory(implementation, target, params, chains))
+    sampler = implementation.sampler
+    state = sampler.start(np.array(target.initial_position(), dtype=np.float64), params, GradientOracle.exact(target))
+    rng = np.random.default_rng(workloads.SEED)
+    draws = numpy_draws(rng, sampler.draw_spec(target.dim, params))
+    oracle = GradientOracle(target, numpy_draws(rng, target.draw_spec))
+
+    def step_of_one_chain():
+        with np.errstate(over="ignore", invalid="ignore"):
+            sampler.reference_step(state, oracle, draws, params)
+
+    def step_of_every_chain():
+        for _ in range(chains):
+            step_of_one_chain()
+
+    step_of_one_chain()  # first-call costs (lazy imports, torch's set-up) stay out of the timings
+    return step_of_every_chain
 
 
-def _config(backend: str) -> bench.RunConfig:
-    if backend == "jax":
-        return bench.RunConfig(num_chains=NUM_CHAINS, num_steps=STEPS[backend], seed=SEED, dtype=DTYPE)
-    return bench.RunConfig(num_chains=NUM_CHAINS, num_steps=STEPS[backend], seed=SEED, backend="numpy")
+def _whole_run(implementation, target, params, chains: int):
+    """A call of one whole run of the driver (JAX: compiled here), ``run_steps`` steps long."""
+    workloads.check_memory(*workloads.run_memory(implementation, target, params, chains))
+    sampler = implementation.sampler
+    steps = workloads.run_steps(implementation.driver, chains, target.dim)
+    positions = np.broadcast_to(target.initial_position(), (chains, target.dim))
+    if implementation.driver == "numpy":
+        config = bench.RunConfig(num_chains=chains, num_steps=steps, seed=workloads.SEED, backend="numpy")
+        return lambda: numpy_driver.run_chains(sampler, target, params, config, positions)
+    config = bench.RunConfig(num_chains=chains, num_steps=steps, seed=workloads.SEED, dtype=implementation.dtype,
+                             block_size=workloads.run_block_size(implementation, target, params, chains))
+    program = CompiledGrid(sampler, target, [params], config, positions)
+    program()
+    return program
 
 
-def _runner(name: str, backend: str):
-    """A call that runs 10 chains x ``STEPS[backend]`` steps (JAX: compiled and run once already)."""
-    sampler = samplers.get(name)
-    target = _target(name)
-    params = sampler.params_for(target, **_settings(name))
-    positions = target.check_positions(target.initial_position(), NUM_CHAINS)
-    config = _config(backend)
-    if backend == "jax":
-        program = CompiledGrid(sampler, target, [params], config, positions)
-        program()
-        return program
-    return lambda: numpy_driver.run_chains(sampler, target, params, config, positions)
+class TimeStep:
+    """One step of every chain, compile excluded (see the module docstring)."""
+
+    params = TIMING_PARAMS
+    param_names = TIMING_PARAM_NAMES
+    rounds = 1  # one process per combination: its setup (compilation) costs more than the timings
+    repeat = (1, 5, 10.0)
+    warmup_time = 0.0
+    timeout = 600
+
+    def setup(self, name, backend, dim, chains, target_kind):
+        implementation, target, params = _workload(name, backend, dim, target_kind)
+        if implementation.driver == "jax":
+            self.step = _compiled_step(implementation, target, params, chains)
+            self.step()  # compiled already; the first call allocates
+        else:
+            self.step = _reference_steps(implementation, target, params, chains)
+
+    def time_step(self, name, backend, dim, chains, target_kind):
+        self.step()
 
 
-class TimeSampler:
-    """10 chains x 10^5 (jax, float32) or 10^3 (numpy) steps, compile excluded."""
+class TimeRun:
+    """A whole run of ``chains`` x ``_workloads.run_steps(driver, chains, dim)`` steps, compile excluded."""
 
-    params = (samplers.names(), BACKENDS)
-    param_names = ("sampler", "backend")
+    params = TIMING_PARAMS
+    param_names = TIMING_PARAM_NAMES
+    rounds = 1
     number = 1
     repeat = (1, 5, 10.0)
     warmup_time = 0.0
-    timeout = 180
+    timeout = 600
 
-    def setup(self, name, backend):
-        self.run = _runner(name, backend)
+    def setup(self, name, backend, dim, chains, target_kind):
+        implementation, target, params = _workload(name, backend, dim, target_kind)
+        self.run = _whole_run(implementation, target, params, chains)
 
-    def time_run(self, name, backend):
+    def time_run(self, name, backend, dim, chains, target_kind):
         self.run()
 
 
-class TrackSampler:
-    """Microseconds per chain-step of the fastest of three runs (compile excluded)."""
+PEAKMEM_SAMPLERS = ("sgld", "sghmc", "mclmc", "psmile", "px_sghmc")  # one of each family
+PEAKMEM_STEPS = {"jax": (10**4, 10**5, 10**6), "numpy": (10**3, 10**4)}
+PEAKMEM_CHAINS = 10
+PEAKMEM_DIM = 10
 
-    params = (samplers.names(), BACKENDS)
-    param_names = ("sampler", "backend")
+
+class PeakMemRun:
+    """Peak RSS of a whole ``bench.run`` (compile, run, score) of 10 chains on the 10-d icg; flat in
+    ``num_steps`` (JAX 10^4 to 10^6 steps, NumPy 10^3 and 10^4; other lengths are skipped)."""
+
+    params = (PEAKMEM_SAMPLERS, ("jax", "numpy"), sorted({n for steps in PEAKMEM_STEPS.values() for n in steps}))
+    param_names = ("sampler", "backend", "num_steps")
     timeout = 300
 
-    def setup(self, name, backend):
-        self.run = _runner(name, backend)
+    def setup(self, name, backend, num_steps):
+        if num_steps not in PEAKMEM_STEPS[backend]:
+            raise NotImplementedError(f"the {backend} driver's peak memory is measured at {PEAKMEM_STEPS[backend]} "
+                                      "steps (PEAKMEM_STEPS: the NumPy driver's loop makes longer runs take minutes)")
+        self.implementation, target, self.sampler_params = _workload(name, backend, PEAKMEM_DIM, "icg")
+        self.target = target
 
-    def track_microseconds_per_chain_step(self, name, backend):
-        seconds = []
-        for _ in range(3):
-            start = time.perf_counter()
-            self.run()
-            seconds.append(time.perf_counter() - start)
-        return 1e6 * min(seconds) / (NUM_CHAINS * STEPS[backend])
-
-    track_microseconds_per_chain_step.unit = "microseconds"
-
-
-class PeakMemSampler:
-    """Peak RSS of one whole ``bench.run`` (compile, run, score) of 10 chains x ``STEPS[backend]`` steps."""
-
-    params = (samplers.names(), BACKENDS)
-    param_names = ("sampler", "backend")
-    timeout = 300
-
-    def setup(self, name, backend):
-        self.target = _target(name)
-        self.sampler_params = samplers.get(name).params_for(self.target, **_settings(name))
-
-    def peakmem_setup(self, name, backend):
+    def peakmem_setup(self, name, backend, num_steps):
         pass
 
-    def peakmem_run(self, name, backend):
-        config = _config(backend)
-        bench.run(name, self.target, params=self.sampler_params, num_chains=NUM_CHAINS, num_steps=config.num_steps,
-                  seed=SEED, backend=backend, dtype=config.dtype)
+    def peakmem_run(self, name, backend, num_steps):
+        bench.run(self.implementation.sampler, self.target, params=self.sampler_params, num_chains=PEAKMEM_CHAINS,
+                  num_steps=num_steps, seed=workloads.SEED, backend=self.implementation.driver,
+                  dtype=self.implementation.dtype)

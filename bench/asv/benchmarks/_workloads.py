@@ -1,0 +1,356 @@
+"""What the asv benchmarks run: the implementation of a (sampler, backend) pair, its target, its
+hyperparameters (``SETTINGS``), the length of a whole run, and the memory rule that skips what
+cannot fit. Shared by ``samplers.py`` (timings, peak memory) and ``quality.py`` (statistical quality).
+
+Backends (the ``backend`` parameter):
+
+- ``jax``: the suite's optimized implementation (``optimized_step``) under the JAX driver
+  (``bench.jax_driver.CompiledGrid``), float32;
+- ``numpy``: the suite's reference implementation (``reference_step``) under the NumPy driver
+  (``bench.numpy_driver.run_chains``), float64, one chain at a time;
+- ``blackjax``: the blackjax adapter that claims the sampler (``AdaptedSampler.claims``; adapters of
+  sgld, sghmc, sgnht, mclmc), on the JAX driver, float32;
+- ``posteriors``: the posteriors adapter that claims it (sgld, sghmc, sgnht, sglrw), on the NumPy
+  driver; ``posteriors_baoa``: posteriors' BAOA, which claims sghmc (with the splitting
+  integrator), the second posteriors implementation of that sampler.
+
+A pair without an implementation raises NotImplementedError (asv's skip) saying why.
+
+Timing targets (``timing_target``):
+
+- ``icg``: ``targets.get("icg", dim=D, noise="isotropic", noise_variance=256.0)`` for D <= 1000. At
+  D = 10^5 the icg cannot be built (its dense rotation, covariance, precision and Cholesky factor
+  take 80 GB each), so the rotation-free icg of ``_diagonal_icg.py`` stands in: the same
+  eigenvalues and noise, O(D) gradients;
+- ``bnn``: ``targets.get("bnn", task="classification", hidden=(H, H))`` (digits, 64-H-H-10, minibatch
+  noise of 32), H chosen so that the parameter count H^2 + 76 H + 10 is nearest to D (D = 1000:
+  H = 11, 967 parameters; D = 10^5: H = 280, 99 690). D = 10 is impossible (H = 1 has 87).
+
+PX samplers need layer matrices: on the icg they run on ``samplers.px.single_layer(icg)`` (one
+1 x D layer, expanded with a D x D factor), on the bnn on its own layers. Control-variate samplers
+are centred at the target's initial position in the timings (the icg's mean, which is its mode;
+the bnn's random initialisation), so no MAP search precedes them; their cost per step does not
+depend on the centre.
+
+Length of a whole run (``run_steps``): a fixed work budget in chain-coordinate-steps,
+
+    steps = clamp(RUN_BUDGET[driver] // (chains * (D + STEP_OVERHEAD[driver])), MIN_STEPS, MAX_STEPS)
+
+with the JAX driver's budget 2^24, no overhead, 10 to 10^5 steps (10 chains on the 10-d icg: 10^5
+steps, the length of the README's speed figure), and the NumPy driver's 2^20, 1 to 1000 steps and
+an overhead of 1000 coordinates per chain-step: its Python loop has a fixed cost per chain-step
+(30 to 140 us at d = 10 in the README's table), which the arithmetic of a coordinate matches only
+at about d = 1000. The work (chains x steps x coordinates) of a run is then about the same at
+every size, and the whole grid stays feasible.
+
+Memory (``check_memory``): a combination whose estimated memory exceeds ``MEMORY_LIMIT_BYTES`` (4 GiB)
+is skipped with NotImplementedError giving the estimate. The estimates count the sampler's state
+(its shapes from ``jax.eval_shape``), one step's random numbers, and, for a whole JAX run, the
+driver's float64 running moments (4 arrays of chains x D, held twice) and one block of draws and
+positions. The JAX driver's ``block_size`` (steps of random numbers drawn at once, 1024 by default)
+is lowered so that a block holds at most 2^26 numbers (``block_size``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import importlib
+import math
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+import samplers
+import targets
+from samplers import px
+from samplers._contract import GradientOracle
+
+from ._diagonal_icg import DiagonalICG
+
+SEED = 0
+JAX_DTYPE = "float32"
+DIMS = (10, 1000, 100_000)
+CHAINS = (1, 10, 1000)
+TIMING_TARGETS = ("icg", "bnn")
+BACKENDS = ("jax", "numpy", "blackjax", "posteriors", "posteriors_baoa")
+ISOTROPIC_NOISE = {"noise": "isotropic", "noise_variance": 256.0}  # SMILE appendix C
+DENSE_ICG_MAX_DIM = 1000
+BNN_TASK = "classification"  # digits: 64 inputs, 10 classes
+
+RUN_BUDGET = {"jax": 2**24, "numpy": 2**20}  # chain-coordinate-steps of one whole run
+STEP_OVERHEAD = {"jax": 0, "numpy": 1000}  # per chain-step, in coordinates
+MIN_STEPS = {"jax": 10, "numpy": 1}
+MAX_STEPS = {"jax": 100_000, "numpy": 1000}
+MEMORY_LIMIT_BYTES = 4 * 2**30
+FLOAT_BYTES = {"float32": 4, "float64": 8}
+MOMENT_BYTES = 4 * 8  # the drivers' running moments: 4 float64 numbers per coordinate
+BLOCK_NUMBERS = 2**26  # at most this many random numbers and positions in one block of the JAX driver
+DEFAULT_BLOCK_SIZE = 1024
+
+# Adapter modules and the attributes that are adapters, per backend label.
+ADAPTERS = {
+    "blackjax": ("bench.adapters.blackjax", ("sgld", "sghmc", "sgnht", "mclmc")),
+    "posteriors": ("bench.adapters.posteriors", ("sgld", "sghmc", "sgnht", "sglrw")),
+    "posteriors_baoa": ("bench.adapters.posteriors", ("baoa",)),
+}
+
+_CYCLICAL = {"kind": "cyclical", "cycle_length": 10_000}
+_MILE_TUNING = (2000, 1000, 1000)  # short phases (the paper's are 40 000, 5000, 5000)
+_PRACTICAL = {"form": "practical"}  # PX Algorithms 3-4: step size epsilon, friction (rate) gamma
+# Hyperparameters per implementation (a suite sampler, or an adapter by its name) and target. Chosen
+# by 20-chain probes of 10^5 gradient evaluations (5000 steps on the bnn) among a few step sizes per
+# target, keeping every chain finite; every quality run (quality.py: 50 chains, 2 x 10^5 gradient
+# evaluations, 10^3 for posteriors) then had no diverged chain, and track_diverged_chains watches it.
+# - icg (10-d, eigenvalues 1e-2 to 1e2, isotropic noise of variance 256): step 1e-2, as in
+#   tests/benchmarks/test_bench_samplers.py, whose speed figures these continue; the PX samplers
+#   smaller (the expansion's preconditioning makes larger steps diverge). The eigenvalues do not
+#   depend on the dimension, so the same steps hold at every D. The gate's settings
+#   (bench/gate/cells.py, _ICG_PARAMS) are for a 4-d icg with condition number 4 and do not fit
+#   (SGLD's 0.02 is at the edge of stability at precision 100). SGHMC runs in the practical form with
+#   friction 10: in the Chen form at MAMBA's friction 0.01 the gradient noise heats the momentum
+#   about 100-fold (b^2 ~ 10^4); its control-variate variant sees no noise (the injected noise cancels).
+# - rosenbrock (10-d, Q = 0.1, the same noise): curvatures up to ~300 in the banana's arms; Langevin
+#   steps of 1e-2 diverge there, 3e-3 do not (clipped SGLD 1e-3).
+# - linreg (N = 1000, d = 20, minibatches of 32): the largest precision is about 10^3; Langevin steps
+#   3e-5 (1e-4 is stable but biased: b^2 0.02), momentum samplers with more friction.
+# - bnn (digits 64-H-H-10, minibatches of 32 of 1258, timing only): Langevin steps 1e-4; SGHMC and
+#   SGNHT in the practical form at PX table 11's step 3e-4 and friction 100 (PX-SGHMC 1e-4).
+# - Adapters: blackjax's and posteriors' SGHMC and SGNHT are explicit Euler, stable only when
+#   step * precision < friction (samplers/_hamiltonian.py); their steps and alphas equal the suite's
+#   practical-form steps and frictions (diffusions for SGNHT), which to_reference translates to the
+#   Chen form h = epsilon^2, per-step friction alpha * epsilon. blackjax's SGHMC makes its default 10
+#   integration steps (10 gradients) per step. posteriors' num_data is 1 (the suite's scale).
+# - MILE's icg, rosenbrock and linreg entries are run with exact gradients by quality.py (its tuner
+#   is full-batch); its timings use the noisy targets like every other sampler's.
+SETTINGS: dict[str, dict[str, dict]] = {
+    "sgld": {"icg": {"step_size": 1e-2}, "rosenbrock": {"step_size": 3e-3}, "linreg": {"step_size": 3e-5},
+             "bnn": {"step_size": 1e-4}},
+    "psgld": {"icg": {"step_size": 1e-2}, "rosenbrock": {"step_size": 3e-3}, "linreg": {"step_size": 1e-4},
+              "bnn": {"step_size": 1e-4}},
+    "sgld_cv": {"icg": {"step_size": 1e-2}, "rosenbrock": {"step_size": 3e-3}, "linreg": {"step_size": 3e-5},
+                "bnn": {"step_size": 1e-4}},
+    "csgld": {"icg": {"step_size": 1e-2, "schedule": _CYCLICAL},
+              "rosenbrock": {"step_size": 3e-3, "schedule": _CYCLICAL},
+              "linreg": {"step_size": 3e-5, "schedule": _CYCLICAL}, "bnn": {"step_size": 1e-4, "schedule": _CYCLICAL}},
+    "clipped_sgld": {"icg": {"step_size": 1e-2}, "rosenbrock": {"step_size": 1e-3}, "linreg": {"step_size": 3e-5},
+                     "bnn": {"step_size": 1e-4}},
+    "sglrw": {"icg": {"step_size": 1e-2}, "rosenbrock": {"step_size": 3e-3}, "linreg": {"step_size": 3e-5},
+              "bnn": {"step_size": 1e-4}},
+    "sghmc": {"icg": {"step_size": 1e-2, "friction": 10.0, **_PRACTICAL},
+              "rosenbrock": {"step_size": 1e-2, "friction": 10.0, **_PRACTICAL},
+              "linreg": {"step_size": 1e-3, "friction": 100.0, **_PRACTICAL},
+              "bnn": {"step_size": 3e-4, "friction": 100.0, **_PRACTICAL}},
+    "sghmc_cv": {"icg": {"step_size": 1e-2}, "rosenbrock": {"step_size": 1e-3},
+                 "linreg": {"step_size": 1e-3, "friction": 10.0, **_PRACTICAL},
+                 "bnn": {"step_size": 3e-4, "friction": 100.0, **_PRACTICAL}},
+    "sghmc_sa": {"icg": {"step_size": 1e-2}, "rosenbrock": {"step_size": 1e-2}, "linreg": {"step_size": 1e-3},
+                 "bnn": {"step_size": 1e-3}},
+    "sgnht": {"icg": {"step_size": 1e-2, "diffusion": 1.0, **_PRACTICAL},
+              "rosenbrock": {"step_size": 1e-2, "diffusion": 1.0, **_PRACTICAL},
+              "linreg": {"step_size": 3e-3, "diffusion": 1.0, **_PRACTICAL}, "bnn": {"step_size": 3e-4, **_PRACTICAL}},
+    "sgnht_cv": {"icg": {"step_size": 1e-2, "diffusion": 1.0, **_PRACTICAL},
+                 "rosenbrock": {"step_size": 1e-2, "diffusion": 1.0, **_PRACTICAL},
+                 "linreg": {"step_size": 3e-3, "diffusion": 1.0, **_PRACTICAL},
+                 "bnn": {"step_size": 3e-4, **_PRACTICAL}},
+    "px_sgld": {"icg": {"step_size": 1e-4}, "rosenbrock": {"step_size": 3e-5}, "linreg": {"step_size": 3e-6},
+                "bnn": {"step_size": 1e-5}},
+    "px_sghmc": {"icg": {"step_size": 1e-3}, "rosenbrock": {"step_size": 1e-3}, "linreg": {"step_size": 3e-5},
+                 "bnn": {"step_size": 1e-4}},
+    "mclmc": {"icg": {"step_size": 0.1, "L": 3.0}, "rosenbrock": {"step_size": 0.1, "L": 3.0},
+              "linreg": {"step_size": 0.01, "L": 0.2}, "bnn": {"step_size": 1e-2, "L": 1.0}},
+    "mile": {"icg": {"step_size": 0.1, "L": 3.0, "tuning_steps": _MILE_TUNING},
+             "rosenbrock": {"step_size": 0.1, "L": 3.0, "tuning_steps": _MILE_TUNING},
+             "linreg": {"step_size": 0.03, "L": 0.2, "tuning_steps": _MILE_TUNING},
+             "bnn": {"tuning_steps": _MILE_TUNING}},  # the bnn: MILE's own initial step and L
+    "smile_naive": {"icg": {"step_size": 0.03}, "rosenbrock": {"step_size": 0.03}, "linreg": {"step_size": 0.01},
+                    "bnn": {"step_size": 1e-3}},
+    "psmile_naive": {"icg": {"step_size": 0.03}, "rosenbrock": {"step_size": 0.03}, "linreg": {"step_size": 0.01},
+                     "bnn": {"step_size": 1e-3}},
+    "smile": {"icg": {"step_size": 0.1}, "rosenbrock": {"step_size": 0.1}, "linreg": {"step_size": 0.03},
+              "bnn": {"step_size": 1e-2}},
+    "psmile": {"icg": {"step_size": 0.1}, "rosenbrock": {"step_size": 0.1}, "linreg": {"step_size": 0.03},
+               "bnn": {"step_size": 1e-2}},
+    "blackjax:sgld": {"icg": {"step_size": 1e-2}, "rosenbrock": {"step_size": 3e-3}, "linreg": {"step_size": 3e-5},
+                      "bnn": {"step_size": 1e-4}},
+    "blackjax:sghmc": {"icg": {"step_size": 1e-2, "alpha": 10.0}, "rosenbrock": {"step_size": 1e-2, "alpha": 10.0},
+                       "linreg": {"step_size": 1e-3, "alpha": 100.0}, "bnn": {"step_size": 3e-4, "alpha": 100.0}},
+    "blackjax:sgnht": {"icg": {"step_size": 1e-2, "alpha": 1.0}, "rosenbrock": {"step_size": 1e-2, "alpha": 1.0},
+                       "linreg": {"step_size": 3e-3, "alpha": 1.0}, "bnn": {"step_size": 3e-4, "alpha": 100.0}},
+    "blackjax:mclmc": {"icg": {"step_size": 0.1, "L": 3.0}, "rosenbrock": {"step_size": 0.1, "L": 3.0},
+                       "linreg": {"step_size": 0.01, "L": 0.2}, "bnn": {"step_size": 1e-2, "L": 1.0}},
+    "posteriors:sgld": {"icg": {"lr": 1e-2}, "rosenbrock": {"lr": 3e-3}, "linreg": {"lr": 3e-5}, "bnn": {"lr": 1e-4}},
+    "posteriors:sglrw": {"icg": {"lr": 1e-2}, "rosenbrock": {"lr": 3e-3}, "linreg": {"lr": 3e-5}, "bnn": {"lr": 1e-4}},
+    "posteriors:sghmc": {"icg": {"lr": 1e-2, "alpha": 10.0}, "rosenbrock": {"lr": 1e-2, "alpha": 10.0},
+                         "linreg": {"lr": 1e-3, "alpha": 100.0}, "bnn": {"lr": 3e-4, "alpha": 100.0}},
+    "posteriors:sgnht": {"icg": {"lr": 1e-2, "alpha": 1.0}, "rosenbrock": {"lr": 1e-2, "alpha": 1.0},
+                         "linreg": {"lr": 3e-3, "alpha": 1.0}, "bnn": {"lr": 3e-4, "alpha": 100.0}},
+    "posteriors:baoa": {"icg": {"lr": 1e-2, "alpha": 10.0}, "rosenbrock": {"lr": 1e-2, "alpha": 10.0},
+                        "linreg": {"lr": 1e-3, "alpha": 100.0}, "bnn": {"lr": 3e-4, "alpha": 100.0}},
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class Implementation:
+    """The implementation of the suite sampler ``sampler_name`` that the ``backend`` label names:
+    ``sampler`` (a registered sampler or an adapter) runs under the ``driver`` ("jax" or "numpy")."""
+
+    sampler_name: str
+    backend: str
+    sampler: samplers.Sampler
+    driver: str
+
+    @property
+    def dtype(self) -> str:
+        return JAX_DTYPE if self.driver == "jax" else "float64"
+
+    def params(self, target_kind: str, target, timing: bool):
+        """Validated hyperparameters on ``target`` (of ``target_kind``) from ``SETTINGS``; in
+        ``timing`` workloads a control variate is centred at the initial position (no MAP search)."""
+        given = dict(settings(self.sampler.name, target_kind))
+        if timing and "centre" in {f.name for f in dataclasses.fields(self.sampler.Params)}:
+            given.setdefault("centre", target.initial_position())
+        return self.sampler.params_for(target, **given)
+
+
+def implementation(sampler_name: str, backend: str) -> Implementation:
+    """The implementation of ``sampler_name`` (a registered sampler) for ``backend`` (one of
+    ``BACKENDS``); NotImplementedError where the backend's library has none."""
+    if backend not in BACKENDS:
+        raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
+    if backend in ("jax", "numpy"):
+        return Implementation(sampler_name, backend, samplers.get(sampler_name), backend)
+    module_name, attributes = ADAPTERS[backend]
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as error:  # torch or posteriors missing
+        raise NotImplementedError(f"backend {backend!r} cannot be imported: {error}") from None
+    for attribute in attributes:
+        adapter = getattr(module, attribute)
+        if adapter.claims == sampler_name:
+            return Implementation(sampler_name, backend, adapter, adapter.backend)
+    claimed = ", ".join(getattr(module, a).claims for a in attributes)
+    raise NotImplementedError(f"backend {backend!r} has no implementation of {sampler_name!r}: its adapters "
+                              f"({module_name}: {', '.join(attributes)}) claim {claimed}")
+
+
+def settings(name: str, target_kind: str) -> dict:
+    """``SETTINGS[name][target_kind]``. A missing entry is an error, not a skip: the benchmark fails
+    (a new sampler must say how it is benchmarked)."""
+    if target_kind not in SETTINGS.get(name, {}):
+        raise LookupError(f"{name!r} has no hyperparameters for target {target_kind!r}: add them to SETTINGS in "
+                          "bench/asv/benchmarks/_workloads.py")
+    return SETTINGS[name][target_kind]
+
+
+# --- targets ------------------------------------------------------------------------------------------------------
+
+
+def bnn_parameters(hidden: int) -> int:
+    """Parameters of the digits network 64-H-H-10: 64H + H + H^2 + H + 10H + 10."""
+    return hidden * hidden + 76 * hidden + 10
+
+
+def bnn_hidden_width(dim: int) -> int:
+    """The width H of two equal hidden layers whose parameter count is nearest to ``dim`` (the
+    smaller H on a tie); NotImplementedError where even H = 1 has more than ``dim`` parameters."""
+    if bnn_parameters(1) > dim:
+        raise NotImplementedError(f"the bnn has no size near dim={dim}: the smallest digits network (64-1-1-10) "
+                                  f"already has {bnn_parameters(1)} parameters")
+    width = max(1, int((-76 + math.sqrt(76**2 - 4 * (10 - dim))) / 2))
+    return min((width, width + 1), key=lambda h: abs(bnn_parameters(h) - dim))
+
+
+@functools.lru_cache(maxsize=4)
+def timing_target(kind: str, dim: int):
+    """The target of the timing benchmarks (see the module docstring), built once per process."""
+    if kind == "icg":
+        if dim <= DENSE_ICG_MAX_DIM:
+            return targets.get("icg", dim=dim, **ISOTROPIC_NOISE)
+        return DiagonalICG(dim=dim, **ISOTROPIC_NOISE)
+    if kind == "bnn":
+        return targets.get("bnn", task=BNN_TASK, hidden=(bnn_hidden_width(dim),) * 2)
+    raise ValueError(f"target must be one of {', '.join(TIMING_TARGETS)}, got {kind!r}")
+
+
+def needs_layers(sampler) -> bool:
+    """Whether ``sampler`` expands layer matrices (the PX samplers, by their registered name)."""
+    return sampler.name.startswith("px_")
+
+
+def for_sampler(sampler, target):
+    """``target`` as ``sampler`` sees it: a vector target becomes one layer for a PX sampler."""
+    if needs_layers(sampler) and getattr(target, "layer_shapes", None) is None:
+        return px.single_layer(target)
+    return target
+
+
+# --- run length and memory ----------------------------------------------------------------------------------------
+
+
+def run_steps(driver: str, chains: int, dim: int) -> int:
+    """Steps of a whole run of ``chains`` chains in ``dim`` dimensions (rule in the module docstring)."""
+    steps = RUN_BUDGET[driver] // (chains * (dim + STEP_OVERHEAD[driver]))
+    return int(min(max(steps, MIN_STEPS[driver]), MAX_STEPS[driver]))
+
+
+def block_size(chains: int, numbers_per_step: int) -> int:
+    """The JAX driver's block size: at most ``BLOCK_NUMBERS`` numbers per block, at most the default."""
+    return int(min(max(BLOCK_NUMBERS // (chains * numbers_per_step), 1), DEFAULT_BLOCK_SIZE))
+
+
+def run_block_size(implementation: Implementation, target, params, chains: int) -> int:
+    """``block_size`` for a JAX run: a block holds each step's draws and emitted positions."""
+    return block_size(chains, draw_numbers(implementation.sampler, target, params) + target.dim)
+
+
+def draw_numbers(sampler, target, params) -> int:
+    """Random numbers one step of one chain consumes (the sampler's and the gradient's)."""
+    spec = {"sampler": sampler.draw_spec(target.dim, params), "gradient": target.draw_spec}
+    leaves = jax.tree.leaves(spec, is_leaf=lambda v: isinstance(v, samplers.Variate))
+    return sum(math.prod(v.shape) for v in leaves)
+
+
+def state_numbers(sampler, target, params) -> int:
+    """Numbers in one chain's state after ``Sampler.start`` (shapes only, nothing allocated; an adapter
+    whose start cannot be traced, a torch library's, is started on zeros)."""
+    try:
+        shapes = jax.eval_shape(lambda x: sampler.start(x, params, GradientOracle.exact(target)),
+                                jax.ShapeDtypeStruct((target.dim,), jnp.float64))
+    except Exception:  # noqa: BLE001  (untraceable NumPy/torch code)
+        shapes = sampler.start(np.zeros(target.dim), params, GradientOracle.exact(target))
+    return sum(math.prod(np.shape(leaf)) for leaf in jax.tree.leaves(shapes))
+
+
+def step_memory(implementation: Implementation, target, params, chains: int) -> tuple[float, str]:
+    """(bytes, what) of one step of every chain: the state three times (input, output, temporaries) and
+    the draws twice, for all chains at once (JAX) or for one (NumPy: the chains share one state)."""
+    numbers = state_numbers(implementation.sampler, target, params)
+    draws = draw_numbers(implementation.sampler, target, params)
+    at_once = chains if implementation.driver == "jax" else 1
+    return (at_once * FLOAT_BYTES[implementation.dtype] * (3 * numbers + 2 * draws),
+            f"one {implementation.driver} step of {chains} chain(s) of {numbers} state numbers")
+
+
+def run_memory(implementation: Implementation, target, params, chains: int) -> tuple[float, str]:
+    """(bytes, what) of a whole run: JAX: the initial and the running carry (three copies of the
+    state's numbers, the float64 moments) and one block of draws, positions and their float64
+    moments; NumPy: every chain's moments, kept until they are stacked, and the state."""
+    numbers = state_numbers(implementation.sampler, target, params)
+    itemsize, dim = FLOAT_BYTES[implementation.dtype], target.dim
+    what = f"a {implementation.driver} run of {chains} chain(s) x {dim} coordinates ({numbers} state numbers each"
+    if implementation.driver == "numpy":
+        return 2 * chains * dim * MOMENT_BYTES + 3 * itemsize * numbers, what + ")"
+    block = run_block_size(implementation, target, params, chains)
+    per_step = draw_numbers(implementation.sampler, target, params) + dim
+    carries = 2 * chains * (3 * itemsize * numbers + MOMENT_BYTES * dim)
+    one_block = block * chains * (itemsize * per_step + MOMENT_BYTES * dim)
+    return carries + one_block, what + f", blocks of {block} steps)"
+
+
+def check_memory(estimate_bytes: float, what: str) -> None:
+    """NotImplementedError (asv's skip) when ``estimate_bytes`` exceed ``MEMORY_LIMIT_BYTES``."""
+    if estimate_bytes > MEMORY_LIMIT_BYTES:
+        raise NotImplementedError(f"{what} would need about {estimate_bytes / 2**30:.1f} GiB, more than the suite's "
+                                  f"limit of {MEMORY_LIMIT_BYTES / 2**30:.0f} GiB")
