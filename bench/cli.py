@@ -101,6 +101,8 @@ def build_parser() -> argparse.ArgumentParser:
     adhoc.add_argument("--num-burnin", type=int, help="discarded steps per chain before the recorded ones")
     adhoc.add_argument("--thin", type=int, help="record every THIN-th step")
     adhoc.add_argument("--num-checkpoints", type=int, help="record the running b^2 at about this many steps")
+    adhoc.add_argument("--block-size", type=int, help="steps of random numbers the JAX driver draws at once "
+                       "(default 1024; smaller for many chains in high dimension)")
     adhoc.add_argument("--dtype", help=f"chain dtype, one of {', '.join(DTYPES)}")
     adhoc.add_argument("--backend", help=f"driver, one of {', '.join(BACKENDS)} (numpy: the float64 reference)")
     for sub in (run, commands.add_parser("report", help="write the HTML report of an existing store")):
@@ -194,7 +196,8 @@ def _reference(args, argv) -> int:
     return 0 if result.passed else 1
 
 
-_CONFIG_OPTIONS = ("num_chains", "num_steps", "num_burnin", "thin", "seed", "dtype", "backend", "num_checkpoints")
+_CONFIG_OPTIONS = ("num_chains", "num_steps", "num_burnin", "thin", "seed", "dtype", "backend", "num_checkpoints",
+                   "block_size")
 _ADHOC_ONLY = ("step_size", "target_param", "sampler_param", *_CONFIG_OPTIONS)
 
 

@@ -7,13 +7,15 @@ sampler's steps and emits the block's positions, and the block's statistics are 
 vectorised: thinning and burn-in masks, one float64 pass of power sums of the kept finite draws about
 the running mean, turned into moments and merged into the running ones
 (Chan et al.), non-finite counts and gradient evaluations. Memory is bounded by one
-block, whatever the number of steps (unless ``keep_samples`` asks for the thinned draws).
+block, whatever the number of steps (unless ``keep_samples`` asks for the thinned draws); a block
+over 2^28 numbers is refused with the largest ``block_size`` that fits (many chains in high dimension).
 The program runs a range of blocks per call, so a long run is a few calls that report progress.
 """
 
 from __future__ import annotations
 
 import functools
+import math
 import time
 from typing import Any, NamedTuple
 
@@ -22,12 +24,14 @@ import jax.numpy as jnp
 import numpy as np
 
 from bench.config import RunConfig
+from samplers import Variate
 from samplers._contract import GradientOracle
 from samplers._draws import jax_draws
 from bench.trace import ChainTrace, Checkpoints
 from reference.metrics import Moments
 
 PROGRESS_UPDATES = 20
+BLOCK_NUMBERS_LIMIT = 2**28
 
 
 class _Carry(NamedTuple):
@@ -46,6 +50,7 @@ class CompiledGrid:
     """
 
     def __init__(self, sampler, target, params_grid: list, config: RunConfig, initial_positions):
+        check_block_memory(sampler, target, params_grid, config)
         dtype = jnp.dtype(config.dtype)
         self.config, self.num_points = config, len(params_grid)
         self._params = jax.tree.map(lambda *values: jnp.asarray(values, dtype=dtype), *params_grid)
@@ -101,6 +106,23 @@ class CompiledGrid:
             )
             for g in range(self.num_points)
         ]
+
+
+def check_block_memory(sampler, target, params_grid: list, config: RunConfig) -> None:
+    """Refuse a block that cannot fit: one block holds grid points x chains x block steps x (random numbers
+    plus coordinates per step) numbers at once (its draws and its emitted positions); over
+    ``BLOCK_NUMBERS_LIMIT`` (2^28, 1 GiB of float32 each) the error names the largest ``block_size`` that fits."""
+    spec = {"sampler": sampler.draw_spec(target.dim, params_grid[0]), "gradient": target.draw_spec}
+    per_step = target.dim + sum(math.prod(v.shape) for v in jax.tree.leaves(spec, is_leaf=lambda v: isinstance(
+        v, Variate)))
+    parallel = len(params_grid) * config.num_chains
+    numbers = parallel * min(config.block_size, config.total_steps) * per_step
+    if numbers > BLOCK_NUMBERS_LIMIT:
+        raise ValueError(
+            f"block_size={config.block_size} makes one block hold {numbers:.3g} numbers ({len(params_grid)} grid "
+            f"points x {config.num_chains} chains x {config.block_size} steps x {per_step} random numbers and "
+            f"coordinates per step), over the JAX driver's limit of 2^28; block_size must be an integer in "
+            f"[1, {max(1, BLOCK_NUMBERS_LIMIT // (parallel * per_step))}] here")
 
 
 def _segments(config: RunConfig) -> list[tuple[int, int, bool, int]]:

@@ -36,6 +36,7 @@ import targets
 from bench import floors, native_sgld, numpy_driver
 from bench.config import RunConfig
 from bench.jax_driver import CompiledGrid
+from samplers._draws import jax_draws
 from bench.speed_workload import JAX_DTYPE, NUM_CHAINS, SEED, SETTINGS, TARGET, TARGET_PARAMS
 
 GRID_STEP_SIZES = np.logspace(-4, np.log10(2e-2), 22)
@@ -165,8 +166,6 @@ def bnn_overhead(num_steps: int = BNN_STEPS, repeats: int = 3, progress=print) -
     x0 = jnp.asarray(positions, JAX_DTYPE)
 
     def gradients(x, key):  # the same draws the driver makes for the gradient, one evaluation per step
-        from samplers._draws import jax_draws
-
         draws = jax_draws(key, target.draw_spec, (num_steps,), JAX_DTYPE)
         return jax.lax.scan(lambda x, draw: (x + 1e-9 * target.stochastic_grad(x, draw), None), x, draws)[0]
 

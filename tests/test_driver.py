@@ -115,3 +115,14 @@ def test_sampler_without_draws_on_exact_gradients_runs(backend):
                        num_chains=2, num_steps=50, backend=backend)
     assert result.metrics["num_diverged_chains"] == 0
     assert np.isnan(result.metrics["kl_diagonal_truth_to_fit"])
+
+
+def test_a_block_too_large_for_memory_is_refused_with_the_block_size_that_fits():
+    """1000 chains x 1024 steps x (200 coordinates + 400 normals) = 6.1e8 numbers in one block: refused
+    before anything is compiled or allocated, naming block_size and the largest that fits (2^28 / 6e5 = 447)."""
+    import re
+
+    with pytest.raises(ValueError, match=r"block_size must be an integer in \[1, 447\]") as error:
+        bench.run("sgld", "icg", params={"step_size": 1e-3}, num_chains=1000, num_steps=2048,
+                  target_params={"dim": 200, "noise": "isotropic"})
+    assert re.search(r"block_size=1024 makes one block hold 6.14e\+08 numbers", str(error.value))
