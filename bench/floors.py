@@ -70,11 +70,16 @@ def empty_scan(dim: int, config: RunConfig):
     return lambda: jax.block_until_ready(program(positions))
 
 
-def microseconds_per_chain_step(call, config: RunConfig, repeats: int = 3) -> float:
-    """Best of ``repeats`` timed calls of a compiled ``call`` over its whole blocks of chain-steps."""
+def best_seconds(call, repeats: int = 3) -> float:
+    """The fastest of ``repeats`` timed calls of ``call``."""
     seconds = []
     for _ in range(repeats):
         start = time.perf_counter()
         call()
         seconds.append(time.perf_counter() - start)
-    return 1e6 * min(seconds) / (config.num_chains * math.prod(_blocks(config)))
+    return min(seconds)
+
+
+def microseconds_per_chain_step(call, config: RunConfig, repeats: int = 3) -> float:
+    """Best of ``repeats`` timed calls of a compiled ``call`` over its whole blocks of chain-steps."""
+    return 1e6 * best_seconds(call, repeats) / (config.num_chains * math.prod(_blocks(config)))

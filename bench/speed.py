@@ -37,7 +37,7 @@ from bench import floors, native_sgld, numpy_driver
 from bench.config import RunConfig
 from bench.jax_driver import CompiledGrid
 from samplers._draws import jax_draws
-from bench.speed_workload import JAX_DTYPE, NUM_CHAINS, SEED, SETTINGS, TARGET, TARGET_PARAMS
+from bench.speed_workload import JAX_DTYPE, NUM_CHAINS, SEED, SETTINGS, problem
 
 GRID_STEP_SIZES = np.logspace(-4, np.log10(2e-2), 22)
 TABLE1_CELLS = 48
@@ -45,28 +45,11 @@ BNN_HIDDEN = 280
 BNN_STEPS = 200
 
 
-def _best(call, repeats: int) -> float:
-    seconds = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        call()
-        seconds.append(time.perf_counter() - start)
-    return min(seconds)
-
-
-def _problem(name: str):
-    sampler = samplers.get(name)
-    target = SETTINGS[name].get("target", lambda icg: icg)(targets.get(TARGET, **TARGET_PARAMS))
-    params = sampler.params_for(target, **SETTINGS[name]["params"])
-    positions = target.check_positions(target.initial_position(), NUM_CHAINS)
-    return sampler, target, params, positions
-
-
 def _driver_and_floor(sampler, target, params, config: RunConfig, positions, repeats: int) -> tuple[float, float]:
     """µs per chain-step of the JAX driver's run and of its random numbers alone (both compiled first)."""
     program = CompiledGrid(sampler, target, [params], config, positions)
     program()
-    driver_us = 1e6 * _best(program, repeats) / (config.num_chains * config.total_steps)
+    driver_us = 1e6 * floors.best_seconds(program, repeats) / (config.num_chains * config.total_steps)
     draws = floors.random_numbers(sampler, target, params, config)
     draws()
     return driver_us, floors.microseconds_per_chain_step(draws, config, repeats)
@@ -81,10 +64,10 @@ def sampler_table(names, num_steps: int, numpy_steps: int, repeats: int = 3, pro
     empty_us = floors.microseconds_per_chain_step(empty, jax_config, repeats)
     rows = []
     for name in names:
-        sampler, target, params, positions = _problem(name)
+        sampler, target, params, positions = problem(name)
         jax_us, rng_us = _driver_and_floor(sampler, target, params, jax_config, positions, repeats)
         numpy_run = functools.partial(numpy_driver.run_chains, sampler, target, params, numpy_config, positions)
-        numpy_us = 1e6 * _best(numpy_run, 1) / (NUM_CHAINS * numpy_steps)
+        numpy_us = 1e6 * floors.best_seconds(numpy_run, 1) / (NUM_CHAINS * numpy_steps)
         rows.append({"sampler": name, "gradients per step": SETTINGS[name]["grads_per_step"],
                      "JAX µs": jax_us, "random numbers µs": rng_us, "x rng": jax_us / rng_us,
                      "x empty scan": jax_us / empty_us, "NumPy µs": numpy_us, "NumPy / JAX": numpy_us / jax_us})
@@ -96,7 +79,7 @@ def sampler_table(names, num_steps: int, numpy_steps: int, repeats: int = 3, pro
 
 def sgld_comparison(num_steps: int, numpy_steps: int, repeats: int = 3, progress=print) -> pd.DataFrame:
     """SGLD on the speed workload by each implementation; µs per chain-step and speed-up of ours (JAX)."""
-    sampler, target, params, positions = _problem("sgld")
+    sampler, target, params, positions = problem("sgld")
     step_size = SETTINGS["sgld"]["params"]["step_size"]
     jax_config = RunConfig(num_chains=NUM_CHAINS, num_steps=num_steps, seed=SEED, dtype=JAX_DTYPE)
     numpy_config = RunConfig(num_chains=NUM_CHAINS, num_steps=numpy_steps, seed=SEED, backend="numpy")
@@ -125,7 +108,7 @@ def sgld_comparison(num_steps: int, numpy_steps: int, repeats: int = 3, progress
         if chain_steps is None:
             us = floors.microseconds_per_chain_step(call, jax_config, repeats)
         else:
-            us = 1e6 * _best(call, repeats if chain_steps == NUM_CHAINS * num_steps else 1) / chain_steps
+            us = 1e6 * floors.best_seconds(call, repeats if chain_steps == NUM_CHAINS * num_steps else 1) / chain_steps
         rows.append({"implementation": label, "µs per chain-step": us, "chain-steps per s": 1e6 / us})
         progress(f"{label}: {us:.3f} µs per chain-step")
     table = pd.DataFrame(rows).set_index("implementation")
@@ -135,7 +118,7 @@ def sgld_comparison(num_steps: int, numpy_steps: int, repeats: int = 3, progress
 
 def sgld_grid(num_steps: int, progress=print) -> dict:
     """SGLD at the 22 step sizes x 10 chains x ``num_steps`` in one program; wall seconds and projection."""
-    sampler, target, _, positions = _problem("sgld")
+    sampler, target, _, positions = problem("sgld")
     grid = [sampler.params(step_size=float(h)) for h in GRID_STEP_SIZES]
     config = RunConfig(num_chains=NUM_CHAINS, num_steps=num_steps, seed=SEED, dtype=JAX_DTYPE)
     start = time.perf_counter()
@@ -172,7 +155,7 @@ def bnn_overhead(num_steps: int = BNN_STEPS, repeats: int = 3, progress=print) -
     compiled = jax.jit(jax.vmap(gradients)).lower(x0, keys).compile()
     call = lambda: jax.block_until_ready(compiled(x0, keys))  # noqa: E731
     call()
-    gradient_us = 1e6 * _best(call, repeats) / (NUM_CHAINS * num_steps)
+    gradient_us = 1e6 * floors.best_seconds(call, repeats) / (NUM_CHAINS * num_steps)
     overhead = (step_us - gradient_us) / gradient_us
     progress(f"bnn d={target.dim}: SGLD {step_us:.1f} µs per chain-step, gradient {gradient_us:.1f} µs, "
              f"overhead {100 * overhead:.1f} % (random numbers {rng_us:.1f} µs)")

@@ -10,6 +10,8 @@ pytest-benchmark files (``tests/benchmarks``); a registered sampler without an e
 
 from __future__ import annotations
 
+import samplers
+import targets
 from samplers import px
 
 NUM_CHAINS = 10
@@ -50,3 +52,15 @@ SETTINGS: dict[str, dict] = {
     "smile": {"params": {"step_size": 0.1}, "grads_per_step": 3},
     "psmile": {"params": {"step_size": 0.1}, "grads_per_step": 3},
 }
+
+
+def problem(name: str, icg=None):
+    """``(sampler, target, params, positions)`` of sampler ``name`` on the workload: the icg (``icg``, or built
+    here), wrapped where ``SETTINGS`` says, the validated parameters and ``NUM_CHAINS`` starts at the mean."""
+    if name not in SETTINGS:
+        raise LookupError(f"sampler {name!r} has no speed settings: add it to SETTINGS in bench/speed_workload.py")
+    sampler = samplers.get(name)
+    icg = targets.get(TARGET, **TARGET_PARAMS) if icg is None else icg
+    target = SETTINGS[name].get("target", lambda wrapped: wrapped)(icg)
+    params = sampler.params_for(target, **SETTINGS[name]["params"])
+    return sampler, target, params, target.check_positions(target.initial_position(), NUM_CHAINS)

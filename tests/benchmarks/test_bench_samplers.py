@@ -48,7 +48,7 @@ from bench.jax_driver import CompiledGrid
 
 from bench.speed_workload import (  # noqa: F401  (the workload, also imported by the other benchmark files)
     BACKENDS, CYCLE_LENGTH, JAX_DTYPE, NUM_CHAINS, NUMPY_STEPS_DIVISOR, SEED, SETTINGS, STEP_SIZE, TARGET,
-    TARGET_PARAMS)
+    TARGET_PARAMS, problem)
 
 
 def _env_int(name: str, default: int) -> int:
@@ -88,12 +88,9 @@ def target():
 
 def _problem(name: str, target):
     """The sampler, its target (the icg, or its wrapping by the settings' ``target``), parameters and
-    starting positions."""
-    sampler = samplers.get(name)
-    target = settings(name).get("target", lambda icg: icg)(target)
-    params = sampler.params_for(target, **settings(name)["params"])
-    positions = target.check_positions(target.initial_position(), NUM_CHAINS)
-    return sampler, target, params, positions
+    starting positions (``bench.speed_workload.problem``); a sampler without settings fails the test."""
+    settings(name)
+    return problem(name, target)
 
 
 def _timed(function):
