@@ -129,63 +129,13 @@ import samplers
 import targets
 from samplers._draws import jax_draws, numpy_draws
 from reference.checks import law_check
+from reference.linear_laws import averaged_second_moment
+from reference.linear_laws import hamiltonian_recursion as linear_recursion
 from tests.test_langevin_exact_laws import ALPHA, STUDENT, TARGET
 
 # ---------------------------------------------------------------------------------------------
-# The linear recursions, derived here from the update equations (not from the implementation)
-
-
-def linear_recursion(precision, form, integrator, step, friction, temperature=1.0, noise_variance=0.0,
-                     noise_estimate=0.0):
-    r"""One step of SGHMC on :math:`\mathcal N(0, P^{-1})` with :math:`g(x) = -Px + e`,
-    :math:`e \sim \mathcal N(0, V I)`, as :math:`z' = A z + B w` in :math:`z = (x, m)` (m: the
-    momentum v of the Chen form, r of the practical form) with :math:`w = (n, e)`, n the injected
-    noise :math:`\mathcal N(0, cI)`. Returns ``(A, B, W, c)``: the noise covariance is
-    :math:`Q = B W B^\top`, :math:`W = \mathrm{diag}(cI, VI)`.
-
-    Chen, Euler (h, alpha): :math:`x' = x + v`, :math:`v' = (1-\alpha)v + h g(x') + n`, so
-    :math:`v' = -hPx + ((1-\alpha)I - hP)v + n + he`; :math:`c = h(2\alpha T - h\hat\beta)`.
-
-    Practical, Euler (eps, gamma): :math:`r' = (1-\gamma\epsilon)r - \epsilon g(x) + n
-    = \epsilon Px + (1-\gamma\epsilon)r + n - \epsilon e`, :math:`x' = x - \epsilon r'
-    = (I - \epsilon^2P)x - \epsilon(1-\gamma\epsilon)r - \epsilon n + \epsilon^2 e`;
-    :math:`c = \epsilon(2\gamma T - \epsilon\hat\beta)`.
-
-    Chen, splitting A O A B (:math:`k = e^{-\alpha}`): :math:`x' = x + v/2 + (kv + n)/2
-    = x + \tfrac{1+k}{2}v + n/2`, :math:`v' = kv + n + h g(x') = -hPx + (kI - h\tfrac{1+k}{2}P)v
-    + (I - hP/2)n + he`; :math:`c = hT(1-k^2) - h^2\hat\beta`.
-
-    Practical, splitting (:math:`k = e^{-\gamma\epsilon}`): :math:`x' = x - \epsilon\tfrac{1+k}{2}r
-    - \epsilon n/2`, :math:`r' = kr + n - \epsilon g(x') = \epsilon Px
-    + (kI - \epsilon^2\tfrac{1+k}{2}P)r + (I - \epsilon^2P/2)n - \epsilon e`;
-    :math:`c = T(1-k^2) - \epsilon^2\hat\beta`.
-    """
-    p = np.asarray(precision)
-    d = p.shape[0]
-    eye, zero = np.eye(d), np.zeros((d, d))
-    temp, beta = temperature, noise_estimate
-    if form == "chen" and integrator == "euler":
-        h, a = step, friction
-        c = h * (2 * a * temp - h * beta)
-        big_a = np.block([[eye, eye], [-h * p, (1 - a) * eye - h * p]])
-        big_b = np.block([[zero, zero], [eye, h * eye]])
-    elif form == "practical" and integrator == "euler":
-        e, k = step, 1 - friction * step
-        c = e * (2 * friction * temp - e * beta)
-        big_a = np.block([[eye - e**2 * p, -e * k * eye], [e * p, k * eye]])
-        big_b = np.block([[-e * eye, e**2 * eye], [eye, -e * eye]])
-    elif form == "chen":
-        h, k = step, np.exp(-friction)
-        c = h * temp * (1 - k**2) - h**2 * beta
-        big_a = np.block([[eye, (1 + k) / 2 * eye], [-h * p, k * eye - h * (1 + k) / 2 * p]])
-        big_b = np.block([[eye / 2, zero], [eye - h * p / 2, h * eye]])
-    else:
-        e, k = step, np.exp(-friction * step)
-        c = temp * (1 - k**2) - e**2 * beta
-        big_a = np.block([[eye, -e * (1 + k) / 2 * eye], [e * p, k * eye - e**2 * (1 + k) / 2 * p]])
-        big_b = np.block([[-e / 2 * eye, zero], [eye - e**2 * p / 2, -e * eye]])
-    w = np.block([[c * eye, zero], [zero, noise_variance * eye]])
-    return big_a, big_b, w, c
+# The linear recursions, derived from the update equations (not from the implementation):
+# reference.linear_laws.hamiltonian_recursion
 
 
 def spectral_radius(matrix):
@@ -422,13 +372,7 @@ def averaged_position_second_moment(precision, law, s0, num_steps):
     """diag of the mean over t = 1..num_steps of the position block of S_t, where
     S_{t+1} = A S_t A^T + Q from S_0 = s0 (the exact law of every step, transient included)."""
     big_a, big_b, w, _ = linear_recursion(precision, **law)
-    q, s = big_b @ w @ big_b.T, s0
-    total = np.zeros(s0.shape[0])
-    for _ in range(num_steps):
-        s = big_a @ s @ big_a.T + q
-        total += np.diag(s)
-    d = precision.shape[0]
-    return total[:d] / num_steps
+    return averaged_second_moment(s0, (big_a, big_b @ w @ big_b.T), num_steps, precision.shape[0])
 
 
 @pytest.mark.parametrize("case_name", ["chen-euler",

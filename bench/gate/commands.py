@@ -1,9 +1,11 @@
 """The gate's commands of the ``sgbench`` command line:
 
     sgbench gate [--suite quick|full] [--baseline PATH | --no-baseline] [--seed S] [--reseed N]
+    sgbench gate --power [--bug NAME ...] [--no-tests]
     sgbench baseline update --why TEXT [--suite quick|full] [--seeds K]
     sgbench design-bias [--suite quick|full] [--groups G] [--remeasure]
-    sgbench validate MODULE:OBJECT [--param KEY=VALUE ...] [--claims NAME] [--suite quick|full]
+    sgbench validate MODULE:OBJECT [--param KEY=VALUE ...] [--claims NAME] [--targets icg|linreg|all]
+                     [--chains C] [--steps N] [--seed S] [--out DIR]
 """
 
 from __future__ import annotations
@@ -30,6 +32,10 @@ def add_parsers(commands) -> None:
     gate.add_argument("--reseed", type=int, default=0, metavar="N",
                       help="run the gate N times with fresh seeds and report each check's failure rate")
     gate.add_argument("--cell", action="append", metavar="NAME", help="with --reseed: only this cell (repeatable)")
+    gate.add_argument("--power", action="store_true",
+                      help="plant each bug of bench.gate.planted and report which layer (gate, fast tests) catches it")
+    gate.add_argument("--bug", action="append", metavar="NAME", help="with --power: only this planted bug (repeatable)")
+    gate.add_argument("--no-tests", action="store_true", help="with --power: the gate layer only")
     gate.add_argument("--db", type=Path, default=GATE_STORE, help=f"results store (default: {GATE_STORE})")
     gate.add_argument("--out", type=Path, default=GATE_OUT, help=f"report folder (default: {GATE_OUT})")
 
@@ -55,7 +61,9 @@ def add_parsers(commands) -> None:
                                           "e.g. bench.adapters.blackjax:sgld")
     validate.add_argument("--param", action="append", metavar="KEY=VALUE", help="hyperparameter (repeatable)")
     validate.add_argument("--claims", default=None,
-                          help="the suite sampler it implements (default: the adapter's claim, or its name)")
+                          help="the suite sampler it implements (default: the adapter's claim, or its name if "
+                               "registered; the registered sampler itself is checked against its stored design "
+                               "bias or exact truth, never against itself)")
     validate.add_argument("--targets", choices=("icg", "linreg", "all"), default="all",
                           help="which gate targets (default: all)")
     validate.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
@@ -108,6 +116,8 @@ def _gate(args) -> int:
     from bench.store import ResultsStore
 
     use_baseline = not args.no_baseline
+    if args.power:
+        return _power(args)
     if args.reseed:
         per_check, runs = reseed(args.suite, args.reseed, args.baseline, use_baseline, names=args.cell,
                                  progress=_progress)
@@ -149,6 +159,34 @@ def _gate(args) -> int:
     print(verdict)
     print(f"report: {page}")
     return 0 if outcome.passed else 1
+
+
+def _power(args) -> int:
+    """``sgbench gate --power``: exit 0 when the gate alone catches at least ``POWER_AIM`` of the
+    planted bugs that change a cell's law."""
+    from bench.gate.html import write_page
+    from bench.gate.power import POWER_AIM, gate_share, measure_power
+
+    frame = measure_power(args.bug, args.suite, with_tests=not args.no_tests, progress=_progress)
+    caught, effect = gate_share(frame)
+    share = caught / effect if effect else float("nan")
+    tests = frame[frame["tests"] != "not run"]
+    verdict = (f"the '{args.suite}' gate alone caught {caught} of {len(frame[frame['has_effect']])} planted bugs that "
+               f"change a cell's law ({share:.0%}; aim {POWER_AIM:.0%}); {len(frame) - effect} of {len(frame)} "
+               "cannot change any cell's law"
+               + (f"; the fast tests caught {int((tests['tests'] == 'caught').sum())} of {len(tests)}" if len(tests)
+                  else ""))
+    columns = ["bug", "has_effect", "gate", "tests", "gate_failures", "why_missed", "tests_detail", "what"]
+    pd.set_option("display.width", 250)
+    pd.set_option("display.max_colwidth", 90)
+    print(frame[["bug", "has_effect", "gate", "tests", "why_missed"]].to_string(index=False))
+    print(verdict)
+    page = write_page(args.out / f"gate_{args.suite}_power.html", f"Gate '{args.suite}': power against planted bugs",
+                      verdict, bool(effect) and share >= POWER_AIM,
+                      {"Per bug and layer": frame[columns],
+                       "Where each bug acts": frame[["bug", "cells_run", "closest", "vanishes", "seconds"]]}, {})
+    print(f"report: {page}")
+    return 0 if effect and share >= POWER_AIM else 1
 
 
 def _cell_means(replicates) -> tuple:

@@ -9,7 +9,8 @@ Per chain ``j`` and coordinate ``i``, from the streamed time averages and the ex
   from ``mean_sq - 2 mu mean + mu^2`` (centring at the exact mean keeps the Monte Carlo noise of
   the mean out of the variance error).
 
-On a centred target :math:`\operatorname{mean}_i \bar r_i^2` is the b^2 of SMILE appendix C.
+On a centred Gaussian target :math:`\operatorname{mean}_i \bar r_i^2` is twice the b^2 of SMILE
+appendix C (whose denominator is :math:`\operatorname{Var}[x_i^2] = 2\Sigma_{ii}^2`).
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ import scipy.stats
 import bench
 from bench.gate.cells import Cell
 from reference.checks import standard_error
+
+STATISTICS = ("mean_error", "second_moment_error", "log_variance_ratio")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -44,18 +47,24 @@ class Replicates:
         return self.mean_error.shape[0]
 
     def summary(self) -> dict:
-        """Over the healthy chains of all groups, per coordinate, for ``mean_error`` and
-        ``second_moment_error``: the mean (key itself), its standard error (``_se``; chains are
-        independent), the median (``_median``) and the excess kurtosis (``_kurtosis``); and
-        ``num_chains`` (healthy) and ``num_diverged``."""
+        """Over the healthy chains of all groups, per coordinate, for ``mean_error``,
+        ``second_moment_error`` and ``log_variance_ratio``: the mean (key itself), its standard
+        error (``_se``; chains are independent), the median (``_median``) and the excess kurtosis
+        (``_kurtosis``); and ``num_chains`` (healthy) and ``num_diverged``."""
         healthy = ~self.diverged.reshape(-1)
         out = {"num_chains": int(healthy.sum()), "num_diverged": int((~healthy).sum())}
-        for key in ("mean_error", "second_moment_error"):
+        for key in STATISTICS:
             values = getattr(self, key)
             x = values.reshape(-1, values.shape[-1])[healthy]
             out[key], out[f"{key}_se"] = x.mean(axis=0), standard_error(x)
             out[f"{key}_median"], out[f"{key}_kurtosis"] = np.median(x, axis=0), scipy.stats.kurtosis(x, axis=0)
         return out
+
+    @property
+    def log_variance_ratio(self) -> np.ndarray:
+        r""":math:`\ell_{ij} = \log(1 + r_{ij})`, the log of a chain's variance over the target's: the
+        magnitude of heavy-tailed chains' errors on a scale where rare huge excursions are tame."""
+        return np.log(np.maximum(1 + self.second_moment_error, np.finfo(np.float64).tiny))
 
     def group(self, g: int) -> Replicates:
         """Group ``g`` alone (one run of the cell)."""
@@ -64,13 +73,14 @@ class Replicates:
                                    diverged=self.diverged[g:g + 1])
 
 
-def run_replicates(cell: Cell, groups: int = 1, seed: int = 0, sampler=None, backend: str = "jax",
+def run_replicates(cell: Cell, groups: int = 1, seed: int = 0, sampler=None, backend: str | None = None,
                    max_chains_per_call: int = 4096, progress=None, **config) -> Replicates:
     """Run ``groups`` x ``cell.num_chains`` chains of ``cell`` from exact draws (seeded by ``seed``),
     in calls of at most ``max_chains_per_call`` chains. ``sampler`` (a Sampler object) replaces
     the registered sampler of the cell's name (``sgbench validate`` runs a user's sampler on the
-    gate's cells); ``backend`` is the driver ("numpy" for torch adapters); ``config``: further
+    gate's cells); ``backend`` is the driver (default: the cell's; "numpy" for torch adapters); ``config``: further
     :class:`bench.config.RunConfig` fields (``keep_samples``, ``thin``)."""
+    backend = cell.backend if backend is None else backend
     target = cell.make_target()
     truth = target.truth
     mu, var = np.asarray(truth.mean, dtype=np.float64), np.diag(np.asarray(truth.covariance, dtype=np.float64))

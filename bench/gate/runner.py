@@ -49,7 +49,7 @@ def alpha_per_check(num_cells: int, with_baseline: bool) -> float:
     return ALPHA_RUN / (num_cells * (TRUTH_CHECKS + int(with_baseline)))
 
 
-def _references(suite_name: str, baseline_path: Path | None, use_baseline: bool) -> tuple:
+def references(suite_name: str, baseline_path: Path | None, use_baseline: bool) -> tuple:
     """(stored design biases, the suite's baselines or None, the per-check false-failure rate)."""
     base = baselines.load(baseline_path or baselines.path_for(suite_name)) if use_baseline else None
     return design_bias.load(), base, alpha_per_check(len(suite(suite_name)), base is not None)
@@ -71,7 +71,7 @@ def run_gate(suite_name: str = "quick", seed: int = 0, baseline_path: Path | Non
     """Run every cell of ``suite_name`` once with ``seed`` and check it; ``baseline_path``
     defaults to ``reports/baselines/<suite>.json`` (``use_baseline=False``: truth checks only)."""
     cells = suite(suite_name)
-    document, base, alpha = _references(suite_name, baseline_path, use_baseline)
+    document, base, alpha = references(suite_name, baseline_path, use_baseline)
     rows, moved, reps = [], [], []
     start = time.perf_counter()
     for k, cell in enumerate(cells):
@@ -119,7 +119,7 @@ def reseed(suite_name: str, num_runs: int, baseline_path: Path | None = None, us
     """The gate run ``num_runs`` times with fresh seeds (each cell's runs in one compiled call;
     all cells, or those in ``names``, each at the whole suite's per-check rate): (per check:
     failures, runs, empirical rate, designed rate; per run: whether it failed)."""
-    document, base, alpha = _references(suite_name, baseline_path, use_baseline)
+    document, base, alpha = references(suite_name, baseline_path, use_baseline)
     cells = select(suite_name, names)
     failed_runs = np.zeros(num_runs, dtype=bool)
     rows = []

@@ -1,0 +1,210 @@
+r"""``sgbench validate``'s claims (issue 18): a candidate is never its own reference, and the claimed
+reference is itself held to truth (``bench.validate``, ``bench.gate.step_halving``).
+
+- ``test_template_sampler_is_not_its_own_reference``: the README's "Adding a sampler" template with
+  twice the noise variance, registered under its own name and validated without ``--claims``,
+  fails against exact truth (64 chains x 4000 steps at h = 0.01: r is about 0.9 where the
+  ``second_moment`` check detects 0.27 with probability 0.9; a chance pass has probability far below
+  1e-6), and the verdict says it was not compared with itself.
+- ``test_suite_sampler_itself_passes``: the suite's ``sgld`` object (a self-claim) at the gate
+  cell's current hyperparameters passes against the cell's stored design bias when one is stored
+  with exactly those settings; otherwise (the cells are being changed) at a tenth of the step and
+  T = 1 against exact truth, no bias allowed. Rate of a false failure: 1e-3 (validate's budget).
+- ``test_random_walk_reference_fails``: blackjax's ``sghmc`` with L = 1 claims the suite's ``sghmc``
+  with ``refresh_every = 1``, a gradient-free random walk. 64 chains x 1000 steps (the reference
+  8 x 64): its r is 2.7 to 7.9 at h and the same at h/2, but a random walk's r varies from chain to
+  chain about as much as its mean, so the step-halving statistic is about 9 against a critical
+  value of 4.0 (measured: 4.5 with 8 x 16 chains, and z grows as the square root of the chains): a
+  miss has probability about Phi(-4.8) = 1e-6. It must fail, saying the reference does not sample
+  the target.
+- ``test_halving_check_*``: the check alone on synthetic chains. Calibration: with a first-order
+  bias (beta' = beta/2) and with no bias at all, its empirical false-failure rate over 2000 data
+  sets at alpha = 0.05 is at most 0.05 + 3 binomial standard errors. Power: an excess of its
+  ``detectable`` is found in 0.9 of 1000 data sets (0.85-0.95 allowed, 5 binomial sd); a constant
+  bias (beta' = beta) and a random-walk-like one (skewed chains, r' = r) fail outright.
+- ``test_halving_premise_on_exact_laws``: the check's premise, beta(h/2) <= beta(h)/2, holds
+  exactly (discrete Lyapunov laws) for the configurations the adapters claim, and the random walk
+  violates it (beta(h/2) = beta(h)).
+- ``test_validate_bad_input_exits_2``: a wrong module, hyperparameter or claim exits with status 2
+  and one line naming it, before anything runs.
+"""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import samplers
+from bench import cli
+from bench.gate import cells as gate_cells
+from bench.gate.exact_law import expected_second_moment
+from bench.gate.step_halving import halved, halving_check
+from bench.validate import load_sampler, stored_design, validate
+
+QUIET = dict(progress=lambda _: None)
+TEMPLATE = '''
+"""The README template with a planted bug: twice the correct noise variance."""
+from typing import Any, NamedTuple
+import jax.numpy as jnp, numpy as np
+import samplers
+from samplers._checks import positive_finite
+
+@samplers.hyperparameters
+class Params:
+    step_size: float
+    def __post_init__(self):
+        object.__setattr__(self, "step_size", positive_finite("step_size", self.step_size))
+
+class State(NamedTuple):
+    position: Any
+    step: Any
+
+def init(position, params): return State(position, 0)
+def draw_spec(dim, params): return {"noise": samplers.Variate("normal", (dim,))}
+
+def reference_step(state, grad_fn, draws, params):
+    grad = grad_fn(state.position)
+    position = state.position + params.step_size * grad + np.sqrt(4 * params.step_size) * draws["noise"]
+    return State(position, state.step + 1), samplers.Info(num_grad_evals=1)
+
+def optimized_step(state, grad_fn, draws, params):
+    grad = grad_fn(state.position)
+    position = state.position + params.step_size * grad + jnp.sqrt(4 * params.step_size) * draws["noise"]
+    return State(position, state.step + 1), samplers.Info(num_grad_evals=1)
+
+SAMPLER = samplers.register(samplers.Sampler.from_namespace("{name}", "noise variance doubled", globals()))
+'''
+
+
+@pytest.fixture
+def template_module(tmp_path, monkeypatch):
+    """The template module, importable from ``tmp_path``, registered in a copy of the registry
+    that the test's end restores (so the suite's own list of samplers is untouched)."""
+    name = "wrong_sampler_template"
+    (tmp_path / f"{name}.py").write_text(textwrap.dedent(TEMPLATE).replace("{name}", name))
+    registry = samplers._REGISTRY
+    samplers.names()  # discover the suite's samplers before copying
+    monkeypatch.setattr(registry, "_entries", dict(registry._entries))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    yield name
+    sys.modules.pop(name, None)
+
+
+def test_template_sampler_is_not_its_own_reference(template_module, tmp_path):
+    sampler = load_sampler(f"{template_module}:SAMPLER")
+    assert samplers.get(template_module) is sampler
+    verdict = validate(sampler, {"step_size": 0.01}, targets="icg", out=tmp_path, **QUIET)
+    assert not verdict.passed and verdict.claims == template_module, verdict.summary()
+    assert "not compared with itself" in verdict.basis["icg"] and "exact truth" in verdict.basis["icg"]
+    assert set(verdict.metrics["sampler"]) == {template_module}  # no suite reference ran
+    failed = verdict.checks[~verdict.checks["passed"]]
+    assert "second_moment" in set(failed["name"]), verdict.summary()
+    assert "disagrees with exact truth" in verdict.headline()
+    print(verdict.summary())
+
+
+def test_suite_sampler_itself_passes(tmp_path):
+    cell = next(c for c in gate_cells.suite("quick") if c.sampler == "sgld" and c.target == "icg" and not c.label
+                and c.backend == "jax")
+    params = dict(cell.params)
+    stored = stored_design(cell)
+    assert stored is not None, "the gate's stored design bias must cover its cells (sgbench design-bias)"
+    verdict = validate(samplers.get("sgld"), params, targets="icg", out=tmp_path, **QUIET)
+    assert verdict.passed and verdict.claims == "sgld", verdict.summary()
+    basis = verdict.basis["icg"]
+    assert "not compared with itself" in basis
+    assert ("stored design bias of gate cell" in basis) == (stored is not None), basis
+    assert set(verdict.metrics["sampler"]) == {"sgld"}
+    print(verdict.summary())
+
+
+def test_random_walk_reference_fails(tmp_path):
+    adapter = load_sampler("bench.adapters.blackjax:sghmc")
+    verdict = validate(adapter, {"step_size": 0.1, "num_integration_steps": 1}, targets="icg", num_chains=64,
+                       num_steps=1000, out=tmp_path, **QUIET)
+    assert not verdict.passed and verdict.claims == "sghmc", verdict.summary()
+    assert "does not sample the target" in verdict.headline() and "halving the step" in verdict.headline()
+    halving = verdict.reference_checks.set_index("name").loc["step_halving"]
+    assert not halving["passed"] and halving["statistic"] > halving["threshold"], verdict.summary()
+    page = verdict.report.read_text()
+    assert "Checks of the claimed reference against truth" in page and "step_halving" in page
+    print(verdict.summary())
+
+
+# --- the step-halving check on synthetic chains ------------------------------------------------------------
+
+
+def _chains(rng, chains, beta_r, beta_m=0.0, sd=1.0, dim=4):
+    """Per-chain mean errors and r, normal around the given biases."""
+    return {"mean_error": beta_m + sd * rng.standard_normal((chains, dim)),
+            "second_moment_error": beta_r + sd * rng.standard_normal((chains, dim))}
+
+
+@pytest.mark.parametrize("beta", [0.0, 0.3], ids=["no_bias", "first_order_bias"])
+def test_halving_check_calibration(beta):
+    rng = np.random.default_rng(1)
+    alpha, runs = 0.05, 2000
+    failures = sum(not halving_check(_chains(rng, 128, beta), _chains(rng, 128, beta / 2), alpha=alpha).passed
+                   for _ in range(runs))
+    assert failures / runs <= alpha + 3 * np.sqrt(alpha * (1 - alpha) / runs), failures
+
+
+def test_halving_check_detects_its_detectable_excess():
+    rng = np.random.default_rng(2)
+    beta, alpha, runs = 1.0, 0.01, 1000
+    probe = halving_check(_chains(rng, 128, beta), _chains(rng, 128, beta / 2), alpha=alpha)
+    excess = np.zeros(4)
+    excess[0] = probe.detectable[1, 0]  # r, coordinate 0
+    rate = np.mean([not halving_check(_chains(rng, 128, beta), _chains(rng, 128, beta / 2 + excess),
+                                      alpha=alpha).passed for _ in range(runs)])
+    assert 0.85 <= rate <= 0.95, rate
+
+
+@pytest.mark.parametrize("kind", ["constant", "random_walk"])
+def test_halving_check_fails_a_bias_that_does_not_shrink(kind):
+    rng = np.random.default_rng(3)
+    if kind == "constant":  # PX's prior bias: the same at h and h/2
+        at_step, at_half = _chains(rng, 512, -0.8, sd=0.3), _chains(rng, 512, -0.8, sd=0.3)
+    else:  # r ~ h n: skewed, positive chains, the same law at h and h/2 with twice the steps
+        at_step, at_half = ({"mean_error": rng.standard_normal((128, 4)),
+                             "second_moment_error": 10 * rng.gamma(2.0, 0.5, (128, 4))} for _ in range(2))
+    check = halving_check(at_step, at_half, alpha=1e-4).assert_failed()
+    assert check.details["statistics"][np.unravel_index(check.details["worst"], (2, 4))[0]] == "second_moment_error"
+
+
+def test_halving_premise_on_exact_laws():
+    """beta(h/2) vs beta(h)/2 in r, exact (transient included), for the adapters' claimed configurations."""
+    def r(sampler, params, steps=1000):
+        cell = gate_cells.Cell(sampler, params, num_steps=steps)
+        return expected_second_moment(cell) / np.diag(np.asarray(cell.make_target().covariance)) - 1
+
+    claimed = {  # blackjax sgld h = 0.02; posteriors sghmc and baoa at lr = 0.1, alpha = 1 (Chen form)
+        "sgld": ("sgld", {"step_size": 0.02}),
+        "sghmc_euler": ("sghmc", {"form": "chen", "step_size": 0.01, "friction": 0.1}),
+        "sghmc_splitting": ("sghmc", {"form": "chen", "step_size": 0.01, "friction": 0.1, "integrator": "splitting"}),
+    }
+    for sampler, params in claimed.values():
+        half = halved(gate_cells.Cell(sampler, params, num_steps=1000))
+        assert np.all(r(sampler, half.params, half.num_steps) <= r(sampler, params) / 2 + 1e-3)
+    walk = {"form": "chen", "step_size": 0.01, "friction": 0.001, "refresh_every": 1}
+    np.testing.assert_allclose(r("sghmc", {**walk, "step_size": 0.005}, 2000), r("sghmc", walk), rtol=1e-3)
+
+
+# --- bad input -----------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("args, message", [
+    (["no_such_module_x:SAMPLER"], "cannot import module 'no_such_module_x'"),
+    (["samplers.sgld:SAMPLER", "--param", "step_size=-1"], "step_size must be"),
+    (["samplers.sgld:SAMPLER", "--param", "nosuch=1"], "has no parameter 'nosuch'"),
+    (["samplers.sgld:SAMPLER", "--param", "step_size"], "--param must be KEY=VALUE"),
+    (["samplers.sgld:SAMPLER", "--param", "step_size=0.01", "--claims", "sgld_typo"], "claims must name a suite"),
+    (["bench.adapters.blackjax:sgld", "--param", "lr=0.01"], "has no parameter 'lr'"),
+])
+def test_validate_bad_input_exits_2(args, message, capsys, tmp_path):
+    status = cli.main(["validate", *args, "--out", str(tmp_path)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert status == 2 and len(err) == 1 and err[0].startswith("sgbench: error:") and message in err[0], err
