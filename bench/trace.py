@@ -48,7 +48,10 @@ class ChainTrace(NamedTuple):
 
     @property
     def diverged(self) -> np.ndarray:
-        return np.asarray(self.nonfinite_steps) > 0
+        """Per chain: a non-finite position at some step, or streamed moments that overflowed (a
+        chain so far out that its x^2 or x^4 is not finite in the run's dtype)."""
+        overflowed = ~np.all([np.all(np.isfinite(np.asarray(field)), axis=-1) for field in self.moments[1:]], axis=0)
+        return (np.asarray(self.nonfinite_steps) > 0) | overflowed
 
     @classmethod
     def stack(cls, traces: list[ChainTrace]) -> ChainTrace:

@@ -44,6 +44,17 @@ def test_diverged_chains_are_left_out_of_metrics():
     assert np.isfinite(result.metrics["b2_mean_chain_average"])
 
 
+def test_a_chain_whose_moments_overflow_is_diverged_not_a_crash():
+    start = np.zeros((3, 10))
+    start[2] = 1e80  # finite positions and gradients, but the streamed x^4 overflows float64
+    result = bench.run("sgld", "icg", params={"step_size": 1e-3}, num_chains=3, num_steps=200,
+                       initial_position=start)
+    assert result.diagnostics["nonfinite_steps"] == [0, 0, 0]
+    assert result.diagnostics["diverged"] == [False, False, True]
+    assert result.metrics["num_diverged_chains"] == 1
+    assert np.isfinite(result.metrics["std_relative_error"])
+
+
 def test_thinning_and_burnin_decide_what_enters_the_moments():
     result = bench.run("sgld", "icg", params={"step_size": 1e-3}, num_chains=2, num_steps=1001,
                        num_burnin=77, thin=10, block_size=128)

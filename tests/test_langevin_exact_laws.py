@@ -132,6 +132,7 @@ import targets
 from reference.checks import (
     binomial_p_values, bonferroni, law_check, moment_law_check, normal_draws_check, p_value_check, z_critical,
 )
+from reference.linear_laws import langevin_recursion
 from samplers._draws import numpy_draws
 
 ALPHA = 1e-3
@@ -148,9 +149,8 @@ NOISE = [dict(noise="none"), dict(noise="isotropic", noise_variance=16.0)]
 
 def stationary_covariance(target, step, temperature=1.0):
     """Solution S of S = A S A^T + Q for SGLD with step ``step`` (standard convention)."""
-    a = np.eye(target.dim) - step * target.precision
-    q = step**2 * target.noise.covariance(np.zeros(target.dim)) + 2 * step * temperature * np.eye(target.dim)
-    return scipy.linalg.solve_discrete_lyapunov(a, q)
+    noise = target.noise.covariance(np.zeros(target.dim))
+    return scipy.linalg.solve_discrete_lyapunov(*langevin_recursion(target.precision, step, temperature, noise))
 
 
 def covariance_estimates(samples):

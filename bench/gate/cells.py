@@ -29,8 +29,8 @@ N/B = 5).
 - reference cells (``backend="numpy"``): every sampler's NumPy reference step on its ``icg4``
   setting, 16 chains x 500 steps, checked against the same design bias as the JAX cell.
 
-``full`` adds the ``icg4`` cells again at twice the step (where the design bias is larger) and
-with exact gradients.
+``full`` adds the ``icg4`` cells again at twice the step (where the design bias is larger; 1.5
+times for SGNHT, which diverges at twice) and with exact gradients.
 """
 
 from __future__ import annotations
@@ -133,6 +133,9 @@ HEAVY_TAILED = ("psgld",)
 # kurtosis of a per-chain statistic is 145 (smile), 10.7 (sghmc_sa), 7.8 (psmile), 6.9
 # (psmile_naive) against at most 2.5 for every other cell but pSGLD's.
 HEAVY_TAILED_EXACT = ("smile", "sghmc_sa", "psmile", "psmile_naive")
+# The full suite's larger step is twice the quick one, but practical SGNHT diverges there (1781 of
+# 2048 chains at h = 0.2; none of 2048 at 0.15, 0.16, 0.175 or 0.185): 1.5 times.
+_LARGE_STEP_SCALE = {"sgnht": 1.5}
 # MCLMC's tuner is full-batch: fed noisy energies it shrinks the step to 0 (samplers/mclmc.py), so
 # MILE's cell has exact gradients.
 _EXACT_GRADIENTS = ("mile",)
@@ -175,7 +178,9 @@ _EXACT_LAW_PARAMS = (
     ("sgld_cv", {"step_size": 0.02, **_T}),
     ("psgld", {"step_size": 0.02, "smoothing": 1.0, "initial_square_average": 4.0, **_T}),
     ("sghmc", {"step_size": 0.1, "form": "practical", "friction": 3.0, **_T}),
-    ("sghmc", {"step_size": 0.01, "form": "chen", "friction": 0.2, "noise_estimate": 2.0, "refresh_every": 3,
+    # noise estimate 8 (h beta = 0.08 against 2 alpha T = 0.2): ignoring it moves r by 0.06, and a
+    # refresh every 4 steps instead of 3 by 0.09, against the 0.04 these cells detect
+    ("sghmc", {"step_size": 0.01, "form": "chen", "friction": 0.2, "noise_estimate": 8.0, "refresh_every": 3,
                **_T}),
     ("sghmc", {"step_size": 0.2, "form": "practical", "friction": 3.0, "integrator": "splitting", **_T}),
     ("sghmc_cv", {"step_size": 0.1, "form": "practical", "friction": 3.0, **_T}),
@@ -185,7 +190,7 @@ _EXACT_LAW_PARAMS = (
 def _icg_cell(sampler: str, scale: float = 1.0, target_params=ICG4) -> Cell:
     target_params = ICG4_EXACT if sampler in _EXACT_GRADIENTS else target_params
     params = dict(_ICG_PARAMS[sampler])
-    params["step_size"] *= scale
+    params["step_size"] = round(params["step_size"] * scale, 12)
     wrapper = "single_layer" if sampler.startswith("px_") else None
     return Cell(sampler, params, target_params=dict(target_params), num_burnin=_BURNIN.get(sampler, 0),
                 wrapper=wrapper, heavy_tailed=sampler in HEAVY_TAILED
@@ -233,7 +238,7 @@ def suite(name: str) -> tuple[Cell, ...]:
     cells += [_exact_law_cell(s, p) for s, p in _EXACT_LAW_PARAMS]
     cells += [_reference_cell(c) for c in icg]
     if name == "full":
-        cells += [_icg_cell(s, 2.0) for s in sorted(_ICG_PARAMS)]
+        cells += [_icg_cell(s, _LARGE_STEP_SCALE.get(s, 2.0)) for s in sorted(_ICG_PARAMS)]
         cells += [_icg_cell(s, 1.0, ICG4_EXACT) for s in sorted(_ICG_PARAMS) if s not in _EXACT_GRADIENTS]
     return tuple(cells)
 

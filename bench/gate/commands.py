@@ -28,7 +28,9 @@ def add_parsers(commands) -> None:
     gate.add_argument("--baseline", type=Path, default=None,
                       help="baseline file (default: reports/baselines/SUITE.json)")
     gate.add_argument("--no-baseline", action="store_true", help="truth checks only")
-    gate.add_argument("--seed", type=int, default=0, help="the run's seed (default: 0, the baselines' fixed seed)")
+    gate.add_argument("--seed", type=int, default=0,
+                      help="the run's seed (default: 0, the baselines' fixed seed); with --reseed the runs are "
+                           "seeded by SEED + 1, so another --seed adds fresh runs")
     gate.add_argument("--reseed", type=int, default=0, metavar="N",
                       help="run the gate N times with fresh seeds and report each check's failure rate")
     gate.add_argument("--cell", action="append", metavar="NAME", help="with --reseed: only this cell (repeatable)")
@@ -119,8 +121,8 @@ def _gate(args) -> int:
     if args.power:
         return _power(args)
     if args.reseed:
-        per_check, runs = reseed(args.suite, args.reseed, args.baseline, use_baseline, names=args.cell,
-                                 progress=_progress)
+        per_check, runs = reseed(args.suite, args.reseed, args.baseline, use_baseline, first_seed=args.seed + 1,
+                                 names=args.cell, progress=_progress)
         failed = int(runs["failed"].sum())
         upper = _rate_upper_bound(failed, len(runs))
         verdict = (f"{failed} of {len(runs)} reseeded gate runs failed (95% upper bound on the run failure "
@@ -171,20 +173,24 @@ def _power(args) -> int:
     caught, effect = gate_share(frame)
     share = caught / effect if effect else float("nan")
     tests = frame[frame["tests"] != "not run"]
-    verdict = (f"the '{args.suite}' gate alone caught {caught} of {len(frame[frame['has_effect']])} planted bugs that "
-               f"change a cell's law ({share:.0%}; aim {POWER_AIM:.0%}); {len(frame) - effect} of {len(frame)} "
-               "cannot change any cell's law"
-               + (f"; the fast tests caught {int((tests['tests'] == 'caught').sum())} of {len(tests)}" if len(tests)
-                  else ""))
-    columns = ["bug", "has_effect", "gate", "tests", "gate_failures", "why_missed", "tests_detail", "what"]
+    tests_caught = int((tests["tests"] == "caught").sum())
+    verdict = (f"the '{args.suite}' gate alone caught {caught} of {effect} planted bugs that change a cell's law "
+               f"({share:.0%}; aim {POWER_AIM:.0%}); {len(frame) - effect} of {len(frame)} cannot change any cell's law"
+               + (f"; the fast tests caught {tests_caught} of {len(tests)}" if len(tests) else ""))
+    shown = frame.assign(gate=[("caught" if g else "missed") if e else "no effect"
+                               for g, e in zip(frame["gate"], frame["has_effect"])])
     pd.set_option("display.width", 250)
     pd.set_option("display.max_colwidth", 90)
-    print(frame[["bug", "has_effect", "gate", "tests", "why_missed"]].to_string(index=False))
+    print(shown[["bug", "gate", "tests", "why_missed"]].to_string(index=False))
     print(verdict)
+    layers = pd.DataFrame([{"layer": "gate alone (bugs with an effect)", "caught": caught, "of": effect},
+                           {"layer": "fast tests (bugs run)", "caught": tests_caught, "of": len(tests)}])
     page = write_page(args.out / f"gate_{args.suite}_power.html", f"Gate '{args.suite}': power against planted bugs",
                       verdict, bool(effect) and share >= POWER_AIM,
-                      {"Per bug and layer": frame[columns],
-                       "Where each bug acts": frame[["bug", "cells_run", "closest", "vanishes", "seconds"]]}, {})
+                      {"Per layer": layers,
+                       "Per bug": shown[["bug", "what", "gate", "tests", "why_missed"]],
+                       "Where each bug acts and what caught it":
+                           shown[["bug", "cells_run", "gate_failures", "closest", "tests_detail", "seconds"]]}, {})
     print(f"report: {page}")
     return 0 if effect and share >= POWER_AIM else 1
 

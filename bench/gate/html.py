@@ -14,6 +14,12 @@ import pandas as pd
 
 from bench.report import STYLE
 
+# verdict tables hold text (cell names, reasons): left-aligned, top-aligned, long names broken
+TABLE_STYLE = """\
+table.verdict td { text-align: left; vertical-align: top; overflow-wrap: break-word; min-width: 4em; }
+table.verdict th { text-align: left; }
+"""
+
 
 def error_bar_figure(series: dict[str, tuple], title: str) -> bytes:
     """PNG: per cell (rows) and coordinate, mean relative second-moment error +- 2 standard errors
@@ -40,7 +46,7 @@ def error_bar_figure(series: dict[str, tuple], title: str) -> bytes:
     ax.set_xlabel("relative second-moment error per coordinate (± 2 se)")
     ax.set_title(title)
     ax.grid(True, axis="x", alpha=0.3)
-    ax.legend(fontsize=8, loc="best")
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))  # outside: never over the points
     fig.tight_layout()
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png")
@@ -59,8 +65,8 @@ def write_page(path: Path, title: str, verdict: str, passed: bool, tables: dict[
         parts.append(f"<p>{html.escape(notes)}</p>")
     for heading, frame in tables.items():
         parts.append(f"<h2>{html.escape(heading)}</h2>")
-        parts.append(frame.to_html(index=False, border=0, float_format=lambda v: f"{v:.4g}") if len(frame)
-                     else "<p>(none)</p>")
+        parts.append(frame.to_html(index=False, border=0, classes="runs verdict",
+                                   float_format=lambda v: f"{v:.4g}") if len(frame) else "<p>(none)</p>")
     for heading, png in figures.items():
         encoded = base64.b64encode(png).decode("ascii")
         parts.append(f'<h2>{html.escape(heading)}</h2>\n<img alt="{html.escape(heading)}" '
@@ -68,7 +74,7 @@ def write_page(path: Path, title: str, verdict: str, passed: bool, tables: dict[
     stamp = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
     parts.append(f"<p><small>written {stamp} UTC</small></p>")
     page = (f'<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n<title>{html.escape(title)}</title>'
-            f"\n<style>\n{STYLE}</style>\n</head>\n<body>\n<h1>{html.escape(title)}</h1>\n"
+            f"\n<style>\n{STYLE}{TABLE_STYLE}</style>\n</head>\n<body>\n<h1>{html.escape(title)}</h1>\n"
             + "\n".join(parts) + "\n</body>\n</html>\n")
     path.write_text(page, encoding="utf-8")
     return path
