@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from bench.gate.cells import Cell, suite
-from bench.gate.replicates import run_replicates
+from bench.gate.replicates import STATISTICS, run_replicates
 
 PATH = Path(__file__).resolve().parents[2] / "reference" / "data" / "gate_design_bias.json"
 SEED = 700  # the gate's own runs use seeds 0 (fixed) and 1 (reseeded); the baselines 500
@@ -45,13 +45,15 @@ def measure(cell: Cell, groups: int = DEFAULT_GROUPS, seed: int = SEED) -> dict:
 
 def build(suite_name: str = "quick", groups: int = DEFAULT_GROUPS, command: str = "", path: Path = PATH,
           remeasure: bool = False, progress=print) -> Path:
-    """Measure the cells of ``suite_name`` not yet stored with their settings (every cell with
-    ``remeasure``) and write them, merged into the cells already stored; the file is rewritten
-    after each cell, so an interrupted build keeps what it measured."""
+    """Measure the cells of ``suite_name`` not yet stored with their settings and statistics (every
+    cell with ``remeasure``) and write them, merged into the cells already stored (entries of cells
+    in no suite are dropped); the file is rewritten after each cell, so an interrupted build keeps
+    what it measured."""
     from bench.store import git_commit
 
     document = load(path) if path.exists() else {"cells": {}}
-    stored = document["cells"]
+    known = {c.design_twin.name for c in suite("full")}  # the full suite holds every cell
+    stored = {name: entry for name, entry in document["cells"].items() if name in known}
     cells = [c for c in suite(suite_name)
              if c.design_twin is c and not c.exact_law and (remeasure or not _matches(c, stored.get(c.name)))]
     for k, cell in enumerate(cells):
@@ -66,7 +68,9 @@ def build(suite_name: str = "quick", groups: int = DEFAULT_GROUPS, command: str 
 
 
 def _matches(cell: Cell, entry: dict | None) -> bool:
-    return (entry is not None and entry["params"] == json.loads(json.dumps(cell.params))
+    """Whether ``entry`` was measured with ``cell``'s settings and holds every statistic the checks read."""
+    return (entry is not None and all(k in entry for k in STATISTICS)
+            and entry["params"] == json.loads(json.dumps(cell.params))
             and entry["target_params"] == json.loads(json.dumps(cell.target_params))
             and entry["num_steps"] == cell.num_steps)
 
