@@ -1,6 +1,7 @@
 """Samplers: each one file holding its reference (NumPy) and optimized (JAX) implementation.
 
-``get(name)`` returns a :class:`samplers._contract.Sampler`; ``names()`` lists them.
+``get(name)`` returns a :class:`samplers._contract.Sampler`; ``names()`` lists them;
+``benchmark_settings(name)`` is what its file declares for the benchmarks (``samplers._benchmarks``).
 """
 
 import jax
@@ -9,6 +10,7 @@ import jax
 # so float32 chains stay float32.
 jax.config.update("jax_enable_x64", True)
 
+from samplers._benchmarks import BenchmarkSettings, GateSettings, GateVariant  # noqa: E402
 from samplers._contract import Info, Sampler, Variate, hyperparameters, static_field  # noqa: E402
 from samplers._registry import Registry, UnknownNameError  # noqa: E402
 
@@ -25,12 +27,41 @@ def get(name: str) -> Sampler:
     return _REGISTRY.get(name)
 
 
+def unregister(name: str) -> None:
+    """Remove sampler ``name`` from the registry (a throwaway sampler a test registered)."""
+    _REGISTRY.unregister(name)
+
+
 def names() -> list[str]:
     """Names of all registered samplers, sorted."""
     return _REGISTRY.names()
 
 
+class MissingBenchmarkSettingsError(LookupError):
+    """A registered sampler that declares no benchmark settings."""
+
+
+def benchmark_settings(name: str) -> BenchmarkSettings:
+    """The benchmark settings sampler ``name`` declares in its file.
+
+    Args:
+        name: a registered sampler's name.
+
+    Returns:
+        its :class:`BenchmarkSettings`; MissingBenchmarkSettingsError naming the sampler and what to
+        declare where it has none.
+    """
+    settings = get(name).benchmarks
+    if settings is None:
+        raise MissingBenchmarkSettingsError(
+            f"sampler {name!r} declares no benchmark settings: define `benchmarks = samplers.BenchmarkSettings(...)` "
+            "(its gate cells, equivalence, speed and asv hyperparameters; samplers/_benchmarks.py) in its file "
+            "before it registers, or pass benchmarks= to the Sampler it registers")
+    return settings
+
+
 __all__ = [
-    "Info", "Sampler", "UnknownNameError", "Variate", "get", "hyperparameters", "names",
-    "register", "static_field",
+    "BenchmarkSettings", "GateSettings", "GateVariant", "Info", "MissingBenchmarkSettingsError", "Sampler",
+    "UnknownNameError", "Variate", "benchmark_settings", "get", "hyperparameters", "names", "register",
+    "static_field", "unregister",
 ]

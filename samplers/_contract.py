@@ -19,6 +19,8 @@ A sampler module defines
   full-data oracle :meth:`GradientOracle.exact`,
 - optionally ``initial_positions(target, num_chains, seed) -> (num_chains, dim)``: the sampler's
   own starting points (MILE's deep ensemble), used where the caller gives none,
+- ``benchmarks``: its :class:`samplers._benchmarks.BenchmarkSettings` (gate cells, equivalence, speed
+  and asv hyperparameters), which every benchmark reads (optional to register, required by them),
 
 and registers them with :func:`samplers.register` as a :class:`Sampler`. ``grad_fn`` is a
 :class:`GradientOracle` of the log density, bound by the driver to this step's minibatch or noise
@@ -33,6 +35,7 @@ from collections.abc import Callable
 
 import jax
 
+from samplers._benchmarks import BenchmarkSettings
 from samplers._checks import check_keywords
 
 LAWS = {
@@ -126,7 +129,7 @@ def hyperparameters(cls):
     return cls
 
 
-OPTIONAL_PARTS = ("prepare", "prime", "initial_positions")
+OPTIONAL_PARTS = ("prepare", "prime", "initial_positions", "benchmarks")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -144,12 +147,22 @@ class Sampler:
     prepare: Callable[[Any, dict], dict] | None = None
     prime: Callable[[Any, GradientOracle], Any] | None = None
     initial_positions: Callable[[Any, int, int], Any] | None = None
+    benchmarks: BenchmarkSettings | None = dataclasses.field(default=None, hash=False)
+
+    def __post_init__(self):
+        if self.benchmarks is None:
+            return
+        if not isinstance(self.benchmarks, BenchmarkSettings):
+            raise TypeError(f"sampler {self.name!r}: benchmarks must be a samplers.BenchmarkSettings, "
+                            f"got {type(self.benchmarks).__name__}")
+        for field, params in self.benchmarks.parameter_sets().items():
+            check_keywords(f"sampler {self.name!r} (benchmark setting {field})", self.Params, params)
 
     @classmethod
     def from_namespace(cls, name: str, citation: str, namespace: dict) -> Sampler:
         """The sampler whose parts are the names ``Params``, ``State``, ``init``, ``reference_step``,
         ``optimized_step``, ``draw_spec`` (and, if defined, ``prepare``, ``prime``,
-        ``initial_positions``) of ``namespace``: a sampler module's ``globals()``."""
+        ``initial_positions``, ``benchmarks``) of ``namespace``: a sampler module's ``globals()``."""
         parts = [f.name for f in dataclasses.fields(cls) if f.name not in ("name", "citation")]
         missing = [part for part in parts if part not in namespace and part not in OPTIONAL_PARTS]
         if missing:

@@ -32,6 +32,11 @@ class Registry(Generic[T]):
         self._entries[name] = entry
         return entry
 
+    def unregister(self, name: str) -> None:
+        """Remove entry ``name`` (UnknownNameError if there is none)."""
+        self.get(name)
+        del self._entries[name]
+
     def _discover(self) -> None:
         if self._discovered:
             return

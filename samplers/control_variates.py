@@ -118,11 +118,12 @@ def cv_grad_fn(grad_fn, centre, centre_grad):
     return lambda x: centre_grad + grad_fn(x) - grad_fn(centre)
 
 
-def wrap(base: Sampler, name: str, citation: str) -> Sampler:
+def wrap(base: Sampler, name: str, citation: str, benchmarks=None) -> Sampler:
     """``base`` with the control-variate gradient: its ``Params`` plus ``centre`` and ``centre_grad``
     (vectors of the target's dimension, filled in by ``prepare`` from the MAP unless given), its
     state, draws and steps, the steps fed the oracle :func:`cv_grad_fn` (two stochastic gradients, on
-    one minibatch, per gradient the base takes). ``Params`` is made in the calling module."""
+    one minibatch, per gradient the base takes), and its own ``benchmarks`` settings. ``Params`` is
+    made in the calling module."""
     if base.prime is not None:
         raise ValueError(f"sampler {base.name!r} caches log densities at its position (prime); the control "
                          "variate wraps samplers that only call the gradient oracle")
@@ -152,4 +153,4 @@ def wrap(base: Sampler, name: str, citation: str) -> Sampler:
 
     return Sampler(name=name, citation=citation, Params=Params, State=base.State, init=init,
                    reference_step=step_with(base.reference_step), optimized_step=step_with(base.optimized_step),
-                   draw_spec=base.draw_spec, prepare=prepare)
+                   draw_spec=base.draw_spec, prepare=prepare, benchmarks=benchmarks)

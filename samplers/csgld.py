@@ -23,6 +23,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import samplers
+from samplers._benchmarks import CYCLES
 from samplers._checks import in_interval
 from samplers._langevin import LangevinParams, State, draw_spec, init  # noqa: F401  (parts of SAMPLER)
 from samplers.schedules import Cyclical
@@ -59,6 +60,25 @@ def optimized_step(state: State, grad_fn, draws, params: Params):
     position = state.position + h * grad + sampling * jnp.sqrt(2 * h * params.temperature) * draws["noise"]
     return State(position, state.step + 1), samplers.Info(num_grad_evals=1, is_sample=sampling)
 
+
+_GATE_CYCLES = {"kind": "cyclical", "cycle_length": 100}  # an exploration stage in each cell's 4000 steps
+_TIMING_CYCLES = {"kind": "cyclical", "cycle_length": 10_000}
+benchmarks = samplers.BenchmarkSettings(
+    gate=samplers.GateSettings(
+        icg4={"step_size": 0.04, "schedule": _GATE_CYCLES, "exploration_fraction": 0.25},
+        linreg={"step_size": 2e-3, "schedule": _GATE_CYCLES, "exploration_fraction": 0.25},
+    ),
+    equivalence=(
+        dict(step_size=3e-3, schedule=CYCLES),
+        dict(step_size=3e-3, schedule={"kind": "cyclical", "cycle_length": 200, "final_fraction": 0.02},
+             exploration_fraction=1 / 3, temperature=0.5),
+    ),
+    speed={"step_size": 1e-2, "schedule": _TIMING_CYCLES},
+    asv={"icg": {"step_size": 1e-2, "schedule": _TIMING_CYCLES},
+         "rosenbrock": {"step_size": 3e-3, "schedule": _TIMING_CYCLES},
+         "linreg": {"step_size": 3e-5, "schedule": _TIMING_CYCLES},
+         "bnn": {"step_size": 1e-4, "schedule": _TIMING_CYCLES}},
+)
 
 SAMPLER = samplers.register(samplers.Sampler.from_namespace(
     "csgld", "Zhang et al. (2020), Algorithm 1; the PX paper's cyclical schedule", globals()))

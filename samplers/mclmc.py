@@ -140,5 +140,21 @@ def optimized_step(state: State, grad_fn, draws, params: Params):
             Info(gradients_per_step(params.integrator), state.step >= sum(params.tuning_steps)))
 
 
+# A full-batch method: no linreg cell. Equivalence: at step sizes near the icg's stability limit (0.5)
+# the isokinetic flow is chaotic.
+benchmarks = samplers.BenchmarkSettings(
+    gate=samplers.GateSettings(icg4={"step_size": 0.3, "L": 2.0}),
+    equivalence=(
+        dict(step_size=0.1),
+        dict(step_size=0.2, L=3.0),
+        dict(step_size=0.1, L=1.0, integrator="leapfrog"),
+        dict(step_size=0.1, L=1.0, tuning_steps=(300, 300, 300)),  # tuned step 0.4-0.5
+        dict(step_size=0.1, L=1.0, tuning_steps=(500, 200, 200), integrator="leapfrog"),
+    ),
+    speed={"step_size": 0.1, "L": 3.0},
+    asv={"icg": {"step_size": 0.1, "L": 3.0}, "rosenbrock": {"step_size": 0.1, "L": 3.0},
+         "linreg": {"step_size": 0.01, "L": 0.2}, "bnn": {"step_size": 1e-2, "L": 1.0}},
+)
+
 SAMPLER = samplers.register(samplers.Sampler.from_namespace(
     "mclmc", "Robnik et al. (2023); SMILE paper eq. 1, appendix F.2; MILE paper eq. 3, section 2.2", globals()))

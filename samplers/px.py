@@ -389,10 +389,11 @@ def _check_layers(value):
     return tuple((int(n_in), int(n_out), bool(bias)) for n_in, n_out, bias in layers)
 
 
-def px(base_sampler, expansion=(1, 1), name=None, citation=None, **defaults) -> samplers.Sampler:
+def px(base_sampler, expansion=(1, 1), name=None, citation=None, benchmarks=None, **defaults) -> samplers.Sampler:
     """The PX version of ``base_sampler`` (a :class:`samplers.Sampler`) with default ``expansion``
-    (c, d), registered-able under ``name`` (default ``"px_" + base name``). ``defaults`` override
-    the defaults of the base's hyperparameters (e.g. ``form="practical"``) or of the PX ones.
+    (c, d), registered-able under ``name`` (default ``"px_" + base name``), with its own ``benchmarks``
+    settings. ``defaults`` override the defaults of the base's hyperparameters (e.g.
+    ``form="practical"``) or of the PX ones.
 
     ``Params``: the base's fields, and ``expansion`` (static pair of ints >= 0), ``layers`` (static;
     filled in by ``prepare`` from the target), ``prior_scale`` :math:`\\sigma` > 0 of the Gaussian
@@ -525,7 +526,7 @@ def px(base_sampler, expansion=(1, 1), name=None, citation=None, **defaults) -> 
 
     sampler = samplers.Sampler(name=name, citation=citation, Params=Params, State=State, init=init,
                                reference_step=reference_step, optimized_step=optimized_step, draw_spec=draw_spec,
-                               prepare=prepare)
+                               prepare=prepare, benchmarks=benchmarks)
     return sampler
 
 

@@ -24,7 +24,30 @@ from __future__ import annotations
 
 import samplers
 from samplers import sghmc
+from samplers._benchmarks import CYCLES
 from samplers.px import px
 
-SAMPLER = samplers.register(px(sghmc.SAMPLER, (1, 1), name="px_sghmc", form="practical", friction=100.0))
+# On a vector target it runs on one 1 x d layer (as px_sgld). The gate's expanded friction is 5 (not 1); on
+# linreg its chains are heavy-tailed (excess kurtosis of a per-chain statistic 18 in the design runs).
+# Equivalence: larger steps are chaotic on the expanded icg (rounding grows past 1e-10 in 1000 steps).
+benchmarks = samplers.BenchmarkSettings(
+    gate=samplers.GateSettings(
+        icg4={"step_size": 0.005, "friction": 50.0, "expanded_friction": 5.0},
+        linreg={"step_size": 2e-4, "friction": 50.0, "expanded_friction": 5.0},
+        heavy_tailed=("linreg",),
+    ),
+    equivalence=(
+        dict(step_size=5e-3),
+        dict(step_size=2e-2, friction=20.0, expanded_friction=0.5, integrator="splitting", refresh_every=7,
+             schedule=CYCLES, expansion=(1, 2)),
+        dict(step_size=3e-5, form="chen", friction=0.1, noise_estimate=1.0),
+    ),
+    speed={"step_size": 1e-3},
+    asv={"icg": {"step_size": 1e-3}, "rosenbrock": {"step_size": 1e-3}, "linreg": {"step_size": 3e-5},
+         "bnn": {"step_size": 1e-4}},
+    wrapper="single_layer",
+)
+
+SAMPLER = samplers.register(px(sghmc.SAMPLER, (1, 1), name="px_sghmc", benchmarks=benchmarks, form="practical",
+                               friction=100.0))
 Params = SAMPLER.Params

@@ -17,7 +17,23 @@ from __future__ import annotations
 
 import samplers
 from samplers import sgld
+from samplers._benchmarks import DECAY
 from samplers.px import px
 
-SAMPLER = samplers.register(px(sgld.SAMPLER, (1, 1), name="px_sgld"))
+# On a vector target (the gate's, the equivalence test's, the speed workload's icg) it runs on one 1 x d
+# layer. Speed and asv: smaller steps than SGLD's, since the expansion's preconditioning makes them diverge
+# (1e-2, and 1e-3 within 10^5 steps); the BNN overhead figure is bench/px_overhead.py.
+benchmarks = samplers.BenchmarkSettings(
+    gate=samplers.GateSettings(icg4={"step_size": 0.005}, linreg={"step_size": 2e-4}),
+    equivalence=(
+        dict(step_size=1e-3),
+        dict(step_size=2e-4, temperature=0.5, schedule=DECAY, expansion=(2, 1), low_rank=2, prior_scale=0.5),
+    ),
+    speed={"step_size": 1e-4},
+    asv={"icg": {"step_size": 1e-4}, "rosenbrock": {"step_size": 3e-5}, "linreg": {"step_size": 3e-6},
+         "bnn": {"step_size": 1e-5}},
+    wrapper="single_layer",
+)
+
+SAMPLER = samplers.register(px(sgld.SAMPLER, (1, 1), name="px_sgld", benchmarks=benchmarks))
 Params = SAMPLER.Params

@@ -22,9 +22,40 @@ One gradient evaluation per step. On a Gaussian target it is a linear recursion 
 from __future__ import annotations
 
 import samplers
+from samplers._benchmarks import CYCLES, DECAY
 from samplers._hamiltonian import (  # noqa: F401  (parts of SAMPLER)
     HamiltonianParams as Params, State, draw_spec, init, optimized_step, reference_step)
 
+
+# The gate's friction is the practical form's 3 (not 1); Chen's form has its own cell, with a noise estimate
+# and a momentum refresh. asv: the practical form with friction 10 (in the Chen form at MAMBA's friction
+# 0.01 the gradient noise of variance 256 heats the momentum about 100-fold, b^2 ~ 10^4).
+benchmarks = samplers.BenchmarkSettings(
+    gate=samplers.GateSettings(
+        icg4={"step_size": 0.1, "form": "practical", "friction": 3.0},
+        linreg={"step_size": 5e-3, "form": "practical", "friction": 3.0},
+        variants=(samplers.GateVariant("chen_refresh", {"step_size": 0.01, "form": "chen", "friction": 0.2,
+                                                        "noise_estimate": 2.0, "refresh_every": 3}),),
+        exact_law=(
+            {"step_size": 0.1, "form": "practical", "friction": 3.0},
+            {"step_size": 0.01, "form": "chen", "friction": 0.2, "noise_estimate": 2.0, "refresh_every": 3},
+            {"step_size": 0.2, "form": "practical", "friction": 3.0, "integrator": "splitting"},
+        ),
+    ),
+    equivalence=(
+        dict(step_size=1e-2),
+        dict(step_size=1e-2, friction=0.1, noise_estimate=10.0, temperature=0.5, schedule=DECAY),
+        dict(step_size=1e-2, friction=[0.05, 0.1] * 5, integrator="splitting", refresh_every=7),
+        dict(step_size=0.1, form="practical", friction=2.0, schedule=CYCLES),
+        dict(step_size=0.1, form="practical", friction=5.0, integrator="splitting", noise_estimate=1.0,
+             refresh_every=10),
+    ),
+    speed={"step_size": 1e-2},
+    asv={"icg": {"step_size": 1e-2, "friction": 10.0, "form": "practical"},
+         "rosenbrock": {"step_size": 1e-2, "friction": 10.0, "form": "practical"},
+         "linreg": {"step_size": 1e-3, "friction": 100.0, "form": "practical"},
+         "bnn": {"step_size": 3e-4, "friction": 100.0, "form": "practical"}},
+)
 
 SAMPLER = samplers.register(samplers.Sampler.from_namespace(
     "sghmc", "Chen et al. (2014), eq. (15); MAMBA appendix D.1, eq. (6); Algorithm 3 of the PX paper", globals()))

@@ -26,6 +26,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import samplers
+from samplers._benchmarks import CYCLES, DECAY
 from samplers._checks import one_of
 from samplers._langevin import LangevinParams, State, draw_spec, init  # noqa: F401  (parts of SAMPLER)
 
@@ -62,6 +63,25 @@ def optimized_step(state: State, grad_fn, draws, params: Params):
     position = state.position + h * grad + jnp.sqrt(2 * h * params.temperature) * draws["noise"]
     return State(position, state.step + 1), samplers.Info(num_grad_evals=1)
 
+
+benchmarks = samplers.BenchmarkSettings(
+    gate=samplers.GateSettings(
+        icg4={"step_size": 0.02},
+        linreg={"step_size": 1e-3},
+        variants=(samplers.GateVariant("welling_teh", {"step_size": 0.04, "convention": "welling_teh"}),),
+        exact_law=({"step_size": 0.02}, {"step_size": 0.04, "convention": "welling_teh"}),
+    ),
+    equivalence=(
+        dict(step_size=1e-3),
+        dict(step_size=2e-3, temperature=0.5),
+        dict(step_size=2e-3, convention="welling_teh"),
+        dict(step_size=5e-3, schedule=DECAY),
+        dict(step_size=3e-3, schedule=CYCLES, convention="welling_teh"),
+    ),
+    speed={"step_size": 1e-2},
+    asv={"icg": {"step_size": 1e-2}, "rosenbrock": {"step_size": 3e-3}, "linreg": {"step_size": 3e-5},
+         "bnn": {"step_size": 1e-4}},
+)
 
 SAMPLER = samplers.register(samplers.Sampler.from_namespace(
     "sgld", "Welling & Teh (2011); eq. (7) of the SGLRW paper; Algorithm 1 of the PX paper", globals()))

@@ -20,7 +20,18 @@ from __future__ import annotations
 
 import samplers
 from samplers import control_variates, sgld
+from samplers._benchmarks import DECAY
+
+benchmarks = samplers.BenchmarkSettings(
+    gate=samplers.GateSettings(icg4={"step_size": 0.02}, linreg={"step_size": 1e-3}, exact_law=({"step_size": 0.02},)),
+    equivalence=(
+        dict(step_size=1e-3),
+        dict(step_size=2e-3, temperature=0.3, schedule=DECAY, centre=[0.1] * 10),
+    ),
+    speed=sgld.benchmarks.speed,
+    asv=sgld.benchmarks.asv,
+)
 
 SAMPLER = samplers.register(control_variates.wrap(
-    sgld.SAMPLER, "sgld_cv", "Baker et al. (2019); MAMBA appendix D.3, eq. (8)"))
+    sgld.SAMPLER, "sgld_cv", "Baker et al. (2019); MAMBA appendix D.3, eq. (8)", benchmarks))
 Params = SAMPLER.Params

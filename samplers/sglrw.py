@@ -23,6 +23,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import samplers
+from samplers._benchmarks import DECAY
 from samplers._langevin import LangevinParams, State, init  # noqa: F401  (parts of SAMPLER)
 
 
@@ -50,6 +51,22 @@ def optimized_step(state: State, grad_fn, draws, params: Params):
     position = state.position + jnp.where(draws["uniform"] < (1 + tilt) / 2, lattice, -lattice)
     return State(position, state.step + 1), samplers.Info(num_grad_evals=1)
 
+
+# Its "stiff" gate cell (condition number 16, gradient-noise variance 16) is where the clip binds.
+benchmarks = samplers.BenchmarkSettings(
+    gate=samplers.GateSettings(
+        icg4={"step_size": 0.02},
+        linreg={"step_size": 1e-3},
+        variants=(samplers.GateVariant("stiff", {"step_size": 0.05}, "icg4_stiff"),),
+    ),
+    equivalence=(
+        dict(step_size=1e-3),
+        dict(step_size=2e-2, schedule=DECAY, temperature=0.5),  # large steps: the clip is active
+    ),
+    speed={"step_size": 1e-2},
+    asv={"icg": {"step_size": 1e-2}, "rosenbrock": {"step_size": 3e-3}, "linreg": {"step_size": 3e-5},
+         "bnn": {"step_size": 1e-4}},
+)
 
 SAMPLER = samplers.register(samplers.Sampler.from_namespace(
     "sglrw", "SGLRW paper, Definition 4.1 and section 4.3.1", globals()))

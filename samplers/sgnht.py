@@ -93,6 +93,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import samplers
+from samplers._benchmarks import CYCLES, DECAY
 from samplers._checks import in_interval, one_of, positive_finite
 from samplers._contract import hyperparameters, static_field
 from samplers._hamiltonian import DEFAULT_FRICTION, FORMS
@@ -183,6 +184,26 @@ def optimized_step(state: State, grad_fn, draws, params: Params):
     xi = xi + rate * (jnp.sum(read * read, axis=-1) / m.shape[-1] - target)
     return State(theta, m, xi, state.step + 1), samplers.Info(num_grad_evals=1)
 
+
+# The gate's diffusion is 2 (not 1). Speed: the Chen form's thermostat cannot balance gradient noise of
+# variance 256 at h = 1e-2 (h^2 V > hT), so the practical form.
+benchmarks = samplers.BenchmarkSettings(
+    gate=samplers.GateSettings(
+        icg4={"step_size": 0.1, "form": "practical", "diffusion": 2.0},
+        linreg={"step_size": 5e-3, "form": "practical", "diffusion": 2.0},
+    ),
+    equivalence=(
+        dict(step_size=1e-3),
+        dict(step_size=2e-3, temperature=0.5, initial_thermostat=0.0, schedule=DECAY),
+        dict(step_size=1e-2, form="practical", diffusion=2.0, schedule=CYCLES),
+        dict(step_size=1e-2, form="practical", diffusion=1.0, initial_thermostat=5.0, temperature=2.0),
+    ),
+    speed={"step_size": 1e-2, "form": "practical", "diffusion": 1.0},
+    asv={"icg": {"step_size": 1e-2, "diffusion": 1.0, "form": "practical"},
+         "rosenbrock": {"step_size": 1e-2, "diffusion": 1.0, "form": "practical"},
+         "linreg": {"step_size": 3e-3, "diffusion": 1.0, "form": "practical"},
+         "bnn": {"step_size": 3e-4, "form": "practical"}},
+)
 
 SAMPLER = samplers.register(samplers.Sampler.from_namespace(
     "sgnht", "Ding et al. (2014), Algorithm 1; MAMBA appendix D.2, eq. (7); Algorithm 4 of the PX paper",

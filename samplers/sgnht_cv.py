@@ -20,7 +20,18 @@ from __future__ import annotations
 
 import samplers
 from samplers import control_variates, sgnht
+from samplers._benchmarks import DECAY
+
+benchmarks = samplers.BenchmarkSettings(
+    gate=sgnht.benchmarks.gate,
+    equivalence=(
+        dict(step_size=1e-3),
+        dict(step_size=1e-2, form="practical", diffusion=1.0, temperature=0.5, schedule=DECAY, centre=[0.1] * 10),
+    ),
+    speed=sgnht.benchmarks.speed,
+    asv=sgnht.benchmarks.asv,
+)
 
 SAMPLER = samplers.register(control_variates.wrap(
-    sgnht.SAMPLER, "sgnht_cv", "MAMBA appendix D.3 (control variates, eq. 8) with the SGNHT of eq. (7)"))
+    sgnht.SAMPLER, "sgnht_cv", "MAMBA appendix D.3 (control variates, eq. 8) with the SGNHT of eq. (7)", benchmarks))
 Params = SAMPLER.Params

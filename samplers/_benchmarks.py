@@ -1,0 +1,183 @@
+"""A sampler's own benchmark settings, declared in its file beside its parts (DESIGN.md: a new
+sampler is one file).
+
+A sampler module defines ``benchmarks = BenchmarkSettings(...)`` before it registers (or passes
+``benchmarks=`` to a wrapper such as ``control_variates.wrap`` or ``px.px``), and every consumer
+reads it from the registry (``samplers.benchmark_settings(name)``):
+
+- the gate (``bench/gate/cells.py``): ``gate``, a :class:`GateSettings`;
+- the reference-vs-optimized equivalence test (``tests/test_equivalence.py``): ``equivalence``;
+- the speed workload (``bench/speed_workload.py``: ``sgbench speed``, ``tests/benchmarks``): ``speed``;
+- asv (``bench/asv/benchmarks/_workloads.py``): ``asv``, per asv target;
+- all of them: ``wrapper``, the target adapter the sampler needs (by name, a key of ``TARGET_WRAPPERS``).
+
+The settings hold the sampler's own hyperparameters only; what is the same for every sampler (the
+targets, the gate's temperature 0.5, chain and step counts) stays with the consumer. Presets are
+named by strings, so that sampler files never import ``bench`` or ``tests``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from samplers._checks import integer_at_least, one_of
+
+# The gate's target presets a variant may run on (``bench.gate.cells``): icg4 (condition number 4,
+# gradient-noise variance 2) and icg4_stiff (condition number 16, gradient-noise variance 16).
+GATE_TARGETS = ("icg4", "icg4_stiff")
+# Gate cells that can be declared heavy-tailed: every icg4 cell, the icg4 cells with exact gradients
+# (the full suite's), the linreg cell.
+HEAVY_TAILED_CELLS = ("icg4", "icg4_exact", "linreg")
+# asv's targets (``bench/asv/benchmarks/_workloads.py``): a sampler gives hyperparameters for each.
+ASV_TARGETS = ("icg", "rosenbrock", "linreg", "bnn")
+
+# Step-size schedules of the equivalence settings, shared so that every sampler's schedules are the same.
+DECAY = {"kind": "polynomial_decay", "offset": 1.0, "exponent": 0.55}
+CYCLES = {"kind": "cyclical", "cycle_length": 300}
+
+
+def _single_layer(target):
+    from samplers import px  # px imports the samplers package, which imports this module
+
+    return px.single_layer(target)
+
+
+# Target adapters by name: ``single_layer`` makes a vector target one 1 x d layer (the PX samplers).
+TARGET_WRAPPERS = {"single_layer": _single_layer}
+
+
+def _hyperparameters(field: str, value) -> dict:
+    """``value`` if it is a dict of hyperparameters by name; TypeError naming ``field`` otherwise."""
+    if not isinstance(value, dict) or not all(isinstance(key, str) for key in value):
+        raise TypeError(f"benchmark setting {field} must be a dict of hyperparameters by name, got {value!r}")
+    return value
+
+
+def _tuple_of(field: str, values, check) -> tuple:
+    """``values`` (a list or tuple) as a tuple, each checked by ``check(f"{field}[k]", value)``."""
+    if not isinstance(values, (list, tuple)):
+        raise TypeError(f"benchmark setting {field} must be a tuple, got {values!r}")
+    return tuple(check(f"{field}[{k}]", value) for k, value in enumerate(values))
+
+
+@dataclasses.dataclass(frozen=True)
+class GateVariant:
+    """A gate cell at a setting the sampler's main cell does not exercise.
+
+    Args:
+        label: tells the cell apart in its name (``sampler@icg4-...-LABEL``).
+        params: its hyperparameters.
+        target: the gate's target preset, one of ``GATE_TARGETS``.
+    """
+
+    label: str
+    params: dict
+    target: str = "icg4"
+
+    def __post_init__(self):
+        if not isinstance(self.label, str) or not self.label:
+            raise ValueError(f"gate variant label must be a non-empty string, got {self.label!r}")
+        _hyperparameters(f"gate variant {self.label!r} params", self.params)
+        one_of(f"gate variant {self.label!r} target", self.target, GATE_TARGETS)
+
+
+@dataclasses.dataclass(frozen=True)
+class GateSettings:
+    """The sampler's gate cells (``bench/gate/cells.py``). A sampler with a ``temperature`` runs
+    every cell at the gate's temperature, which is not given here.
+
+    Args:
+        icg4: hyperparameters on ``icg4``, with a ``step_size`` (the full suite doubles it).
+        linreg: hyperparameters on ``linreg`` (minibatches, N/B = 5); None for a full-batch method.
+        variants: :class:`GateVariant` cells where a setting the main cell does not exercise matters.
+        exact_law: hyperparameters of cells checked against the exact discrete law
+            (``bench.gate.exact_law``; linear samplers only).
+        heavy_tailed: cells whose chains are heavy-tailed (checked without the CLT), from
+            ``HEAVY_TAILED_CELLS``.
+        num_burnin: steps of its icg4 cells that are not averaged (adaptation).
+        exact_gradients: its icg4 cells get exact gradients (a full-batch tuner).
+    """
+
+    icg4: dict
+    linreg: dict | None = None
+    variants: tuple[GateVariant, ...] = ()
+    exact_law: tuple[dict, ...] = ()
+    heavy_tailed: tuple[str, ...] = ()
+    num_burnin: int = 0
+    exact_gradients: bool = False
+
+    def __post_init__(self):
+        if "step_size" not in _hyperparameters("gate.icg4", self.icg4):
+            raise ValueError(f"benchmark setting gate.icg4 must give a step_size (the full suite doubles it), "
+                             f"got {self.icg4!r}")
+        if self.linreg is not None:
+            _hyperparameters("gate.linreg", self.linreg)
+
+        def variant(field, value):
+            if not isinstance(value, GateVariant):
+                raise TypeError(f"benchmark setting {field} must be a GateVariant, got {value!r}")
+            return value
+
+        object.__setattr__(self, "variants", _tuple_of("gate.variants", self.variants, variant))
+        labels = [v.label for v in self.variants]
+        if len(set(labels)) != len(labels):
+            raise ValueError(f"benchmark setting gate.variants has repeated labels: {labels}")
+        object.__setattr__(self, "exact_law", _tuple_of("gate.exact_law", self.exact_law, _hyperparameters))
+        object.__setattr__(self, "heavy_tailed", _tuple_of(
+            "gate.heavy_tailed", self.heavy_tailed, lambda field, value: one_of(field, value, HEAVY_TAILED_CELLS)))
+        object.__setattr__(self, "num_burnin", integer_at_least("gate.num_burnin", self.num_burnin, 0))
+        if not isinstance(self.exact_gradients, bool):
+            raise TypeError(f"benchmark setting gate.exact_gradients must be True or False, "
+                            f"got {self.exact_gradients!r}")
+
+    def parameter_sets(self) -> dict[str, dict]:
+        """Every hyperparameter dict here by its field (``gate.variants[0].params`` ...)."""
+        sets = {"gate.icg4": self.icg4, **({"gate.linreg": self.linreg} if self.linreg is not None else {})}
+        sets.update({f"gate.variants[{k}].params": v.params for k, v in enumerate(self.variants)})
+        sets.update({f"gate.exact_law[{k}]": params for k, params in enumerate(self.exact_law)})
+        return sets
+
+
+@dataclasses.dataclass(frozen=True)
+class BenchmarkSettings:
+    """Everything the benchmarks need to know about one sampler (see the module docstring).
+
+    Args:
+        gate: its gate cells.
+        equivalence: hyperparameter sets at which the reference and optimized steps must agree
+            (``tests/test_equivalence.py``: every set on the icg with and without gradient noise).
+        speed: hyperparameters on the speed workload (the 10-d icg, isotropic noise of variance 256).
+        asv: hyperparameters per asv target, one for each of ``ASV_TARGETS``.
+        wrapper: the target adapter it needs, a key of ``TARGET_WRAPPERS`` (None: the target as it is).
+    """
+
+    gate: GateSettings
+    equivalence: tuple[dict, ...]
+    speed: dict
+    asv: dict[str, dict]
+    wrapper: str | None = None
+
+    def __post_init__(self):
+        if not isinstance(self.gate, GateSettings):
+            raise TypeError(f"benchmark setting gate must be a GateSettings, got {self.gate!r}")
+        object.__setattr__(self, "equivalence", _tuple_of("equivalence", self.equivalence, _hyperparameters))
+        if not self.equivalence:
+            raise ValueError("benchmark setting equivalence must hold at least one hyperparameter set")
+        _hyperparameters("speed", self.speed)
+        if not isinstance(self.asv, dict) or set(self.asv) != set(ASV_TARGETS):
+            raise ValueError(f"benchmark setting asv must give hyperparameters for each asv target "
+                             f"({', '.join(ASV_TARGETS)}), got {self.asv!r}")
+        for kind, params in self.asv.items():
+            _hyperparameters(f"asv[{kind!r}]", params)
+        if self.wrapper is not None:
+            one_of("wrapper", self.wrapper, tuple(TARGET_WRAPPERS))
+
+    def parameter_sets(self) -> dict[str, dict]:
+        """Every hyperparameter dict of the settings by its field, to check against a sampler's ``Params``."""
+        return {**self.gate.parameter_sets(), **{f"equivalence[{k}]": p for k, p in enumerate(self.equivalence)},
+                "speed": self.speed, **{f"asv[{kind!r}]": p for kind, p in self.asv.items()}}
+
+    def target_for(self, target: Any):
+        """``target`` as the sampler sees it: adapted by ``wrapper``, or itself."""
+        return target if self.wrapper is None else TARGET_WRAPPERS[self.wrapper](target)
