@@ -192,10 +192,12 @@ def plan(sampler, claim: Claim, key: str, params: dict, num_chains: int, num_ste
     """The :class:`Plan` of target ``key`` (a key of ``TARGETS``); ValueError naming a bad
     hyperparameter, before anything runs."""
     name, target_params = TARGETS[key]
-    wrapper = "single_layer" if (claim.name or "").startswith("px_") else None
-    cell = gate_cells.Cell(sampler.name, params, target=name, target_params=dict(target_params), wrapper=wrapper,
-                           heavy_tailed=claim.name in gate_cells.HEAVY_TAILED, num_chains=num_chains,
-                           num_steps=num_steps)
+    # the claimed sampler's own gate settings where it declares them (a sampler being written may not yet)
+    settings = None if claim.name is None else samplers.get(claim.name).benchmarks
+    cell = gate_cells.Cell(sampler.name, params, target=name, target_params=dict(target_params),
+                           wrapper=None if settings is None else settings.wrapper,
+                           heavy_tailed=settings is not None and "icg4" in settings.gate.heavy_tailed,
+                           num_chains=num_chains, num_steps=num_steps)
     temperature = _temperature(sampler, cell)
     if claim.name is None:
         return Plan(key, cell, temperature=temperature)

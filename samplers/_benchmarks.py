@@ -88,7 +88,8 @@ class GateSettings:
     every cell at the gate's temperature, which is not given here.
 
     Args:
-        icg4: hyperparameters on ``icg4``, with a ``step_size`` (the full suite doubles it).
+        icg4: hyperparameters on ``icg4``, with a ``step_size`` (the full suite multiplies it by
+            ``large_step_scale``).
         linreg: hyperparameters on ``linreg`` (minibatches, N/B = 5); None for a full-batch method.
         variants: :class:`GateVariant` cells where a setting the main cell does not exercise matters.
         exact_law: hyperparameters of cells checked against the exact discrete law
@@ -97,6 +98,8 @@ class GateSettings:
             ``HEAVY_TAILED_CELLS``.
         num_burnin: steps of its icg4 cells that are not averaged (adaptation).
         exact_gradients: its icg4 cells get exact gradients (a full-batch tuner).
+        large_step_scale: the full suite's larger step over the icg4 one (2 unless the sampler
+            diverges there), in (1, 4].
     """
 
     icg4: dict
@@ -106,10 +109,11 @@ class GateSettings:
     heavy_tailed: tuple[str, ...] = ()
     num_burnin: int = 0
     exact_gradients: bool = False
+    large_step_scale: float = 2.0
 
     def __post_init__(self):
         if "step_size" not in _hyperparameters("gate.icg4", self.icg4):
-            raise ValueError(f"benchmark setting gate.icg4 must give a step_size (the full suite doubles it), "
+            raise ValueError(f"benchmark setting gate.icg4 must give a step_size (the full suite scales it), "
                              f"got {self.icg4!r}")
         if self.linreg is not None:
             _hyperparameters("gate.linreg", self.linreg)
@@ -130,6 +134,9 @@ class GateSettings:
         if not isinstance(self.exact_gradients, bool):
             raise TypeError(f"benchmark setting gate.exact_gradients must be True or False, "
                             f"got {self.exact_gradients!r}")
+        if not (isinstance(self.large_step_scale, (int, float)) and 1 < self.large_step_scale <= 4):
+            raise ValueError(f"benchmark setting gate.large_step_scale must be a number in (1, 4], "
+                             f"got {self.large_step_scale!r}")
 
     def parameter_sets(self) -> dict[str, dict]:
         """Every hyperparameter dict here by its field (``gate.variants[0].params`` ...)."""

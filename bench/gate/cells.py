@@ -29,16 +29,22 @@ N/B = 5).
 - reference cells (``backend="numpy"``): every sampler's NumPy reference step on its ``icg4``
   setting, 16 chains x 500 steps, checked against the same design bias as the JAX cell.
 
-``full`` adds the ``icg4`` cells again at twice the step (where the design bias is larger; 1.5
-times for SGNHT, which diverges at twice) and with exact gradients.
+``full`` adds the ``icg4`` cells again at a larger step (twice, unless the sampler's settings say
+otherwise: where the design bias is larger) and with exact gradients.
+
+Each sampler's file declares its cells (``samplers._benchmarks.GateSettings``: its hyperparameters
+on ``icg4`` and ``linreg``, variants, exact-law settings, burn-in, exact gradients, heavy tails:
+where the design runs' excess kurtosis of a per-chain statistic is far above the at most 2.5 to 3
+of the other cells) and the target wrapper it needs; this module holds what every cell shares: the
+targets, the temperature (added to the hyperparameters of a sampler that has one), the chains and
+steps. Each group of a suite lists the samplers in the order of ``samplers.names()``.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import functools
 
-from samplers import px
+from samplers._benchmarks import TARGET_WRAPPERS
 
 NUM_CHAINS = 64
 NUM_STEPS = 4000
@@ -49,17 +55,18 @@ ICG4 = {"dim": 4, "condition_number": 4.0, "rotation_seed": 0, "noise": "isotrop
 ICG4_EXACT = {"dim": 4, "condition_number": 4.0, "rotation_seed": 0, "noise": "none"}
 ICG4_STIFF = {"dim": 4, "condition_number": 16.0, "rotation_seed": 0, "noise": "isotropic", "noise_variance": 16.0}
 LINREG = {"num_data": 40, "dim": 2, "noise": "minibatch", "noise_batch_size": 8}
-WRAPPERS = {"single_layer": px.single_layer}
+TARGET_PRESETS = {"icg4": ICG4, "icg4_stiff": ICG4_STIFF}  # by the names of samplers._benchmarks.GATE_TARGETS
 
 
 @dataclasses.dataclass(frozen=True)
 class Cell:
-    """One gate setting. ``wrapper`` names a target adapter of ``WRAPPERS`` (the PX samplers need
-    layer matrices); ``num_burnin`` steps (adaptation) are not averaged; ``heavy_tailed`` cells
-    (chains that make rare huge excursions) are checked without the CLT (``bench.gate.truth``);
-    ``label`` tells apart cells of one sampler, target and step; ``backend`` the driver ("numpy":
-    the reference step); ``exact_law``: the design bias is the exact discrete law
-    (``bench.gate.exact_law``), not a measured one."""
+    """One gate setting. ``wrapper`` names a target adapter of
+    ``samplers._benchmarks.TARGET_WRAPPERS`` (the PX samplers need layer matrices); ``num_burnin``
+    steps (adaptation) are not averaged; ``heavy_tailed`` cells (chains that make rare huge
+    excursions) are checked without the CLT (``bench.gate.truth``); ``label`` tells apart cells of
+    one sampler, target and step; ``backend`` the driver ("numpy": the reference step);
+    ``exact_law``: the design bias is the exact discrete law (``bench.gate.exact_law``), not a
+    measured one."""
 
     sampler: str
     params: dict
@@ -96,112 +103,38 @@ class Cell:
         import targets
 
         target = targets.get(self.target, **self.target_params)
-        return target if self.wrapper is None else WRAPPERS[self.wrapper](target)
+        return target if self.wrapper is None else TARGET_WRAPPERS[self.wrapper](target)
 
 
-_CYCLICAL = {"kind": "cyclical", "cycle_length": 100}
-_T = {"temperature": TEMPERATURE}
-# Hyperparameters per sampler on icg4 (largest precision 2): step sizes where the slowest
-# coordinate (precision 1/2) relaxes within ~100 steps and no chain diverges.
-_ICG_PARAMS = {
-    "sgld": {"step_size": 0.02, **_T},
-    "psgld": {"step_size": 0.02, **_T},
-    "sgld_cv": {"step_size": 0.02, **_T},
-    "csgld": {"step_size": 0.04, "schedule": _CYCLICAL, "exploration_fraction": 0.25, **_T},
-    "clipped_sgld": {"step_size": 0.02, **_T},
-    "sglrw": {"step_size": 0.02, **_T},
-    "sghmc": {"step_size": 0.1, "form": "practical", "friction": 3.0, **_T},
-    "sghmc_cv": {"step_size": 0.1, "form": "practical", "friction": 3.0, **_T},
-    "sghmc_sa": {"step_size": 0.05, **_T},
-    "sgnht": {"step_size": 0.1, "form": "practical", "diffusion": 2.0, **_T},
-    "sgnht_cv": {"step_size": 0.1, "form": "practical", "diffusion": 2.0, **_T},
-    "px_sgld": {"step_size": 0.005, **_T},
-    "px_sghmc": {"step_size": 0.005, "friction": 50.0, "expanded_friction": 5.0, **_T},
-    "mclmc": {"step_size": 0.3, "L": 2.0},
-    "mile": {"step_size": 0.1, "L": 1.0, "tuning_steps": (300, 200, 200), "desired_energy_variance": (5e-3, 5e-4)},
-    "smile_naive": {"step_size": 0.2},
-    "psmile_naive": {"step_size": 0.2},
-    "smile": {"step_size": 0.2},
-    "psmile": {"step_size": 0.2},
-}
-_BURNIN = {"sghmc_sa": 500}  # its burn-in adapts the preconditioner and friction
-# Adaptive pSGLD's chains are heavy-tailed: when a chain's RMSprop average of g^2 is small its
-# preconditioner is large and the chain makes a huge excursion (over 4096 chains at h = 0.02, the
-# excess kurtosis of the per-chain variance error is about 360 in one coordinate).
-HEAVY_TAILED = ("psgld",)
-# With exact gradients (the full suite) these are heavy-tailed too: the design runs' excess
-# kurtosis of a per-chain statistic is 145 (smile), 10.7 (sghmc_sa), 7.8 (psmile), 6.9
-# (psmile_naive) against at most 2.5 for every other cell but pSGLD's.
-HEAVY_TAILED_EXACT = ("smile", "sghmc_sa", "psmile", "psmile_naive")
-# The full suite's larger step is twice the quick one, but practical SGNHT diverges there (1781 of
-# 2048 chains at h = 0.2; none of 2048 at 0.15, 0.16, 0.175 or 0.185): 1.5 times.
-_LARGE_STEP_SCALE = {"sgnht": 1.5}
-# MCLMC's tuner is full-batch: fed noisy energies it shrinks the step to 0 (samplers/mclmc.py), so
-# MILE's cell has exact gradients.
-_EXACT_GRADIENTS = ("mile",)
-# Variants where a setting the main cell does not exercise matters: (label, sampler, params, target).
-_VARIANTS = (
-    ("welling_teh", "sgld", {"step_size": 0.04, "convention": "welling_teh", **_T}, ICG4),
-    ("chen_refresh", "sghmc", {"step_size": 0.01, "form": "chen", "friction": 0.2, "noise_estimate": 2.0,
-                               "refresh_every": 3, **_T}, ICG4),
-    ("stiff", "clipped_sgld", {"step_size": 0.05, **_T}, ICG4_STIFF),
-    ("stiff", "sglrw", {"step_size": 0.05, **_T}, ICG4_STIFF),
-)
-# On linreg these have heavy-tailed chains too: the design runs' excess kurtosis of a per-chain
-# statistic is 3800 (psgld), 110 (smile), 51 (psmile), 18 (px_sghmc), 11 (sghmc_sa) against at
-# most 3 for every other linreg cell.
-HEAVY_TAILED_LINREG = ("psgld", "smile", "psmile", "px_sghmc", "sghmc_sa")
-# Every minibatch-capable sampler on linreg (N/B = 5); MCLMC and MILE are full-batch methods.
-_LINREG_PARAMS = {
-    "sgld": {"step_size": 1e-3, **_T},
-    "psgld": {"step_size": 1e-3, **_T},
-    "sgld_cv": {"step_size": 1e-3, **_T},
-    "csgld": {"step_size": 2e-3, "schedule": _CYCLICAL, "exploration_fraction": 0.25, **_T},
-    "clipped_sgld": {"step_size": 1e-3, **_T},
-    "sglrw": {"step_size": 1e-3, **_T},
-    "sghmc": {"step_size": 5e-3, "form": "practical", "friction": 3.0, **_T},
-    "sghmc_cv": {"step_size": 5e-3, "form": "practical", "friction": 3.0, **_T},
-    "sghmc_sa": {"step_size": 5e-3, **_T},
-    "sgnht": {"step_size": 5e-3, "form": "practical", "diffusion": 2.0, **_T},
-    "sgnht_cv": {"step_size": 5e-3, "form": "practical", "diffusion": 2.0, **_T},
-    "px_sgld": {"step_size": 2e-4, **_T},
-    "px_sghmc": {"step_size": 2e-4, "friction": 50.0, "expanded_friction": 5.0, **_T},
-    "smile_naive": {"step_size": 0.02},
-    "psmile_naive": {"step_size": 0.02},
-    "smile": {"step_size": 0.02},
-    "psmile": {"step_size": 0.02},
-}
-# The linear samplers, checked against their exact discrete law (label "exact").
-_EXACT_LAW_PARAMS = (
-    ("sgld", {"step_size": 0.02, **_T}),
-    ("sgld", {"step_size": 0.04, "convention": "welling_teh", **_T}),
-    ("sgld_cv", {"step_size": 0.02, **_T}),
-    ("psgld", {"step_size": 0.02, "smoothing": 1.0, "initial_square_average": 4.0, **_T}),
-    ("sghmc", {"step_size": 0.1, "form": "practical", "friction": 3.0, **_T}),
-    # noise estimate 8 (h beta = 0.08 against 2 alpha T = 0.2): ignoring it moves r by 0.06, and a
-    # refresh every 4 steps instead of 3 by 0.09, against the 0.04 these cells detect
-    ("sghmc", {"step_size": 0.01, "form": "chen", "friction": 0.2, "noise_estimate": 8.0, "refresh_every": 3,
-               **_T}),
-    ("sghmc", {"step_size": 0.2, "form": "practical", "friction": 3.0, "integrator": "splitting", **_T}),
-    ("sghmc_cv", {"step_size": 0.1, "form": "practical", "friction": 3.0, **_T}),
-)
+def _at_temperature(sampler: str, params: dict) -> dict:
+    """A copy of ``params`` with ``temperature`` ``TEMPERATURE`` added where ``sampler``'s
+    hyperparameters have one and ``params`` give none."""
+    import samplers
+
+    fields = {f.name for f in dataclasses.fields(samplers.get(sampler).Params)}
+    return {**params, "temperature": TEMPERATURE} if "temperature" in fields and "temperature" not in params \
+        else dict(params)
 
 
-def _icg_cell(sampler: str, scale: float = 1.0, target_params=ICG4) -> Cell:
-    target_params = ICG4_EXACT if sampler in _EXACT_GRADIENTS else target_params
-    params = dict(_ICG_PARAMS[sampler])
+def _icg_cell(sampler: str, settings, scale: float = 1.0, target_params=ICG4) -> Cell:
+    """``sampler``'s icg4 cell from its ``settings`` (``BenchmarkSettings``) at ``scale`` times its step,
+    with exact gradients where ``target_params`` or the settings say so."""
+    gate = settings.gate
+    target_params = ICG4_EXACT if gate.exact_gradients else target_params
+    params = _at_temperature(sampler, gate.icg4)
     params["step_size"] = round(params["step_size"] * scale, 12)
-    wrapper = "single_layer" if sampler.startswith("px_") else None
-    return Cell(sampler, params, target_params=dict(target_params), num_burnin=_BURNIN.get(sampler, 0),
-                wrapper=wrapper, heavy_tailed=sampler in HEAVY_TAILED
-                or (target_params.get("noise") == "none" and sampler in HEAVY_TAILED_EXACT))
+    heavy_tailed = "icg4" in gate.heavy_tailed or (target_params.get("noise") == "none"
+                                                   and "icg4_exact" in gate.heavy_tailed)
+    return Cell(sampler, params, target_params=dict(target_params), num_burnin=gate.num_burnin,
+                wrapper=settings.wrapper, heavy_tailed=heavy_tailed)
 
 
-def _exact_law_cell(sampler: str, params: dict) -> Cell:
+def _exact_law_cell(sampler: str, params: dict, wrapper: str | None) -> Cell:
+    params = _at_temperature(sampler, params)
     parts = [str(params[k]) for k in ("convention", "form", "integrator") if k in params]
     label = "-".join(["exact", *parts] + (["frozen"] if "smoothing" in params else []))
-    return Cell(sampler, dict(params), target_params=dict(ICG4), num_chains=EXACT_LAW_CHAINS, label=label,
-                exact_law=True)
+    return Cell(sampler, params, target_params=dict(ICG4), num_chains=EXACT_LAW_CHAINS, label=label,
+                wrapper=wrapper, exact_law=True)
 
 
 def _unrecorded_steps(sampler: str, params: dict) -> int:
@@ -219,27 +152,33 @@ def _reference_cell(cell: Cell) -> Cell:
                                num_burnin=min(cell.num_burnin, REFERENCE_STEPS // 2))
 
 
-@functools.cache
 def suite(name: str) -> tuple[Cell, ...]:
-    """The cells of suite ``name`` (``quick`` or ``full``)."""
+    """The cells of suite ``name`` (``quick`` or ``full``), from every registered sampler's settings.
+
+    Args:
+        name: the suite.
+
+    Returns:
+        its cells, grouped as in the module docstring, each group in the order of ``samplers.names()``;
+        MissingBenchmarkSettingsError names a registered sampler that declares no settings.
+    """
     import samplers
 
     if name not in SUITES:
         raise ValueError(f"unknown gate suite {name!r}; known suites: {', '.join(SUITES)}")
-    missing = sorted(set(samplers.names()) - set(_ICG_PARAMS))
-    if missing:
-        raise ValueError(f"registered samplers without gate settings in bench/gate/cells.py: {', '.join(missing)}")
-    icg = [_icg_cell(s) for s in sorted(_ICG_PARAMS)]
+    settings = {sampler: samplers.benchmark_settings(sampler) for sampler in samplers.names()}
+    icg = [_icg_cell(s, b) for s, b in settings.items()]
     cells = list(icg)
-    cells += [Cell(s, dict(p), target_params=dict(t), label=label) for label, s, p, t in _VARIANTS]
-    cells += [Cell(s, dict(p), target="linreg", target_params=dict(LINREG), heavy_tailed=s in HEAVY_TAILED_LINREG,
-                   wrapper="single_layer" if s.startswith("px_") else None)
-              for s, p in _LINREG_PARAMS.items()]
-    cells += [_exact_law_cell(s, p) for s, p in _EXACT_LAW_PARAMS]
+    cells += [Cell(s, _at_temperature(s, v.params), target_params=dict(TARGET_PRESETS[v.target]), label=v.label,
+                   wrapper=b.wrapper) for s, b in settings.items() for v in b.gate.variants]
+    cells += [Cell(s, _at_temperature(s, b.gate.linreg), target="linreg", target_params=dict(LINREG),
+                   heavy_tailed="linreg" in b.gate.heavy_tailed, wrapper=b.wrapper)
+              for s, b in settings.items() if b.gate.linreg is not None]
+    cells += [_exact_law_cell(s, p, b.wrapper) for s, b in settings.items() for p in b.gate.exact_law]
     cells += [_reference_cell(c) for c in icg]
     if name == "full":
-        cells += [_icg_cell(s, _LARGE_STEP_SCALE.get(s, 2.0)) for s in sorted(_ICG_PARAMS)]
-        cells += [_icg_cell(s, 1.0, ICG4_EXACT) for s in sorted(_ICG_PARAMS) if s not in _EXACT_GRADIENTS]
+        cells += [_icg_cell(s, b, b.gate.large_step_scale) for s, b in settings.items()]
+        cells += [_icg_cell(s, b, 1.0, ICG4_EXACT) for s, b in settings.items() if not b.gate.exact_gradients]
     return tuple(cells)
 
 
