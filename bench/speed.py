@@ -37,7 +37,7 @@ from bench import floors, native_sgld, numpy_driver
 from bench.config import RunConfig
 from bench.jax_driver import CompiledGrid
 from samplers._draws import jax_draws
-from bench.speed_workload import JAX_DTYPE, NUM_CHAINS, SEED, SETTINGS, problem
+from bench.speed_workload import JAX_DTYPE, NUM_CHAINS, SEED, gradient_evaluations, problem
 
 GRID_STEP_SIZES = np.logspace(-4, np.log10(2e-2), 22)
 TABLE1_CELLS = 48
@@ -68,7 +68,7 @@ def sampler_table(names, num_steps: int, numpy_steps: int, repeats: int = 3, pro
         jax_us, rng_us = _driver_and_floor(sampler, target, params, jax_config, positions, repeats)
         numpy_run = functools.partial(numpy_driver.run_chains, sampler, target, params, numpy_config, positions)
         numpy_us = 1e6 * floors.best_seconds(numpy_run, 1) / (NUM_CHAINS * numpy_steps)
-        rows.append({"sampler": name, "gradients per step": SETTINGS[name]["grads_per_step"],
+        rows.append({"sampler": name, "gradients per step": gradient_evaluations(sampler, target, params)[1],
                      "JAX µs": jax_us, "random numbers µs": rng_us, "x rng": jax_us / rng_us,
                      "x empty scan": jax_us / empty_us, "NumPy µs": numpy_us, "NumPy / JAX": numpy_us / jax_us})
         progress(f"{name}: JAX {jax_us:.3f} µs per chain-step, {jax_us / rng_us:.2f} x its random numbers")
@@ -80,7 +80,7 @@ def sampler_table(names, num_steps: int, numpy_steps: int, repeats: int = 3, pro
 def sgld_comparison(num_steps: int, numpy_steps: int, repeats: int = 3, progress=print) -> pd.DataFrame:
     """SGLD on the speed workload by each implementation; µs per chain-step and speed-up of ours (JAX)."""
     sampler, target, params, positions = problem("sgld")
-    step_size = SETTINGS["sgld"]["params"]["step_size"]
+    step_size = params.step_size
     jax_config = RunConfig(num_chains=NUM_CHAINS, num_steps=num_steps, seed=SEED, dtype=JAX_DTYPE)
     numpy_config = RunConfig(num_chains=NUM_CHAINS, num_steps=numpy_steps, seed=SEED, backend="numpy")
     ours = CompiledGrid(sampler, target, [params], jax_config, positions)

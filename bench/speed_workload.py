@@ -2,65 +2,73 @@
 appendix C with isotropic gradient noise of variance 256, 10 chains started at the mean, seed 0; the JAX
 driver in float32, the NumPy reference in float64 over 1/``NUMPY_STEPS_DIVISOR`` of the steps.
 
-``SETTINGS[name]``: the sampler's hyperparameters (``params``), the gradient evaluations one step makes
-(``grads_per_step``; ``priming_evals`` more at the start for samplers that cache a gradient), and a
-``target`` wrapper where the sampler needs one. Used by ``sgbench speed`` (``bench/speed.py``) and the
-pytest-benchmark files (``tests/benchmarks``); a registered sampler without an entry fails both.
+A sampler's hyperparameters are those its file declares (``BenchmarkSettings.speed``), on the icg as its
+``wrapper`` adapts it; the gradient evaluations of a step are what the step itself reports
+(:func:`gradient_evaluations`). Used by ``sgbench speed`` (``bench/speed.py``) and the pytest-benchmark
+files (``tests/benchmarks``); a registered sampler without settings fails both, naming what to declare.
 """
 
 from __future__ import annotations
 
+import jax
+import jax.numpy as jnp
+import numpy as np
+
 import samplers
 import targets
-from samplers import px
+from samplers._contract import GradientOracle
+from samplers._draws import jax_draws, numpy_draws
 
 NUM_CHAINS = 10
-STEP_SIZE = 1e-2
 SEED = 0
 TARGET = "icg"
 TARGET_PARAMS = {"dim": 10, "noise": "isotropic", "noise_variance": 256.0}
 BACKENDS = ("jax", "numpy")
 JAX_DTYPE = "float32"
 NUMPY_STEPS_DIVISOR = 100
-CYCLE_LENGTH = 10_000
-
-# Hyperparameters of each sampler in the benchmark, and the gradient evaluations one step makes.
-SETTINGS: dict[str, dict] = {
-    "sgld": {"params": {"step_size": STEP_SIZE}, "grads_per_step": 1},
-    "psgld": {"params": {"step_size": STEP_SIZE}, "grads_per_step": 1},
-    "sgld_cv": {"params": {"step_size": STEP_SIZE}, "grads_per_step": 2},
-    "csgld": {"params": {"step_size": STEP_SIZE, "schedule": {"kind": "cyclical", "cycle_length": CYCLE_LENGTH}},
-              "grads_per_step": 1},
-    "clipped_sgld": {"params": {"step_size": STEP_SIZE}, "grads_per_step": 1},
-    "sglrw": {"params": {"step_size": STEP_SIZE}, "grads_per_step": 1},
-    "sghmc": {"params": {"step_size": STEP_SIZE}, "grads_per_step": 1},
-    "sghmc_cv": {"params": {"step_size": STEP_SIZE}, "grads_per_step": 2},
-    "sghmc_sa": {"params": {"step_size": STEP_SIZE}, "grads_per_step": 1},
-    # the Chen form's thermostat cannot balance this noise at h = 1e-2 (h^2 V > hT): practical form
-    # PX samplers on the icg as one 1 x 10 layer (px.single_layer; 111 expanded coordinates): smaller steps,
-    # since the expansion's preconditioning makes 1e-2 diverge (PX-SGLD at 1e-3 too, within 10^5 steps);
-    # the BNN overhead figure is bench/px_overhead.py
-    "px_sgld": {"params": {"step_size": 1e-4}, "grads_per_step": 1, "target": px.single_layer},
-    "px_sghmc": {"params": {"step_size": 1e-3}, "grads_per_step": 1, "target": px.single_layer},
-    "sgnht": {"params": {"step_size": STEP_SIZE, "form": "practical", "diffusion": 1.0}, "grads_per_step": 1},
-    "sgnht_cv": {"params": {"step_size": STEP_SIZE, "form": "practical", "diffusion": 1.0}, "grads_per_step": 2},
-    "mclmc": {"params": {"step_size": 0.1, "L": 3.0}, "grads_per_step": 2, "priming_evals": 1},
-    "mile": {"params": {"step_size": 0.1, "L": 3.0, "tuning_steps": (2000, 1000, 1000)}, "grads_per_step": 2,
-             "priming_evals": 1},
-    "smile_naive": {"params": {"step_size": 0.03}, "grads_per_step": 3},
-    "psmile_naive": {"params": {"step_size": 0.03}, "grads_per_step": 3},
-    "smile": {"params": {"step_size": 0.1}, "grads_per_step": 3},
-    "psmile": {"params": {"step_size": 0.1}, "grads_per_step": 3},
-}
 
 
 def problem(name: str, icg=None):
-    """``(sampler, target, params, positions)`` of sampler ``name`` on the workload: the icg (``icg``, or built
-    here), wrapped where ``SETTINGS`` says, the validated parameters and ``NUM_CHAINS`` starts at the mean."""
-    if name not in SETTINGS:
-        raise LookupError(f"sampler {name!r} has no speed settings: add it to SETTINGS in bench/speed_workload.py")
+    """The workload of sampler ``name``.
+
+    Args:
+        name: a registered sampler.
+        icg: the workload's icg (built here when None).
+
+    Returns:
+        ``(sampler, target, params, positions)``: the sampler, the icg as its ``wrapper`` adapts it, its
+        validated ``speed`` hyperparameters and ``NUM_CHAINS`` starts at the mean.
+    """
+    settings = samplers.benchmark_settings(name)
     sampler = samplers.get(name)
-    icg = targets.get(TARGET, **TARGET_PARAMS) if icg is None else icg
-    target = SETTINGS[name].get("target", lambda wrapped: wrapped)(icg)
-    params = sampler.params_for(target, **SETTINGS[name]["params"])
+    target = settings.target_for(targets.get(TARGET, **TARGET_PARAMS) if icg is None else icg)
+    params = sampler.params_for(target, **settings.speed)
     return sampler, target, params, target.check_positions(target.initial_position(), NUM_CHAINS)
+
+
+def gradient_evaluations(sampler, target, params, driver: str = "numpy", seed: int = SEED) -> tuple[int, int]:
+    """The gradient evaluations of one chain at the target's initial position: those ``Sampler.start``
+    makes (priming a cached log density and gradient), and those of one step (its ``Info.num_grad_evals``).
+
+    Args:
+        sampler: a registered sampler or an adapter (anything with ``start``, ``draw_spec`` and the steps).
+        target: the target it runs on.
+        params: its validated hyperparameters.
+        driver: ``"numpy"`` (``reference_step`` on NumPy draws) or ``"jax"`` (``optimized_step``).
+        seed: of the step's draws.
+
+    Returns:
+        ``(priming, per_step)``.
+    """
+    spec = {"sampler": sampler.draw_spec(target.dim, params), "gradient": target.draw_spec}
+    if driver == "jax":
+        draws = jax_draws(jax.random.key(seed), spec, (), "float64")
+        position, step = jnp.asarray(target.initial_position()), sampler.optimized_step
+    else:
+        rng = np.random.default_rng(seed)
+        draws = {"sampler": numpy_draws(rng, spec["sampler"]), "gradient": numpy_draws(rng, spec["gradient"])}
+        position, step = np.asarray(target.initial_position()), sampler.reference_step
+    priming = []
+    state = sampler.start(position, params, GradientOracle.exact(target, lambda: priming.append(1)))
+    _, info = step(state, GradientOracle(target, draws["gradient"]), draws["sampler"], params)
+    return len(priming), int(info.num_grad_evals)

@@ -12,7 +12,7 @@ import samplers
 import targets
 from bench import native_sgld
 from bench.cli import main
-from bench.speed_workload import SETTINGS, TARGET, TARGET_PARAMS
+from bench.speed_workload import TARGET, TARGET_PARAMS
 
 
 def test_speed_command_writes_its_tables(tmp_path, capsys):
@@ -50,7 +50,7 @@ def test_native_sgld_is_sgld(implementation):
     if implementation == "posteriors":
         pytest.importorskip("posteriors")
     target = targets.get(TARGET, **TARGET_PARAMS)
-    h, steps, chains = SETTINGS["sgld"]["params"]["step_size"], 50, 200
+    h, steps, chains = samplers.benchmark_settings("sgld").speed["step_size"], 50, 200
     program = getattr(native_sgld, f"{implementation}_program")
     run = program(target, chains, steps, h, 0)
     final = np.asarray(run(), dtype=np.float64) - target.mean

@@ -16,14 +16,15 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+import samplers
 import targets
 from bench import native_sgld
 from bench.config import RunConfig
 
-from .test_bench_samplers import JAX_DTYPE, NUM_CHAINS, NUM_STEPS, ROUNDS, SEED, SETTINGS, TARGET, TARGET_PARAMS
+from .test_bench_samplers import JAX_DTYPE, NUM_CHAINS, NUM_STEPS, ROUNDS, SEED, TARGET, TARGET_PARAMS
 from .test_bench_samplers import _report, _timed
 
-STEP_SIZE = SETTINGS["sgld"]["params"]["step_size"]
+STEP_SIZE = samplers.benchmark_settings("sgld").speed["step_size"]
 
 
 @pytest.fixture(scope="module")

@@ -15,11 +15,12 @@ import warnings
 import numpy as np
 import pytest
 
+import samplers
 import targets
 from bench import native_sgld
 from bench.config import RunConfig
 
-from .test_bench_samplers import NUM_CHAINS, NUM_STEPS, NUMPY_STEPS_DIVISOR, ROUNDS, SEED, SETTINGS, TARGET
+from .test_bench_samplers import NUM_CHAINS, NUM_STEPS, NUMPY_STEPS_DIVISOR, ROUNDS, SEED, TARGET
 from .test_bench_samplers import TARGET_PARAMS, _report, _timed
 
 torch = pytest.importorskip("torch")  # the [test] extra; skipped where it is not installed, as tests/test_adapters.py
@@ -28,7 +29,7 @@ with warnings.catch_warnings():  # tensordict warns once per posteriors state cl
     posteriors = pytest.importorskip("posteriors")
     pytest.importorskip("posteriors.sgmcmc.sgld")
 
-STEP_SIZE = SETTINGS["sgld"]["params"]["step_size"]
+STEP_SIZE = samplers.benchmark_settings("sgld").speed["step_size"]
 DTYPE = torch.float32
 
 

@@ -8,11 +8,11 @@ For each sampler in ``samplers.names()`` and each backend:
   and run once before the timed rounds);
 - ``numpy``: the NumPy reference driver (float64, a Python loop), 10 chains x N/100 steps.
 
-A sampler's hyperparameters come from ``SETTINGS`` of ``bench/speed_workload.py`` (step size 1e-2, as in
-the SGLD speed figure, except the PX samplers; cSGLD with a cyclical schedule of ``CYCLE_LENGTH`` steps;
-SGLD-CV's centre is the target's mode, found once by ``Sampler.params_for``; a ``target`` entry wraps the icg, as
-``px.single_layer`` does for the samplers that need layer matrices). A registered sampler without an entry there fails
-``test_every_sampler_has_settings`` and its own benchmarks: a new sampler must say how it is timed.
+A sampler's hyperparameters are those its file declares for the speed workload (``BenchmarkSettings.speed``,
+read by ``bench/speed_workload.py``: step size 1e-2, as in the SGLD speed figure, except the PX and microcanonical
+samplers; SGLD-CV's centre is the target's mode, found once by ``Sampler.params_for``; a ``wrapper`` adapts the icg,
+as ``single_layer`` does for the samplers that need layer matrices). A registered sampler without settings fails its
+own benchmarks with an error that says what to declare: a new sampler must say how it is timed.
 
 The default ``pytest`` run has ``--benchmark-disable`` (pyproject addopts): each benchmarked
 function then runs once at a small size, as a smoke test. Sizes come from the environment:
@@ -47,8 +47,7 @@ from bench.config import RunConfig
 from bench.jax_driver import CompiledGrid
 
 from bench.speed_workload import (  # noqa: F401  (the workload, also imported by the other benchmark files)
-    BACKENDS, CYCLE_LENGTH, JAX_DTYPE, NUM_CHAINS, NUMPY_STEPS_DIVISOR, SEED, SETTINGS, STEP_SIZE, TARGET,
-    TARGET_PARAMS, problem)
+    BACKENDS, JAX_DTYPE, NUM_CHAINS, NUMPY_STEPS_DIVISOR, SEED, TARGET, TARGET_PARAMS, gradient_evaluations, problem)
 
 
 def _env_int(name: str, default: int) -> int:
@@ -66,31 +65,9 @@ NUM_STEPS = _env_int("SGBENCH_BENCH_STEPS", 10_000)
 ROUNDS = _env_int("SGBENCH_BENCH_ROUNDS", 3)
 
 
-def settings(name: str) -> dict:
-    """``SETTINGS[name]``; fails the test (naming the sampler) when it has none."""
-    if name not in SETTINGS:
-        pytest.fail(f"sampler {name!r} is registered but has no benchmark settings: add it to SETTINGS in "
-                    "bench/speed_workload.py (and to bench/asv/benchmarks/_workloads.py)")
-    return SETTINGS[name]
-
-
-def test_every_sampler_has_settings():
-    missing = sorted(set(samplers.names()) - set(SETTINGS))
-    assert not missing, f"registered samplers without benchmark settings: {missing}"
-    unknown = sorted(set(SETTINGS) - set(samplers.names()))
-    assert not unknown, f"benchmark settings of samplers that are not registered: {unknown}"
-
-
 @pytest.fixture(scope="module")
 def target():
     return targets.get(TARGET, **TARGET_PARAMS)
-
-
-def _problem(name: str, target):
-    """The sampler, its target (the icg, or its wrapping by the settings' ``target``), parameters and
-    starting positions (``bench.speed_workload.problem``); a sampler without settings fails the test."""
-    settings(name)
-    return problem(name, target)
 
 
 def _timed(function):
@@ -141,8 +118,8 @@ def _run_numpy(sampler, target, params, positions, num_steps):
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("name", samplers.names())
 def test_sampler_step_time(benchmark, target, name, backend):
-    sampler, target, params, positions = _problem(name, target)
-    grads_per_step = settings(name)["grads_per_step"]
+    sampler, target, params, positions = problem(name, target)
+    priming, grads_per_step = gradient_evaluations(sampler, target, params)
     if backend == "jax":
         config, run, seconds, extra = _run_jax(sampler, target, params, positions, NUM_STEPS)
     else:
@@ -151,8 +128,7 @@ def test_sampler_step_time(benchmark, target, name, backend):
     benchmark.group = f"icg10-isotropic-{name}"
     trace = benchmark.pedantic(run, rounds=ROUNDS, iterations=1, warmup_rounds=0)
     _report(benchmark, seconds, config, grads_per_step, backend=backend, sampler=name, **extra)
-    # It did the work (not a timing check): the sampler's gradients per chain-step (plus those that
-    # prime a cached state), no chain diverged.
-    priming = settings(name).get("priming_evals", 0)
+    # It did the work (not a timing check): per chain-step the gradients one reference step reports (plus
+    # those that prime a cached state), no chain diverged.
     assert int(np.sum(trace.grad_evals)) == (grads_per_step * config.total_steps + priming) * config.num_chains
     assert int(np.sum(trace.nonfinite_steps)) == 0

@@ -1,6 +1,6 @@
 """pytest-benchmark benchmarks: ONE step of every registered sampler's optimized (JAX) implementation,
 ``jit(vmap(optimized_step))`` over 10 chains, float32, on the workload of ``test_bench_samplers.py`` (the
-10-d icg with isotropic gradient noise of variance 256, the same ``SETTINGS``, chains at the mean).
+10-d icg with isotropic gradient noise of variance 256, the same hyperparameters, chains at the mean).
 
 What is timed is one call of the compiled step: Python dispatch of the jitted function, the step of 10
 chains, and ``block_until_ready`` on its output. The state (``Sampler.start``, as the JAX driver makes it)
@@ -35,8 +35,8 @@ from bench.config import RunConfig
 from samplers._contract import GradientOracle
 from samplers._draws import jax_draws
 
-from .test_bench_samplers import JAX_DTYPE, NUM_CHAINS, SEED, TARGET, TARGET_PARAMS, _problem, _report, _timed
-from .test_bench_samplers import SETTINGS, settings
+from .test_bench_samplers import JAX_DTYPE, NUM_CHAINS, SEED, TARGET, TARGET_PARAMS, _report, _timed
+from .test_bench_samplers import gradient_evaluations, problem
 
 
 @pytest.fixture(scope="module")
@@ -55,13 +55,13 @@ def _start(sampler, target):
 
 @pytest.fixture(scope="module")
 def inputs(target):
-    """``{name: (problem, states, draws)}`` for every sampler with ``SETTINGS``: its ``_problem`` (parameters as
-    the driver's float32 arrays), its 10 chains' start and one step's draws, all made by ONE compiled call
-    (one compilation for all samplers, instead of one or more per sampler)."""
+    """``{name: (problem, states, draws)}`` for every registered sampler: its ``problem`` (parameters as the
+    driver's float32 arrays), its 10 chains' start and one step's draws, all made by ONE compiled call (one
+    compilation for all samplers, instead of one or more per sampler)."""
     dtype = jnp.dtype(JAX_DTYPE)
     problems = {}
-    for name in sorted(set(samplers.names()) & set(SETTINGS)):
-        sampler, wrapped, params, positions = _problem(name, target)
+    for name in samplers.names():
+        sampler, wrapped, params, positions = problem(name, target)
         params = jax.tree.map(lambda value: jnp.asarray(value, dtype=dtype), params)  # as the driver's grid
         problems[name] = (sampler, wrapped, params, jnp.asarray(positions, dtype=dtype))
 
@@ -102,8 +102,8 @@ class CompiledStep:
 
 
 @pytest.mark.parametrize("name", samplers.names())
-def test_one_step_time(benchmark, inputs, name):
-    grads_per_step = settings(name)["grads_per_step"]
+def test_one_step_time(benchmark, target, inputs, name):
+    grads_per_step = gradient_evaluations(*problem(name, target)[:3])[1]
     step = CompiledStep(*inputs[name], quick=benchmark.disabled)
     run, seconds = _timed(step) if benchmark.disabled else (step, [])
     benchmark.group = f"icg10-isotropic-{name}"
@@ -111,6 +111,7 @@ def test_one_step_time(benchmark, inputs, name):
     config = RunConfig(num_chains=NUM_CHAINS, num_steps=1, seed=SEED, dtype=JAX_DTYPE)
     _report(benchmark, seconds, config, grads_per_step, backend="jax", sampler=name,
             measured="dispatch + one step of 10 chains", compile_seconds=step.compile_seconds)
-    # It did the work (not a timing check): one step's gradients on every chain, finite positions.
+    # It did the work (not a timing check): on every chain the gradients one reference step reports, finite
+    # positions.
     assert int(np.sum(info.num_grad_evals)) == grads_per_step * NUM_CHAINS
     assert np.all(np.isfinite(np.asarray(state.position)))
