@@ -1,6 +1,7 @@
 """What the asv benchmarks run: the implementation of a (sampler, backend) pair, its target, its
-hyperparameters (``SETTINGS``), the length of a whole run, and the memory rule that skips what
-cannot fit. Shared by ``samplers.py`` (timings, peak memory) and ``quality.py`` (statistical quality).
+hyperparameters (``settings``: what a sampler's file declares, or ``ADAPTER_SETTINGS``), the length of a
+whole run, and the memory rule that skips what cannot fit. Shared by ``samplers.py`` (timings, peak
+memory) and ``quality.py`` (statistical quality).
 
 Backends (the ``backend`` parameter):
 
@@ -26,9 +27,9 @@ Timing targets (``timing_target``):
   noise of 32), H chosen so that the parameter count H^2 + 76 H + 10 is nearest to D (D = 1000:
   H = 11, 967 parameters; D = 10^5: H = 280, 99 690). D = 10 is impossible (H = 1 has 87).
 
-PX samplers need layer matrices: on the icg they run on ``samplers.px.single_layer(icg)`` (one
-1 x D layer, expanded with a D x D factor), on the bnn on its own layers. Control-variate samplers
-are centred at the target's initial position in the timings (the icg's mean, which is its mode;
+PX samplers need layer matrices: on the icg they run through the ``wrapper`` their files declare
+(``single_layer``: one 1 x D layer, expanded with a D x D factor), on the bnn on its own layers.
+Control-variate samplers are centred at the target's initial position in the timings (the icg's mean, which is its mode;
 the bnn's random initialisation), so no MAP search precedes them; their cost per step does not
 depend on the centre.
 
@@ -64,7 +65,6 @@ import numpy as np
 
 import samplers
 import targets
-from samplers import px
 from samplers._contract import GradientOracle
 
 from ._diagonal_icg import DiagonalICG
@@ -96,82 +96,30 @@ ADAPTERS = {
     "posteriors_baoa": ("bench.adapters.posteriors", ("baoa",)),
 }
 
-_CYCLICAL = {"kind": "cyclical", "cycle_length": 10_000}
-_MILE_TUNING = (2000, 1000, 1000)  # short phases (the paper's are 40 000, 5000, 5000)
-_PRACTICAL = {"form": "practical"}  # PX Algorithms 3-4: step size epsilon, friction (rate) gamma
-# Hyperparameters per implementation (a suite sampler, or an adapter by its name) and target. Chosen
+# Hyperparameters per implementation and target: a suite sampler's are those its file declares
+# (``BenchmarkSettings.asv``, ``samplers/_benchmarks.py``), an adapter's (by its name) are here. Chosen
 # by 20-chain probes of 10^5 gradient evaluations (5000 steps on the bnn) among a few step sizes per
 # target, keeping every chain finite; every quality run (quality.py: 50 chains, 2 x 10^5 gradient
 # evaluations, 10^3 for posteriors) then had no diverged chain, and track_diverged_chains watches it.
 # - icg (10-d, eigenvalues 1e-2 to 1e2, isotropic noise of variance 256): step 1e-2, as in
 #   tests/benchmarks/test_bench_samplers.py, whose speed figures these continue; the PX samplers
 #   smaller (the expansion's preconditioning makes larger steps diverge). The eigenvalues do not
-#   depend on the dimension, so the same steps hold at every D. The gate's settings
-#   (bench/gate/cells.py, _ICG_PARAMS) are for a 4-d icg with condition number 4 and do not fit
-#   (SGLD's 0.02 is at the edge of stability at precision 100). SGHMC runs in the practical form with
-#   friction 10: in the Chen form at MAMBA's friction 0.01 the gradient noise heats the momentum
-#   about 100-fold (b^2 ~ 10^4); its control-variate variant sees no noise (the injected noise cancels).
+#   depend on the dimension, so the same steps hold at every D. The gate's settings (``gate.icg4``)
+#   are for a 4-d icg with condition number 4 and do not fit (SGLD's 0.02 is at the edge of
+#   stability at precision 100).
 # - rosenbrock (10-d, Q = 0.1, the same noise): curvatures up to ~300 in the banana's arms; Langevin
 #   steps of 1e-2 diverge there, 3e-3 do not (clipped SGLD 1e-3).
 # - linreg (N = 1000, d = 20, minibatches of 32): the largest precision is about 10^3; Langevin steps
 #   3e-5 (1e-4 is stable but biased: b^2 0.02), momentum samplers with more friction.
 # - bnn (digits 64-H-H-10, minibatches of 32 of 1258, timing only): Langevin steps 1e-4; SGHMC and
-#   SGNHT in the practical form at PX table 11's step 3e-4 and friction 100 (PX-SGHMC 1e-4).
+#   SGNHT in the practical form (PX Algorithms 3-4: step size epsilon, friction rate gamma) at PX
+#   table 11's step 3e-4 and friction 100 (PX-SGHMC 1e-4).
 # - Adapters: blackjax's and posteriors' SGHMC and SGNHT are explicit Euler, stable only when
 #   step * precision < friction (samplers/_hamiltonian.py); their steps and alphas equal the suite's
 #   practical-form steps and frictions (diffusions for SGNHT), which to_reference translates to the
 #   Chen form h = epsilon^2, per-step friction alpha * epsilon. blackjax's SGHMC makes its default 10
 #   integration steps (10 gradients) per step. posteriors' num_data is 1 (the suite's scale).
-# - MILE's icg, rosenbrock and linreg entries are run with exact gradients by quality.py (its tuner
-#   is full-batch); its timings use the noisy targets like every other sampler's.
-SETTINGS: dict[str, dict[str, dict]] = {
-    "sgld": {"icg": {"step_size": 1e-2}, "rosenbrock": {"step_size": 3e-3}, "linreg": {"step_size": 3e-5},
-             "bnn": {"step_size": 1e-4}},
-    "psgld": {"icg": {"step_size": 1e-2}, "rosenbrock": {"step_size": 3e-3}, "linreg": {"step_size": 1e-4},
-              "bnn": {"step_size": 1e-4}},
-    "sgld_cv": {"icg": {"step_size": 1e-2}, "rosenbrock": {"step_size": 3e-3}, "linreg": {"step_size": 3e-5},
-                "bnn": {"step_size": 1e-4}},
-    "csgld": {"icg": {"step_size": 1e-2, "schedule": _CYCLICAL},
-              "rosenbrock": {"step_size": 3e-3, "schedule": _CYCLICAL},
-              "linreg": {"step_size": 3e-5, "schedule": _CYCLICAL}, "bnn": {"step_size": 1e-4, "schedule": _CYCLICAL}},
-    "clipped_sgld": {"icg": {"step_size": 1e-2}, "rosenbrock": {"step_size": 1e-3}, "linreg": {"step_size": 3e-5},
-                     "bnn": {"step_size": 1e-4}},
-    "sglrw": {"icg": {"step_size": 1e-2}, "rosenbrock": {"step_size": 3e-3}, "linreg": {"step_size": 3e-5},
-              "bnn": {"step_size": 1e-4}},
-    "sghmc": {"icg": {"step_size": 1e-2, "friction": 10.0, **_PRACTICAL},
-              "rosenbrock": {"step_size": 1e-2, "friction": 10.0, **_PRACTICAL},
-              "linreg": {"step_size": 1e-3, "friction": 100.0, **_PRACTICAL},
-              "bnn": {"step_size": 3e-4, "friction": 100.0, **_PRACTICAL}},
-    "sghmc_cv": {"icg": {"step_size": 1e-2}, "rosenbrock": {"step_size": 1e-3},
-                 "linreg": {"step_size": 1e-3, "friction": 10.0, **_PRACTICAL},
-                 "bnn": {"step_size": 3e-4, "friction": 100.0, **_PRACTICAL}},
-    "sghmc_sa": {"icg": {"step_size": 1e-2}, "rosenbrock": {"step_size": 1e-2}, "linreg": {"step_size": 1e-3},
-                 "bnn": {"step_size": 1e-3}},
-    "sgnht": {"icg": {"step_size": 1e-2, "diffusion": 1.0, **_PRACTICAL},
-              "rosenbrock": {"step_size": 1e-2, "diffusion": 1.0, **_PRACTICAL},
-              "linreg": {"step_size": 3e-3, "diffusion": 1.0, **_PRACTICAL}, "bnn": {"step_size": 3e-4, **_PRACTICAL}},
-    "sgnht_cv": {"icg": {"step_size": 1e-2, "diffusion": 1.0, **_PRACTICAL},
-                 "rosenbrock": {"step_size": 1e-2, "diffusion": 1.0, **_PRACTICAL},
-                 "linreg": {"step_size": 3e-3, "diffusion": 1.0, **_PRACTICAL},
-                 "bnn": {"step_size": 3e-4, **_PRACTICAL}},
-    "px_sgld": {"icg": {"step_size": 1e-4}, "rosenbrock": {"step_size": 3e-5}, "linreg": {"step_size": 3e-6},
-                "bnn": {"step_size": 1e-5}},
-    "px_sghmc": {"icg": {"step_size": 1e-3}, "rosenbrock": {"step_size": 1e-3}, "linreg": {"step_size": 3e-5},
-                 "bnn": {"step_size": 1e-4}},
-    "mclmc": {"icg": {"step_size": 0.1, "L": 3.0}, "rosenbrock": {"step_size": 0.1, "L": 3.0},
-              "linreg": {"step_size": 0.01, "L": 0.2}, "bnn": {"step_size": 1e-2, "L": 1.0}},
-    "mile": {"icg": {"step_size": 0.1, "L": 3.0, "tuning_steps": _MILE_TUNING},
-             "rosenbrock": {"step_size": 0.1, "L": 3.0, "tuning_steps": _MILE_TUNING},
-             "linreg": {"step_size": 0.03, "L": 0.2, "tuning_steps": _MILE_TUNING},
-             "bnn": {"tuning_steps": _MILE_TUNING}},  # the bnn: MILE's own initial step and L
-    "smile_naive": {"icg": {"step_size": 0.03}, "rosenbrock": {"step_size": 0.03}, "linreg": {"step_size": 0.01},
-                    "bnn": {"step_size": 1e-3}},
-    "psmile_naive": {"icg": {"step_size": 0.03}, "rosenbrock": {"step_size": 0.03}, "linreg": {"step_size": 0.01},
-                     "bnn": {"step_size": 1e-3}},
-    "smile": {"icg": {"step_size": 0.1}, "rosenbrock": {"step_size": 0.1}, "linreg": {"step_size": 0.03},
-              "bnn": {"step_size": 1e-2}},
-    "psmile": {"icg": {"step_size": 0.1}, "rosenbrock": {"step_size": 0.1}, "linreg": {"step_size": 0.03},
-               "bnn": {"step_size": 1e-2}},
+ADAPTER_SETTINGS: dict[str, dict[str, dict]] = {
     "blackjax:sgld": {"icg": {"step_size": 1e-2}, "rosenbrock": {"step_size": 3e-3}, "linreg": {"step_size": 3e-5},
                       "bnn": {"step_size": 1e-4}},
     "blackjax:sghmc": {"icg": {"step_size": 1e-2, "alpha": 10.0}, "rosenbrock": {"step_size": 1e-2, "alpha": 10.0},
@@ -206,7 +154,7 @@ class Implementation:
         return JAX_DTYPE if self.driver == "jax" else "float64"
 
     def params(self, target_kind: str, target, timing: bool):
-        """Validated hyperparameters on ``target`` (of ``target_kind``) from ``SETTINGS``; in
+        """Validated hyperparameters on ``target`` (of ``target_kind``) from ``settings``; in
         ``timing`` workloads a control variate is centred at the initial position (no MAP search)."""
         given = dict(settings(self.sampler.name, target_kind))
         if timing and "centre" in {f.name for f in dataclasses.fields(self.sampler.Params)}:
@@ -236,12 +184,20 @@ def implementation(sampler_name: str, backend: str) -> Implementation:
 
 
 def settings(name: str, target_kind: str) -> dict:
-    """``SETTINGS[name][target_kind]``. A missing entry is an error, not a skip: the benchmark fails
-    (a new sampler must say how it is benchmarked)."""
-    if target_kind not in SETTINGS.get(name, {}):
-        raise LookupError(f"{name!r} has no hyperparameters for target {target_kind!r}: add them to SETTINGS in "
-                          "bench/asv/benchmarks/_workloads.py")
-    return SETTINGS[name][target_kind]
+    """The hyperparameters of implementation ``name`` on ``target_kind``.
+
+    Args:
+        name: a registered sampler (its file's ``BenchmarkSettings.asv``) or an adapter (``ADAPTER_SETTINGS``).
+        target_kind: one of ``samplers._benchmarks.ASV_TARGETS``.
+
+    Returns:
+        the hyperparameters. A missing entry is an error, not a skip: the benchmark fails (a new sampler
+        must say how it is benchmarked).
+    """
+    table = ADAPTER_SETTINGS[name] if name in ADAPTER_SETTINGS else samplers.benchmark_settings(name).asv
+    if target_kind not in table:
+        raise LookupError(f"{name!r} has no hyperparameters for target {target_kind!r}")
+    return table[target_kind]
 
 
 # --- targets ------------------------------------------------------------------------------------------------------
@@ -274,16 +230,12 @@ def timing_target(kind: str, dim: int):
     raise ValueError(f"target must be one of {', '.join(TIMING_TARGETS)}, got {kind!r}")
 
 
-def needs_layers(sampler) -> bool:
-    """Whether ``sampler`` expands layer matrices (the PX samplers, by their registered name)."""
-    return sampler.name.startswith("px_")
-
-
-def for_sampler(sampler, target):
-    """``target`` as ``sampler`` sees it: a vector target becomes one layer for a PX sampler."""
-    if needs_layers(sampler) and getattr(target, "layer_shapes", None) is None:
-        return px.single_layer(target)
-    return target
+def for_sampler(implementation: Implementation, target):
+    """``target`` as ``implementation``'s suite sampler sees it: a vector target adapted by the
+    ``wrapper`` its file declares (one layer for a PX sampler); a target with layers (the bnn) as it is."""
+    if getattr(target, "layer_shapes", None) is not None:
+        return target
+    return samplers.benchmark_settings(implementation.sampler_name).target_for(target)
 
 
 # --- run length and memory ----------------------------------------------------------------------------------------

@@ -14,10 +14,10 @@ seed, as in ``bench/gate/replicates.py``) of ``GRADIENT_BUDGET // g`` steps, g t
 evaluations of one step: 2 x 10^5 gradient evaluations per chain. The posteriors adapters, which
 run on the NumPy driver at about 1 ms per step (``tests/test_adapters.py``), get
 ``REDUCED_BUDGET`` = 10^3 (their values are only comparable with themselves). MILE runs with exact
-gradients (``EXACT_GRADIENTS``, as in the gate). Every tracked value is the median over the 5
-groups of the metric ``bench.scoring.score`` computes for that group (``RunResult.metrics`` names),
-a group that failed (all chains diverged, or the threshold never reached) counting as worse than
-any other. Hyperparameters: ``_workloads.SETTINGS`` (``icg``, ``rosenbrock``, ``linreg`` entries).
+gradients (its file's ``gate.exact_gradients``, as in the gate). Every tracked value is the median
+over the 5 groups of the metric ``bench.scoring.score`` computes for that group (``RunResult.metrics``
+names), a group that failed (all chains diverged, or the threshold never reached) counting as worse
+than any other. Hyperparameters: ``_workloads.settings`` (``icg``, ``rosenbrock``, ``linreg`` entries).
 
 - ``TrackICG`` (the 10-d icg with isotropic noise of variance 256, SMILE appendix C):
   ``track_b2`` (``b2_mean_chain_average``: b^2 averaged over dimensions and over the group's chains,
@@ -44,18 +44,15 @@ import math
 import os
 from pathlib import Path
 
-import jax
-import jax.numpy as jnp
 import numpy as np
 
 import bench
 import samplers
 import targets
 from bench.scoring import score
+from bench.speed_workload import gradient_evaluations
 from bench.trace import Checkpoints
 from reference.metrics import Moments
-from samplers._contract import GradientOracle
-from samplers._draws import jax_draws, numpy_draws
 
 from . import _workloads as workloads
 
@@ -73,10 +70,6 @@ QUALITY_TARGETS = {  # target name and parameters, gradient noise apart
 }
 GRADIENT_NOISE = {"icg": workloads.ISOTROPIC_NOISE, "rosenbrock": workloads.ISOTROPIC_NOISE,
                   "linreg": {}}  # linreg: its default, minibatches of 32
-# As in the gate (bench/gate/cells.py): MCLMC's tuner is full-batch; fed noisy energies it shrinks
-# MILE's step to 0 and freezes the chains (b^2 ~ 0.5 and a singular Gaussian fit), so MILE runs with
-# exact gradients.
-EXACT_GRADIENTS = ("mile",)
 RUN_OPTIONS = {  # RunConfig fields the metrics need
     "icg": dict(num_checkpoints=NUM_CHECKPOINTS),
     "rosenbrock": {},
@@ -87,23 +80,6 @@ METRICS = {  # what is kept per group: metric name -> value when the metric is m
     "grad_evals_to_b2_below_0.01": math.inf,
     "kl_truth_to_fit": math.nan,
 }
-
-
-def gradients_per_step(implementation, target, params) -> int:
-    """Gradient evaluations of one step (``Info.num_grad_evals`` of one step from the initial position)."""
-    sampler = implementation.sampler
-    spec = sampler.draw_spec(target.dim, params)
-    if implementation.driver == "jax":
-        draws = jax_draws(jax.random.key(workloads.SEED), {"sampler": spec, "gradient": target.draw_spec}, (),
-                          "float64")
-        position, step = jnp.asarray(target.initial_position()), sampler.optimized_step
-    else:
-        rng = np.random.default_rng(workloads.SEED)
-        draws = {"sampler": numpy_draws(rng, spec), "gradient": numpy_draws(rng, target.draw_spec)}
-        position, step = np.asarray(target.initial_position()), sampler.reference_step
-    state = sampler.start(position, params, GradientOracle.exact(target))
-    _, info = step(state, GradientOracle(target, draws["gradient"]), draws["sampler"], params)
-    return int(info.num_grad_evals)
 
 
 def chain_group(trace, group: int):
@@ -130,11 +106,15 @@ def measure(target_kind: str, name: str, backend: str) -> dict:
         raise ValueError(f"backend must be one of {', '.join(QUALITY_BACKENDS)}, got {backend!r}")
     implementation = workloads.implementation(name, backend)
     target_name, target_params = QUALITY_TARGETS[target_kind]
-    noise = {"noise": "none"} if name in EXACT_GRADIENTS else GRADIENT_NOISE[target_kind]
-    target = workloads.for_sampler(implementation.sampler, targets.get(target_name, **target_params, **noise))
+    # MCLMC's tuner is full-batch: fed noisy energies it shrinks MILE's step to 0 and freezes the chains
+    # (b^2 ~ 0.5 and a singular Gaussian fit), so MILE's file asks for exact gradients.
+    exact = samplers.benchmark_settings(name).gate.exact_gradients
+    noise = {"noise": "none"} if exact else GRADIENT_NOISE[target_kind]
+    target = workloads.for_sampler(implementation, targets.get(target_name, **target_params, **noise))
     params = implementation.params(target_kind, target, timing=False)
     budget = GRADIENT_BUDGET if implementation.driver == "jax" else REDUCED_BUDGET
-    steps = budget // gradients_per_step(implementation, target, params)
+    steps = budget // gradient_evaluations(implementation.sampler, target, params, implementation.driver,
+                                           workloads.SEED)[1]
     options = dict(RUN_OPTIONS[target_kind])
     if options.get("keep_samples"):
         options["thin"] = max(1, steps // KEPT_DRAWS)

@@ -5,7 +5,8 @@ Parameters ``(sampler, backend, dim, chains, target)``: ``backend`` in ``jax`` (
 implementation, JAX driver, float32), ``numpy`` (the reference implementation, NumPy driver,
 float64), ``blackjax``, ``posteriors``, ``posteriors_baoa`` (adapters, ``bench/adapters``); ``dim`` in
 10, 1000, 10^5; ``chains`` in 1, 10, 1000; ``target`` ``icg`` or ``bnn``. Targets, hyperparameters
-(``SETTINGS``), the run-length rule and the memory rule are in ``_workloads.py``. Chains start at the
+(``_workloads.settings``: what each sampler's file declares), the run-length rule and the memory rule are in
+``_workloads.py``. Chains start at the
 target's initial position, seed 0. Compilation is excluded from every time (``setup`` compiles and
 runs once).
 
@@ -30,7 +31,7 @@ without an implementation of the sampler; the bnn at d = 10 (no digits network i
 combinations whose estimated memory exceeds 4 GiB (``_workloads.check_memory``: e.g. a whole JAX
 run of 1000 chains x 10^5 coordinates, whose float64 running moments alone take 6 GB, and the PX
 samplers on the icg at d = 10^5, whose expanded layer is a 10^5 x 10^5 matrix). A registered
-sampler without ``SETTINGS`` makes its benchmarks fail (LookupError naming the missing entry).
+sampler without benchmark settings makes its benchmarks fail (an error naming it and what to declare).
 """
 
 from __future__ import annotations
@@ -55,7 +56,7 @@ TIMING_PARAM_NAMES = ("sampler", "backend", "dim", "chains", "target")
 def _workload(name: str, backend: str, dim: int, target_kind: str):
     """``(implementation, target, params)`` of one timing combination; NotImplementedError to skip."""
     implementation = workloads.implementation(name, backend)
-    target = workloads.for_sampler(implementation.sampler, workloads.timing_target(target_kind, dim))
+    target = workloads.for_sampler(implementation, workloads.timing_target(target_kind, dim))
     return implementation, target, implementation.params(target_kind, target, timing=True)
 
 
