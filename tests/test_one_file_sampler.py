@@ -1,0 +1,169 @@
+"""A new sampler is one file (DESIGN.md): its benchmark settings live in it
+(``samplers._benchmarks.BenchmarkSettings``), and every benchmark reads them from the registry.
+
+- A throwaway SGLD written to a temporary module, registered with its own settings and nothing else
+  edited, is in the gate's quick cells (at the gate's temperature), the equivalence test's settings
+  (and passes it), the speed workload's table (``sgbench speed``) with the gradients its step
+  reports, and the asv suite's parameters and settings; unregistered, it is in none of them.
+- A registered sampler without settings is an error naming it and what to declare; bad settings are
+  errors naming the field.
+All deterministic (no statistical assertion).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import importlib
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+import samplers
+import targets
+from bench import speed, speed_workload
+from bench.gate import cells
+from samplers._benchmarks import ASV_TARGETS, GATE_TARGETS
+
+import test_equivalence
+
+REPO = Path(__file__).resolve().parents[1]
+NAME = "throwaway_sgld"
+THROWAWAY = '''"""SGLD, copied as a new sampler would be written: one file, with its benchmark settings."""
+
+import jax.numpy as jnp
+import numpy as np
+
+import samplers
+from samplers._langevin import LangevinParams as Params, State, draw_spec, init  # noqa: F401
+
+
+def reference_step(state, grad_fn, draws, params):
+    h = params.step_size_at(state.step, np)
+    position = state.position + h * grad_fn(state.position) + np.sqrt(2 * h * params.temperature) * draws["noise"]
+    return State(position, state.step + 1), samplers.Info(num_grad_evals=1)
+
+
+def optimized_step(state, grad_fn, draws, params):
+    h = params.step_size_at(state.step, jnp)
+    position = state.position + h * grad_fn(state.position) + jnp.sqrt(2 * h * params.temperature) * draws["noise"]
+    return State(position, state.step + 1), samplers.Info(num_grad_evals=1)
+
+
+benchmarks = samplers.BenchmarkSettings(
+    gate=samplers.GateSettings(icg4={"step_size": 0.02}),
+    equivalence=({"step_size": 1e-3},),
+    speed={"step_size": 1e-2},
+    asv={"icg": {"step_size": 1e-2}, "rosenbrock": {"step_size": 3e-3}, "linreg": {"step_size": 3e-5},
+         "bnn": {"step_size": 1e-4}},
+)
+
+SAMPLER = samplers.register(samplers.Sampler.from_namespace("throwaway_sgld", "a test's copy of SGLD", globals()))
+'''
+
+
+@contextlib.contextmanager
+def throwaway(folder: Path):
+    """The throwaway sampler's module written to ``folder`` and imported (it registers itself);
+    unregistered and forgotten afterwards."""
+    (folder / f"{NAME}.py").write_text(THROWAWAY)
+    sys.path.insert(0, str(folder))
+    try:
+        importlib.import_module(NAME)
+        yield samplers.get(NAME)
+    finally:
+        sys.path.remove(str(folder))
+        sys.modules.pop(NAME, None)
+        if NAME in samplers.names():
+            samplers.unregister(NAME)
+
+
+@contextlib.contextmanager
+def asv_suite():
+    """The asv benchmark modules, imported afresh (their parameters are read at import) under a
+    package name of their own, and forgotten afterwards."""
+    root = REPO / "bench" / "asv" / "benchmarks"
+    spec = importlib.util.spec_from_file_location("asv_suite_under_test", root / "__init__.py",
+                                                  submodule_search_locations=[str(root)])
+    sys.modules[spec.name] = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(sys.modules[spec.name])
+        yield {m: importlib.import_module(f"{spec.name}.{m}") for m in ("_workloads", "samplers", "quality")}
+    finally:
+        for module in [m for m in sys.modules if m == spec.name or m.startswith(spec.name + ".")]:
+            del sys.modules[module]
+
+
+def test_every_registered_sampler_declares_benchmark_settings():
+    for name in samplers.names():
+        assert isinstance(samplers.benchmark_settings(name), samplers.BenchmarkSettings), name
+    assert set(cells.TARGET_PRESETS) == set(GATE_TARGETS)
+
+
+def test_a_new_sampler_file_is_in_every_benchmark(tmp_path):
+    with throwaway(tmp_path) as sampler:
+        quick = {c.name: c for c in cells.suite("quick") if c.sampler == NAME}
+        assert set(quick) == {f"{NAME}@icg4-isotropic-h0.02", f"{NAME}@icg4-isotropic-h0.02-numpy"}
+        assert all(c.params == {"step_size": 0.02, "temperature": cells.TEMPERATURE} for c in quick.values())
+
+        assert (NAME, {"step_size": 1e-3}) in test_equivalence.settings()
+        icg = targets.get("icg", noise="isotropic", noise_variance=256.0)
+        test_equivalence.assert_implementations_agree(sampler, icg, sampler.params(step_size=1e-3))
+
+        table = speed.sampler_table([NAME], num_steps=64, numpy_steps=2, repeats=1, progress=lambda _: None)
+        assert list(table.index) == [NAME] and table.loc[NAME, "gradients per step"] == 1
+
+        with asv_suite() as asv:
+            assert NAME in asv["samplers"].TIMING_PARAMS[0] and NAME in asv["quality"].TrackICG.params[0]
+            assert asv["_workloads"].settings(NAME, "rosenbrock") == {"step_size": 3e-3}
+            implementation = asv["_workloads"].implementation(NAME, "jax")
+            assert implementation.params("icg", icg, timing=True).step_size == 1e-2
+    assert NAME not in samplers.names()
+    assert all(c.sampler != NAME for c in cells.suite("full"))
+    assert all(name != NAME for name, _ in test_equivalence.settings())
+
+
+def test_a_sampler_without_benchmark_settings_is_a_clear_error():
+    bare = dataclasses.replace(samplers.get("sgld"), name="bare_sgld", benchmarks=None)
+    samplers.register(bare)
+    try:
+        reads = [lambda: cells.suite("quick"), test_equivalence.settings, lambda: speed_workload.problem("bare_sgld")]
+        for read in reads:
+            with pytest.raises(samplers.MissingBenchmarkSettingsError,
+                               match="sampler 'bare_sgld' declares no benchmark settings: define `benchmarks = "
+                                     r"samplers.BenchmarkSettings\(...\)`"):
+                read()
+        with asv_suite() as asv, pytest.raises(samplers.MissingBenchmarkSettingsError, match="bare_sgld"):
+            asv["_workloads"].settings("bare_sgld", "icg")
+    finally:
+        samplers.unregister("bare_sgld")
+    assert "bare_sgld" not in samplers.names()
+
+
+def _settings(**gate):
+    """Valid settings but for the ``gate`` fields given."""
+    return samplers.BenchmarkSettings(gate=samplers.GateSettings(**{"icg4": {"step_size": 0.1}, **gate}),
+                                      equivalence=({"step_size": 1e-3},), speed={"step_size": 1e-2},
+                                      asv={kind: {"step_size": 1e-2} for kind in ASV_TARGETS})
+
+
+@pytest.mark.parametrize("make, error, words", [
+    (lambda: _settings(icg4={"L": 1.0}), ValueError, "gate.icg4 must give a step_size"),
+    (lambda: _settings(heavy_tailed=("icg5",)), ValueError, "gate.heavy_tailed[0] must be one of"),
+    (lambda: _settings(num_burnin=-1), ValueError, "gate.num_burnin must be an integer >= 0"),
+    (lambda: _settings(linreg=[0.1]), TypeError, "gate.linreg must be a dict of hyperparameters"),
+    (lambda: _settings(variants=({"step_size": 1},)), TypeError, "gate.variants[0] must be a GateVariant"),
+    (lambda: samplers.GateVariant("stiff", {"step_size": 0.1}, "icg9"), ValueError,
+     "gate variant 'stiff' target must be one of"),
+    (lambda: dataclasses.replace(_settings(), equivalence=()), ValueError, "equivalence must hold at least one"),
+    (lambda: dataclasses.replace(_settings(), asv={"icg": {}}), ValueError, "asv must give hyperparameters for each"),
+    (lambda: dataclasses.replace(_settings(), wrapper="two_layers"), ValueError, "wrapper must be one of"),
+    (lambda: dataclasses.replace(samplers.get("sgld"), benchmarks=_settings(exact_law=({"friction": 3.0},))),
+     ValueError, "sampler 'sgld' (benchmark setting gate.exact_law[0]) has no parameter 'friction'"),
+])
+def test_bad_benchmark_settings_name_the_field(make, error, words):
+    with pytest.raises(error) as raised:
+        make()
+    assert words in str(raised.value)
