@@ -5,6 +5,9 @@
   edited, is in the gate's quick cells (at the gate's temperature), the equivalence test's settings
   (and passes it), the speed workload's table (``sgbench speed``) with the gradients its step
   reports, and the asv suite's parameters and settings; unregistered, it is in none of them.
+- ``sgbench baseline update --sampler NAME --why TEXT`` measures its missing design biases and its
+  baselines into copies of the stored files, leaving every other entry and the stored files as they were;
+  bad input exits with status 2 before anything runs or is written.
 - A registered sampler without settings is an error naming it and what to declare; bad settings are
   errors naming the field.
 All deterministic (no statistical assertion).
@@ -16,6 +19,8 @@ import contextlib
 import dataclasses
 import importlib
 import importlib.util
+import json
+import shutil
 import sys
 from pathlib import Path
 
@@ -23,8 +28,9 @@ import pytest
 
 import samplers
 import targets
-from bench import speed, speed_workload
-from bench.gate import cells
+from bench import cli, speed, speed_workload
+from bench.gate import baseline as baselines
+from bench.gate import cells, design_bias
 from samplers._benchmarks import ASV_TARGETS, GATE_TARGETS
 
 import test_equivalence
@@ -167,3 +173,39 @@ def test_bad_benchmark_settings_name_the_field(make, error, words):
     with pytest.raises(error) as raised:
         make()
     assert words in str(raised.value)
+
+
+def test_one_command_measures_a_new_samplers_design_bias_and_baselines(tmp_path, monkeypatch):
+    stored_bias, stored_base = design_bias.PATH, baselines.path_for("quick")
+    stored = {path: path.read_bytes() for path in (stored_bias, stored_base)}
+    bias, base = tmp_path / "design_bias.json", tmp_path / "quick.json"
+    shutil.copy(stored_bias, bias)
+    shutil.copy(stored_base, base)
+    monkeypatch.setattr(design_bias, "PATH", bias)
+    with throwaway(tmp_path):
+        status = cli.main(["baseline", "update", "--sampler", NAME, "--why", "new sampler throwaway_sgld",
+                           "--seeds", "2", "--groups", "1", "--path", str(base)])
+        assert status == 0
+        ours = [c for c in cells.suite("quick") if c.sampler == NAME]
+        document = design_bias.load()
+        for cell in ours:  # the gate can check them: each has its design bias and its baseline
+            assert design_bias.of_cell(cell, document)["sampler"] == NAME
+    cells_of = {p: json.loads(p.read_text())["cells"] for p in (stored_bias, stored_base, bias, base)}
+    assert set(cells_of[bias]) - set(cells_of[stored_bias]) == {f"{NAME}@icg4-isotropic-h0.02"}
+    assert set(cells_of[base]) - set(cells_of[stored_base]) == {c.name for c in ours}
+    assert cells_of[base][ours[0].name]["why"] == "new sampler throwaway_sgld"
+    for new, old in ((bias, stored_bias), (base, stored_base)):
+        assert {k: v for k, v in cells_of[new].items() if not k.startswith(NAME)} == cells_of[old]
+    assert {path: path.read_bytes() for path in stored} == stored
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["--sampler", "nope", "--why", "new sampler"], "unknown sampler 'nope'"),
+    (["--sampler", "sgld", "--why", "  "], "why must say why"),
+    (["--sampler", "sgld", "--cell", "sgld@icg4-isotropic-h0.02", "--why", "x"], "not allowed with argument"),
+])
+def test_baseline_update_sampler_bad_input(argv, words, tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(design_bias, "PATH", tmp_path / "design_bias.json")
+    assert cli.main(["baseline", "update", *argv, "--path", str(tmp_path / "quick.json")]) == 2
+    assert words in capsys.readouterr().err
+    assert not list(tmp_path.iterdir())  # nothing measured, nothing written

@@ -182,4 +182,30 @@ def suite(name: str) -> tuple[Cell, ...]:
     return tuple(cells)
 
 
+def select(suite_name: str, names=None, sampler: str | None = None) -> tuple[Cell, ...]:
+    """The cells of a suite, or some of them.
+
+    Args:
+        suite_name: the suite.
+        names: only the cells of these names (ValueError naming unknown ones).
+        sampler: only the cells of this registered sampler (UnknownNameError lists the registered ones).
+
+    Returns:
+        the cells, in the suite's order.
+    """
+    cells = suite(suite_name)
+    if sampler is not None:
+        import samplers
+
+        samplers.get(sampler)
+        cells = tuple(c for c in cells if c.sampler == sampler)
+    if not names:
+        return cells
+    unknown = sorted(set(names) - {c.name for c in cells})
+    if unknown:
+        raise ValueError(f"cells {unknown} are not in suite {suite_name!r}; "
+                         f"its cells: {', '.join(c.name for c in cells)}")
+    return tuple(c for c in cells if c.name in set(names))
+
+
 SUITES = ("quick", "full")

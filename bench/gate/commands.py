@@ -2,8 +2,8 @@
 
     sgbench gate [--suite quick|full] [--baseline PATH | --no-baseline] [--seed S] [--reseed N]
     sgbench gate --power [--bug NAME ...] [--no-tests]
-    sgbench baseline update --why TEXT [--suite quick|full] [--seeds K]
-    sgbench design-bias [--suite quick|full] [--groups G] [--remeasure]
+    sgbench baseline update --why TEXT [--suite quick|full] [--seeds K] [--cell NAME ... | --sampler NAME [--groups G]]
+    sgbench design-bias [--suite quick|full] [--groups G] [--remeasure] [--sampler NAME]
     sgbench validate MODULE:OBJECT [--param KEY=VALUE ...] [--claims NAME] [--targets icg|linreg|all]
                      [--chains C] [--steps N] [--seed S] [--out DIR]
 """
@@ -49,13 +49,20 @@ def add_parsers(commands) -> None:
     update.add_argument("--seeds", type=int, default=baselines.DEFAULT_SEEDS,
                         help=f"reseeded runs per cell (default: {baselines.DEFAULT_SEEDS})")
     update.add_argument("--path", type=Path, default=None, help="file (default: reports/baselines/SUITE.json)")
-    update.add_argument("--cell", action="append", metavar="NAME",
-                        help="regenerate only this cell (repeatable); the others are kept")
+    only = update.add_mutually_exclusive_group()
+    only.add_argument("--cell", action="append", metavar="NAME",
+                      help="regenerate only this cell (repeatable); the others are kept")
+    only.add_argument("--sampler", metavar="NAME",
+                      help="a new sampler: measure its cells' missing design biases, then regenerate only its "
+                           "cells' baselines; the others are kept")
+    update.add_argument("--groups", type=int, default=64,
+                        help="with --sampler: 64-chain runs per missing design bias (default: 64)")
 
     design = commands.add_parser("design-bias", help="measure each gate cell's design bias (reference/data)")
     design.add_argument("--suite", choices=SUITES, default="quick", help="suite (default: quick; full holds it)")
     design.add_argument("--groups", type=int, default=64, help="64-chain runs per cell (default: 64)")
     design.add_argument("--remeasure", action="store_true", help="measure every cell, not only those missing")
+    design.add_argument("--sampler", metavar="NAME", help="only the cells of this sampler")
 
     validate = commands.add_parser("validate", help="validate a sampler (MODULE:OBJECT) against truth and "
                                                     "the suite's reference implementation")
@@ -87,17 +94,24 @@ def run(args, argv) -> int:
     from bench.cli import parse_key_values
 
     if args.command == "baseline":
+        from bench.gate import design_bias
         from bench.gate.runner import update_baseline
 
-        path = update_baseline(args.suite, args.why, _command_line(argv), seeds=args.seeds, path=args.path,
-                               names=args.cell, progress=_progress)
+        command = _command_line(argv)
+        if args.sampler is not None:  # a new sampler: its design biases first, which its gate cells need
+            baselines.checked_why(args.why)
+            path = design_bias.build(args.suite, args.groups, command=command, sampler=args.sampler,
+                                     progress=_progress)
+            print(f"design bias written: {path}")
+        path = update_baseline(args.suite, args.why, command, seeds=args.seeds, path=args.path, names=args.cell,
+                               sampler=args.sampler, progress=_progress)
         print(f"baselines written: {path}")
         return 0
     if args.command == "design-bias":
         from bench.gate import design_bias
 
         path = design_bias.build(args.suite, args.groups, command=_command_line(argv), remeasure=args.remeasure,
-                                 progress=_progress)
+                                 sampler=args.sampler, progress=_progress)
         print(f"design bias written: {path}")
         return 0
     if args.command == "validate":

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.gate.cells import Cell, suite
+from bench.gate.cells import Cell, select, suite
 from bench.gate.replicates import STATISTICS, run_replicates
 
 PATH = Path(__file__).resolve().parents[2] / "reference" / "data" / "gate_design_bias.json"
@@ -43,18 +43,31 @@ def measure(cell: Cell, groups: int = DEFAULT_GROUPS, seed: int = SEED) -> dict:
             **{k: v.tolist() if isinstance(v, np.ndarray) else v for k, v in summary.items()}}
 
 
-def build(suite_name: str = "quick", groups: int = DEFAULT_GROUPS, command: str = "", path: Path = PATH,
-          remeasure: bool = False, progress=print) -> Path:
-    """Measure the cells of ``suite_name`` not yet stored with their settings and statistics (every
-    cell with ``remeasure``) and write them, merged into the cells already stored (entries of cells
-    in no suite are dropped); the file is rewritten after each cell, so an interrupted build keeps
-    what it measured."""
+def build(suite_name: str = "quick", groups: int = DEFAULT_GROUPS, command: str = "", path: Path | None = None,
+          remeasure: bool = False, sampler: str | None = None, progress=print) -> Path:
+    """Measure the cells of ``suite_name`` not yet stored with their settings and statistics, and
+    write them merged into the cells already stored (entries of cells in no suite are dropped); the
+    file is rewritten after each cell, so an interrupted build keeps what it measured.
+
+    Args:
+        suite_name: the gate suite.
+        groups: 64-chain runs per cell.
+        command: the command line, stored with each cell.
+        path: the file (default ``PATH``).
+        remeasure: measure every cell, not only those missing.
+        sampler: only the cells of this registered sampler (a new one's).
+        progress: called with a line per cell.
+
+    Returns:
+        the path written.
+    """
     from bench.store import git_commit
 
+    path = PATH if path is None else Path(path)
     document = load(path) if path.exists() else {"cells": {}}
     known = {c.design_twin.name for c in suite("full")}  # the full suite holds every cell
     stored = {name: entry for name, entry in document["cells"].items() if name in known}
-    cells = [c for c in suite(suite_name)
+    cells = [c for c in select(suite_name, sampler=sampler)
              if c.design_twin is c and not c.exact_law and (remeasure or not _matches(c, stored.get(c.name)))]
     for k, cell in enumerate(cells):
         stored[cell.name] = {**measure(cell, groups), "command": command, "git_commit": git_commit()}
@@ -75,9 +88,10 @@ def _matches(cell: Cell, entry: dict | None) -> bool:
             and entry["num_steps"] == cell.num_steps)
 
 
-def load(path: Path = PATH) -> dict:
+def load(path: Path | None = None) -> dict:
     """The stored document; DesignBiasError (naming the file and the command that makes it) if
     it is missing or not the JSON this module writes."""
+    path = PATH if path is None else path
     try:
         document = json.loads(Path(path).read_text())
         if not isinstance(document.get("cells"), dict):

@@ -19,7 +19,7 @@ import pandas as pd
 
 from bench.gate import baseline as baselines
 from bench.gate import design_bias
-from bench.gate.cells import suite
+from bench.gate.cells import select, suite
 from bench.gate.replicates import Replicates, run_replicates
 from bench.gate.truth import truth_checks
 
@@ -87,24 +87,12 @@ def run_gate(suite_name: str = "quick", seed: int = 0, baseline_path: Path | Non
     return GateOutcome(suite_name, seed, pd.DataFrame(rows), pd.DataFrame(moved), reps, time.perf_counter() - start)
 
 
-def select(suite_name: str, names=None) -> tuple:
-    """The cells of ``suite_name``, or those named in ``names``; ValueError naming unknown ones."""
-    cells = suite(suite_name)
-    if not names:
-        return cells
-    unknown = sorted(set(names) - {c.name for c in cells})
-    if unknown:
-        raise ValueError(f"cells {unknown} are not in suite {suite_name!r}; "
-                         f"its cells: {', '.join(c.name for c in cells)}")
-    return tuple(c for c in cells if c.name in set(names))
-
-
 def update_baseline(suite_name: str, why: str, command: str, seeds: int = baselines.DEFAULT_SEEDS,
-                    path: Path | None = None, names=None, progress=print) -> Path:
-    """Regenerate ``suite_name``'s baselines (all cells, or those in ``names``) from ``seeds``
-    reseeded runs and the fixed seed 0."""
+                    path: Path | None = None, names=None, sampler: str | None = None, progress=print) -> Path:
+    """Regenerate ``suite_name``'s baselines (all cells, those in ``names``, or those of ``sampler``)
+    from ``seeds`` reseeded runs and the fixed seed 0, merged into the file's other cells."""
     baselines.checked_why(why)  # before minutes of runs, not after
-    cells = select(suite_name, names)
+    cells = select(suite_name, names, sampler)
     entries = {}
     for k, cell in enumerate(cells):
         fixed = baselines.metrics(run_replicates(cell, groups=1, seed=0), 0)
