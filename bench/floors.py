@@ -3,7 +3,7 @@ empty scan iteration, per chain-step, on the driver's own loop structure (issue 
 
 - ``random_numbers``: the driver's draws and nothing else. Per chain and block of
   ``config.block_size`` steps (the run's whole blocks, or one block of a shorter run),
-  ``samplers._draws.jax_draws`` draws the block's variates of the
+  ``base.draws.jax_draws`` draws the block's variates of the
   sampler's and the target's draw specs from ``fold_in(chain key, block)``, exactly as
   ``bench.jax_driver`` does, and one sum keeps them live; chains are vmapped.
 - ``empty_scan``: the driver's inner ``lax.scan`` over a block's steps with a body that does the
@@ -24,7 +24,7 @@ import jax
 import jax.numpy as jnp
 
 from bench.config import RunConfig
-from samplers._draws import jax_draws
+from base.draws import jax_draws
 
 
 def _blocks(config: RunConfig) -> tuple[int, int]:

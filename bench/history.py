@@ -17,7 +17,7 @@ import pandas as pd
 import samplers
 import targets as targets_registry
 from samplers._contract import GradientOracle
-from samplers._draws import jax_draws
+from base.draws import jax_draws
 
 
 def state_history(sampler, target, params: dict, *, num_steps: int, num_chains: int = 1, seed: int = 0,

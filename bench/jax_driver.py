@@ -26,7 +26,7 @@ import numpy as np
 from bench.config import RunConfig
 from samplers import Variate
 from samplers._contract import GradientOracle
-from samplers._draws import jax_draws
+from base.draws import jax_draws
 from bench.trace import ChainTrace, Checkpoints
 from reference.metrics import Moments
 

@@ -12,7 +12,7 @@ import numpy as np
 
 from bench.config import RunConfig
 from samplers._contract import GradientOracle
-from samplers._draws import numpy_draws
+from base.draws import numpy_draws
 from bench.trace import ChainTrace, Checkpoints
 from reference.metrics import Moments
 

@@ -36,7 +36,7 @@ import targets
 from bench import floors, native_sgld, numpy_driver
 from bench.config import RunConfig
 from bench.jax_driver import CompiledGrid
-from samplers._draws import jax_draws
+from base.draws import jax_draws
 from bench.speed_workload import JAX_DTYPE, NUM_CHAINS, SEED, gradient_evaluations, problem
 
 GRID_STEP_SIZES = np.logspace(-4, np.log10(2e-2), 22)

@@ -17,7 +17,7 @@ import numpy as np
 import samplers
 import targets
 from samplers._contract import GradientOracle
-from samplers._draws import jax_draws, numpy_draws
+from base.draws import jax_draws, numpy_draws
 
 NUM_CHAINS = 10
 SEED = 0
@@ -41,7 +41,7 @@ def problem(name: str, icg=None):
     """
     settings = samplers.benchmark_settings(name)
     sampler = samplers.get(name)
-    target = settings.target_for(targets.get(TARGET, **TARGET_PARAMS) if icg is None else icg)
+    target = targets.adapted(targets.get(TARGET, **TARGET_PARAMS) if icg is None else icg, settings.wrapper)
     params = sampler.params_for(target, **settings.speed)
     return sampler, target, params, target.check_positions(target.initial_position(), NUM_CHAINS)
 

@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 
 from bench.result import RunResult
-from samplers._provenance import library_versions
+from base.provenance import library_versions
 
 MIGRATIONS: list[tuple[str, ...]] = [
     (

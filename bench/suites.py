@@ -27,7 +27,7 @@ import dataclasses
 import numpy as np
 
 from bench.config import RunConfig
-from samplers._registry import UnknownNameError
+from base.registry import UnknownNameError
 
 
 @dataclasses.dataclass(frozen=True)

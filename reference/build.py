@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from reference.agreement import compare
 from reference.contract import Contract, violations
-from samplers._checks import one_of
-from samplers._provenance import library_versions
+from base.checks import one_of
+from base.provenance import library_versions
 
 
 class ContractError(ValueError):

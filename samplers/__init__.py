@@ -12,7 +12,7 @@ jax.config.update("jax_enable_x64", True)
 
 from samplers._benchmarks import BenchmarkSettings, GateSettings, GateVariant  # noqa: E402
 from samplers._contract import Info, Sampler, Variate, hyperparameters, static_field  # noqa: E402
-from samplers._registry import Registry, UnknownNameError  # noqa: E402
+from base.registry import Registry, UnknownNameError  # noqa: E402
 
 _REGISTRY: Registry[Sampler] = Registry("sampler", __name__)
 

@@ -9,7 +9,8 @@ reads it from the registry (``samplers.benchmark_settings(name)``):
 - the reference-vs-optimized equivalence test (``tests/test_equivalence.py``): ``equivalence``;
 - the speed workload (``bench/speed_workload.py``: ``sgbench speed``, ``tests/benchmarks``): ``speed``;
 - asv (``bench/asv/benchmarks/_workloads.py``): ``asv``, per asv target;
-- all of them: ``wrapper``, the target adapter the sampler needs (by name, a key of ``TARGET_WRAPPERS``).
+- all of them: ``wrapper``, the target adapter the sampler needs, by name (a key of ``targets.ADAPTERS``,
+  applied by ``targets.adapted``; a sampler file names it and never imports ``targets``).
 
 The settings hold the sampler's own hyperparameters only; what is the same for every sampler (the
 targets, the gate's temperature 0.5, chain and step counts) stays with the consumer. Presets are
@@ -19,9 +20,8 @@ named by strings, so that sampler files never import ``bench`` or ``tests``.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
 
-from samplers._checks import integer_at_least, one_of
+from base.checks import integer_at_least, one_of
 
 # The gate's target presets a variant may run on (``bench.gate.cells``): icg4 (condition number 4,
 # gradient-noise variance 2) and icg4_stiff (condition number 16, gradient-noise variance 16).
@@ -35,16 +35,6 @@ ASV_TARGETS = ("icg", "rosenbrock", "linreg", "bnn")
 # Step-size schedules of the equivalence settings, shared so that every sampler's schedules are the same.
 DECAY = {"kind": "polynomial_decay", "offset": 1.0, "exponent": 0.55}
 CYCLES = {"kind": "cyclical", "cycle_length": 300}
-
-
-def _single_layer(target):
-    from samplers import px  # px imports the samplers package, which imports this module
-
-    return px.single_layer(target)
-
-
-# Target adapters by name: ``single_layer`` makes a vector target one 1 x d layer (the PX samplers).
-TARGET_WRAPPERS = {"single_layer": _single_layer}
 
 
 def _hyperparameters(field: str, value) -> dict:
@@ -156,7 +146,7 @@ class BenchmarkSettings:
             (``tests/test_equivalence.py``: every set on the icg with and without gradient noise).
         speed: hyperparameters on the speed workload (the 10-d icg, isotropic noise of variance 256).
         asv: hyperparameters per asv target, one for each of ``ASV_TARGETS``.
-        wrapper: the target adapter it needs, a key of ``TARGET_WRAPPERS`` (None: the target as it is).
+        wrapper: the target adapter it needs, a key of ``targets.ADAPTERS`` (None: the target as it is).
     """
 
     gate: GateSettings
@@ -177,14 +167,11 @@ class BenchmarkSettings:
                              f"({', '.join(ASV_TARGETS)}), got {self.asv!r}")
         for kind, params in self.asv.items():
             _hyperparameters(f"asv[{kind!r}]", params)
-        if self.wrapper is not None:
-            one_of("wrapper", self.wrapper, tuple(TARGET_WRAPPERS))
+        if self.wrapper is not None and not isinstance(self.wrapper, str):
+            raise TypeError(f"benchmark setting wrapper must be the name of a target adapter "
+                            f"(targets.ADAPTERS) or None, got {self.wrapper!r}")
 
     def parameter_sets(self) -> dict[str, dict]:
         """Every hyperparameter dict of the settings by its field, to check against a sampler's ``Params``."""
         return {**self.gate.parameter_sets(), **{f"equivalence[{k}]": p for k, p in enumerate(self.equivalence)},
                 "speed": self.speed, **{f"asv[{kind!r}]": p for kind, p in self.asv.items()}}
-
-    def target_for(self, target: Any):
-        """``target`` as the sampler sees it: adapted by ``wrapper``, or itself."""
-        return target if self.wrapper is None else TARGET_WRAPPERS[self.wrapper](target)

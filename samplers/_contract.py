@@ -36,24 +36,8 @@ from collections.abc import Callable
 import jax
 
 from samplers._benchmarks import BenchmarkSettings
-from samplers._checks import check_keywords
-
-LAWS = {
-    "normal": "independent standard normal entries",
-    "uniform": "independent uniform entries on [0, 1)",
-    "exponential": "independent exponential entries with rate 1",
-    "index": "independent uniform integers in [0, high): minibatch indices, drawn with replacement",
-}
-
-
-class Variate(NamedTuple):
-    """A block of independent random numbers of one law (a key of ``LAWS``) and shape, per chain
-    and step; ``high`` bounds the integers of the ``index`` law."""
-
-    law: str
-    shape: tuple[int, ...]
-    high: int = 0
-
+from base.checks import check_keywords
+from base.variates import LAWS, Variate  # noqa: F401 (Variate: part of the sampler contract)
 
 class Info(NamedTuple):
     """What one step reports besides the new state: its gradient evaluations, and whether the new

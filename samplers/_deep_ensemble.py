@@ -38,8 +38,7 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from samplers._checks import in_interval, integer_at_least, positive_finite
-from targets._data import DataTarget
+from base.checks import in_interval, integer_at_least, positive_finite
 
 LEARNING_RATE = 1e-3
 WEIGHT_DECAY = 1e-3
@@ -95,15 +94,17 @@ def deep_ensemble(target, num_members: int, seed: int = 0, *, learning_rate=LEAR
 
 
 def has_validation_split(target) -> bool:
-    """Whether ``target`` is a data target with named train / validation / test splits (``bnn``)."""
-    return isinstance(target, DataTarget) and callable(getattr(target, "split_log_likelihood_terms", None))
+    """Whether ``target`` is a data target with named train / validation / test splits (``bnn``): it
+    has ``splits`` and ``split_log_likelihood_terms``, the capability the deep ensemble asks for."""
+    splits, terms = getattr(target, "splits", None), getattr(target, "split_log_likelihood_terms", None)
+    return isinstance(splits, dict) and callable(terms)
 
 
 def check_data_target(target) -> None:
     """ValueError unless ``target`` is a data target with a non-empty validation split (to stop
     early on) and seeded random starts (``bnn``)."""
-    if not isinstance(target, DataTarget):
-        raise ValueError(f"the deep ensemble needs a data target (a DataTarget with train and validation splits), "
+    if not isinstance(getattr(target, "splits", None), dict):
+        raise ValueError(f"the deep ensemble needs a data target (with train and validation splits), "
                          f"got target {getattr(target, 'name', type(target).__name__)!r}")
     if not has_validation_split(target):
         raise ValueError(f"the deep ensemble needs a validation split for early stopping; target {target.name!r} "

@@ -38,12 +38,12 @@ from typing import Any, NamedTuple
 import numpy as np
 
 import samplers
-from samplers._checks import one_of
+from base.checks import one_of
 from samplers._contract import Info, Variate, hyperparameters, static_field
 from samplers._mclmc_tuning import check_tuning, init_tuning, optimized_tune, reference_tune
 from samplers._microcanonical import (
     INTEGRATORS, gradients_per_step, integrate, optimized_kick, optimized_refresh, reference_kick, reference_refresh)
-from targets._backend import constant
+from base.backend import constant
 
 NO_TUNING = (0, 0, 0)
 

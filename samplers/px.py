@@ -58,7 +58,7 @@ vector of the target's dimension), ``expanded_friction`` on the :math:`\mathbf P
 A PX sampler's ``State`` is ``(position, base)``: ``position`` is :math:`(W(\theta), b(\theta))` in the
 target's flat layout (what the drivers record), ``base`` the base sampler's state over :math:`\theta`.
 Targets: a network with layer matrices (``targets.get("bnn", ...)``, whose ``layer_shapes`` and
-``unflatten`` give the layout), or any vector target wrapped by :func:`single_layer` as one matrix
+``unflatten`` give the layout), or any vector target wrapped by :func:`targets.single_layer` as one matrix
 layer without bias (section 5.1's :math:`x = \mathbf W_3 \mathbf W_2 \mathbf W_1 x`).
 
 Practical notes (measured in ``tests/test_px.py``): the expanded chain is stiffer than the base
@@ -86,10 +86,9 @@ import jax.numpy as jnp
 import numpy as np
 
 import samplers
-from samplers._checks import integer_at_least, number_or_vector, positive_finite, vector_length_matches
+from base.checks import integer_at_least, number_or_vector, positive_finite, vector_length_matches
 from samplers._contract import static_field
-from targets._backend import namespace
-from targets._contract import Target
+from base.backend import namespace
 
 DEFAULT_FRICTION_RATIO = 100.0  # PX table 11: friction 100 for V, 1 for P and Q
 CITATION = "Kim et al. (2025), PX-SGMCMC (seeds/004), eq. (9)"
@@ -311,13 +310,14 @@ def layer_structure(target) -> tuple:
     """((n_in, n_out, has_bias), ...) of ``target``'s layers; ValueError for a target without them.
     A network target has ``layer_shapes`` [(n_in, n_out)] and ``unflatten``; its flat layout (per
     layer W row-major (n_in, n_out), then b) is checked by unflattening a probe vector."""
-    if isinstance(target, SingleLayerTarget):
-        return target.px_layers
+    declared = getattr(target, "matrix_layers", None)  # an adapter that declares its layers (targets.single_layer)
+    if declared is not None:
+        return tuple(declared)
     shapes = getattr(target, "layer_shapes", None)
     if shapes is None or not callable(getattr(target, "unflatten", None)):
         raise ValueError(f"expansion needs a target with layer matrices (like 'bnn', which has layer_shapes and "
                          f"unflatten); target {getattr(target, 'name', target)!r} has none; wrap a vector target "
-                         f"with px.single_layer(target)")
+                         f"with targets.single_layer(target)")
     layers = tuple((int(n_in), int(n_out), True) for n_in, n_out in shapes)
     lay = layout(layers, (0, 0))
     probe = np.arange(target.dim, dtype=np.float64)
@@ -335,8 +335,6 @@ def layer_structure(target) -> tuple:
 def target_prior_precision(target) -> float:
     r""":math:`\tau` of the target's prior :math:`\mathcal N(0, \tau^{-1} I)` (0 for a single-layer
     adapter, which has no prior of its own); ValueError unless ``grad_log_prior`` is :math:`-\tau x`."""
-    if isinstance(target, SingleLayerTarget):
-        return 0.0
     if not callable(getattr(target, "grad_log_prior", None)) or getattr(target, "prior_variance", None) is None:
         raise ValueError(f"expansion removes the target's prior from its gradient, but target {target.name!r} has no "
                          "grad_log_prior and prior_variance (an isotropic Gaussian prior)")
@@ -562,62 +560,3 @@ def _check_expanded_friction(params, BaseParams) -> None:
         BaseParams(**{**fields, "friction": value})
     except ValueError as error:
         raise ValueError(f"expanded_friction {value}: {error}") from None
-
-
-# --------------------------------------------------------------------------------------------
-# A vector target as one matrix layer
-
-
-class SingleLayerTarget(Target):
-    """A vector target as one matrix layer without bias; see :func:`single_layer`."""
-
-    def __init__(self, inner, prior_scale=1.0):
-        if isinstance(inner, SingleLayerTarget) or not isinstance(inner, Target):
-            raise TypeError(f"single_layer wraps a targets Target (not already wrapped), got {inner!r}")
-        self.inner = inner
-        self.prior_scale = positive_finite("prior_scale", prior_scale)
-        self.name = f"{inner.name}_single_layer"
-        self.dim = inner.dim
-        self.truth = inner.truth
-        self.noise = inner.noise
-        self.px_layers = ((1, inner.dim, False),)
-        self.params = {**inner.params, "single_layer_prior_scale": self.prior_scale}
-
-    def logdensity(self, x):
-        return self.inner.logdensity(x)
-
-    def grad_logdensity(self, x):
-        return self.inner.grad_logdensity(x)
-
-    def stochastic_grad(self, x, draw):
-        return self.inner.stochastic_grad(x, draw)
-
-    @property
-    def draw_spec(self):
-        return self.inner.draw_spec
-
-    def grad_log_prior(self, x):
-        """0: the adapter has no prior of its own (its density is the whole target's)."""
-        return 0 * x
-
-    def sample(self, key, n):
-        return self.inner.sample(key, n)
-
-    def initial_position(self):
-        return self.inner.initial_position()
-
-    def __repr__(self):
-        return f"px.single_layer({self.inner!r}, prior_scale={self.prior_scale!r})"
-
-
-def single_layer(target, prior_scale=1.0) -> SingleLayerTarget:
-    """``target`` (any vector target of dimension n) as one matrix layer without bias, the setting
-    of section 5.1 (:math:`x = \\mathbf W_3 \\mathbf W_2 \\mathbf W_1 x`): the position is the base matrix
-    (n x 1 in the paper's orientation, 1 x n in ours), so the left expanded matrices are n x n and
-    the right ones 1 x 1. Its "likelihood" is the whole target log density, and the expansion puts
-    :math:`\\mathcal N(0, \\text{prior\\_scale}^2)` on every expanded parameter (the default
-    ``prior_scale`` of a PX sampler on it). The adapter itself has no prior: as a target it is
-    ``target`` (the same density, gradients, noise, truth and start), so base samplers run on it
-    exactly as on ``target``. ``truth`` is the target's: exact for base samplers, not for PX chains,
-    whose marginal law carries the Gaussian prior on the factors."""
-    return SingleLayerTarget(target, prior_scale)

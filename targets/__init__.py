@@ -1,17 +1,19 @@
 """Targets: distributions with known truth, created by name with keyword parameters.
 
 ``get(name, **params)`` returns a :class:`targets._contract.Target`; ``names()`` lists them.
-A target module registers its class with ``@targets.register(name)``.
+A target module registers its class with ``@targets.register(name)``. ``adapted(target, wrapper)``
+applies a target adapter by name (``ADAPTERS``: ``single_layer``, a vector target as one matrix layer).
 """
 
 from __future__ import annotations
 
 import inspect
 
-from samplers._checks import check_keywords
-from samplers._registry import Registry
+from base.checks import check_keywords
+from base.registry import Registry
 from targets._contract import Target
 from targets._truth import Truth
+from targets.single_layer import ADAPTERS, adapted, single_layer
 
 _REGISTRY: Registry[type] = Registry("target", __name__)
 
@@ -40,4 +42,4 @@ def names() -> list[str]:
     return _REGISTRY.names()
 
 
-__all__ = ["Target", "Truth", "get", "names", "register"]
+__all__ = ["ADAPTERS", "Target", "Truth", "adapted", "get", "names", "register", "single_layer"]

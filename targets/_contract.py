@@ -15,7 +15,7 @@ import abc
 
 import numpy as np
 
-from samplers import Variate
+from base.variates import Variate
 from targets._truth import Truth
 from targets.noise import NoiseModel
 

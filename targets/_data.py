@@ -19,7 +19,7 @@ import math
 import numpy as np
 import scipy.optimize
 
-from targets._backend import constant, namespace
+from base.backend import constant, namespace
 from targets._contract import NoExactSamplerError, Target
 from targets.noise import make_noise
 

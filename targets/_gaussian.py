@@ -6,8 +6,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from samplers._checks import integer_at_least
-from targets._backend import constant, namespace
+from base.checks import integer_at_least
+from base.backend import constant, namespace
 from targets._contract import Target
 from targets._truth import Truth
 from targets.noise import make_noise

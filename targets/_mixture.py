@@ -21,7 +21,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from targets._backend import constant, namespace
+from base.backend import constant, namespace
 from targets._moments import gaussian_raw_moment
 
 

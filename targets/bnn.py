@@ -34,8 +34,8 @@ import numbers
 import numpy as np
 
 import targets
-from samplers._checks import in_interval, integer_at_least, one_of, positive_finite
-from targets._backend import namespace
+from base.checks import in_interval, integer_at_least, one_of, positive_finite
+from base.backend import namespace
 from targets._data import DataTarget
 from targets.datasets import BUNDLED, load, split_indices, standardise
 

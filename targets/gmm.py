@@ -30,8 +30,8 @@ import jax.numpy as jnp
 import numpy as np
 
 import targets
-from samplers._checks import integer_at_least, positive_finite
-from targets._backend import constant, namespace
+from base.checks import integer_at_least, positive_finite
+from base.backend import constant, namespace
 from targets._contract import Target
 from targets._mixture import GaussianMixture1d
 from targets._truth import Truth

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 import targets
-from samplers._checks import integer_at_least, positive_finite
+from base.checks import integer_at_least, positive_finite
 from targets._gaussian import GaussianTarget
 
 

@@ -33,8 +33,8 @@ import jax.numpy as jnp
 import numpy as np
 
 import targets
-from samplers._checks import integer_at_least, positive_finite
-from targets._backend import constant, namespace
+from base.checks import integer_at_least, positive_finite
+from base.backend import constant, namespace
 from targets._contract import Target
 from targets._moments import gaussian_raw_moment
 from targets._truth import Truth

@@ -44,7 +44,7 @@ from bench.adapters import AdaptedSampler, load
 from bench.adapters._adapted import WrongBackendError
 from bench.adapters import blackjax as bj
 from samplers._contract import GradientOracle
-from samplers._draws import numpy_draws
+from base.draws import numpy_draws
 
 ALPHA_LAW = 1e-6
 ALPHA_BIAS = 1e-4

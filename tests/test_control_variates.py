@@ -9,7 +9,7 @@ import pytest
 
 import samplers
 import targets
-from samplers._draws import numpy_draws
+from base.draws import numpy_draws
 from samplers.control_variates import NoModeError, cv_grad_fn, find_map, prepare
 
 

@@ -22,7 +22,7 @@ import bench
 import targets
 from reference.checks import moment_check
 from targets._contract import NoExactSamplerError
-from samplers._draws import numpy_draws
+from base.draws import numpy_draws
 from targets import datasets
 
 ALPHA = 1e-3

@@ -14,7 +14,7 @@ import pytest
 import samplers
 import targets
 from samplers._contract import GradientOracle
-from samplers._draws import numpy_draws
+from base.draws import numpy_draws
 
 NUM_STEPS = 1000
 TOLERANCE = 1e-10
@@ -77,5 +77,5 @@ def assert_implementations_agree(sampler, target, params):
 @pytest.mark.parametrize("name,params", settings(), ids=str)
 def test_reference_and_optimized_agree_on_shared_draws(name, params, target_params):
     sampler = samplers.get(name)
-    target = samplers.benchmark_settings(name).target_for(targets.get("icg", **target_params))
+    target = targets.adapted(targets.get("icg", **target_params), samplers.benchmark_settings(name).wrapper)
     assert_implementations_agree(sampler, target, sampler.params_for(target, **params))

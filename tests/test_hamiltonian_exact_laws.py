@@ -22,7 +22,7 @@ requires the noncentral-t quantile at 1 - ALPHA instead, larger by 1 % with 256 
 32: every margin below exceeds 1 either way). Deterministic checks have rate 0 (tolerances are
 rounding). ``bench.run`` starts the momentum at 0, so the stationary runs use a driver written
 here (``joint_second_moments``: ``lax.scan`` over steps, ``vmap`` over chains, draws from
-``samplers._draws.jax_draws`` for the sampler's and the target's draw specs, the optimized step,
+``base.draws.jax_draws`` for the sampler's and the target's draw specs, the optimized step,
 float64) that starts the full state exactly at :math:`\mathcal N(0, S)`; the NumPy case uses
 ``bench.run(backend="numpy")`` and the exact transient from zero momentum instead.
 
@@ -127,7 +127,7 @@ import scipy.linalg
 import bench
 import samplers
 import targets
-from samplers._draws import jax_draws, numpy_draws
+from base.draws import jax_draws, numpy_draws
 from reference.checks import law_check
 from reference.linear_laws import averaged_second_moment
 from reference.linear_laws import hamiltonian_recursion as linear_recursion
@@ -222,7 +222,7 @@ def _runner(sampler, target, num_steps):
 def joint_second_moments(sampler, target, params, start, num_steps, seed):
     """Per-chain time averages of z z^T, z = (position, momentum) after each of ``num_steps``
     optimized steps (float64) from the states ``start`` (chains, 2 d); draws from
-    ``samplers._draws.jax_draws`` for the sampler's and the target's draw specs, one key per chain
+    ``base.draws.jax_draws`` for the sampler's and the target's draw specs, one key per chain
     and step."""
     keys = jax.random.split(jax.random.key(seed), start.shape[0])
     params = jax.tree.map(lambda leaf: jnp.asarray(leaf, dtype=jnp.float64), params)

@@ -133,7 +133,7 @@ from reference.checks import (
     binomial_p_values, bonferroni, law_check, moment_law_check, normal_draws_check, p_value_check, z_critical,
 )
 from reference.linear_laws import langevin_recursion
-from samplers._draws import numpy_draws
+from base.draws import numpy_draws
 
 ALPHA = 1e-3
 # law_check's options here: Student's t, and every wrong answer rejected with probability >= 1 - ALPHA

@@ -123,7 +123,7 @@ import samplers
 import targets
 from reference.checks import bonferroni, mean_check, standard_error
 from samplers import control_variates
-from samplers._draws import jax_draws
+from base.draws import jax_draws
 
 ALPHA = 1e-3
 BOUND_AT_SMALLEST_STEP = 0.02  # K_0 h_s

@@ -23,7 +23,7 @@ from reference.metrics import b2
 from samplers import _mclmc_tuning as tuning
 from samplers import mclmc
 from samplers._contract import GradientOracle
-from samplers._draws import numpy_draws
+from base.draws import numpy_draws
 from samplers._microcanonical import INTEGRATORS, integrate, reference_kick, reference_refresh
 from tests.test_equivalence import assert_implementations_agree
 

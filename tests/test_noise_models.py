@@ -14,8 +14,8 @@ import bench
 import targets
 import targets.noise
 from reference.checks import z_critical
-from samplers._draws import numpy_draws
-from samplers._registry import UnknownNameError
+from base.draws import numpy_draws
+from base.registry import UnknownNameError
 from targets.noise.alpha_stable import symmetric_stable
 from targets.noise.spatial import SpatialNoise
 

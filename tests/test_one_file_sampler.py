@@ -165,7 +165,8 @@ def _settings(**gate):
      "gate variant 'stiff' target must be one of"),
     (lambda: dataclasses.replace(_settings(), equivalence=()), ValueError, "equivalence must hold at least one"),
     (lambda: dataclasses.replace(_settings(), asv={"icg": {}}), ValueError, "asv must give hyperparameters for each"),
-    (lambda: dataclasses.replace(_settings(), wrapper="two_layers"), ValueError, "wrapper must be one of"),
+    (lambda: dataclasses.replace(_settings(), wrapper=2), TypeError, "wrapper must be the name of a target adapter"),
+    (lambda: targets.adapted(targets.get("icg"), "two_layers"), ValueError, "wrapper must be one of ['single_layer']"),
     (lambda: dataclasses.replace(samplers.get("sgld"), benchmarks=_settings(exact_law=({"friction": 3.0},))),
      ValueError, "sampler 'sgld' (benchmark setting gate.exact_law[0]) has no parameter 'friction'"),
 ])
@@ -173,6 +174,13 @@ def test_bad_benchmark_settings_name_the_field(make, error, words):
     with pytest.raises(error) as raised:
         make()
     assert words in str(raised.value)
+
+
+def test_every_declared_wrapper_is_a_target_adapter():
+    """Sampler files name their adapter (they never import targets); a typo would fail every benchmark."""
+    declared = {name: samplers.benchmark_settings(name).wrapper for name in samplers.names()}
+    assert {name: w for name, w in declared.items() if w is not None and w not in targets.ADAPTERS} == {}
+    assert {w for w in declared.values() if w is not None} == set(targets.ADAPTERS)
 
 
 def test_one_command_measures_a_new_samplers_design_bias_and_baselines(tmp_path, monkeypatch):

@@ -37,7 +37,7 @@ Tests (what; false-failure rate; what it detects; time):
 4. ``test_mode_counting_and_the_single_layer_adapter`` (deterministic, 0.6 s) and
    ``test_mixture_mode_hopping`` (statistical; below).
 5. ``test_bad_input``: a target without layers (icg: the message names it, what is needed and
-   ``px.single_layer``), bad expansions (negative: ValueError; non-integer: TypeError, as the suite's
+   ``targets.single_layer``), bad expansions (negative: ValueError; non-integer: TypeError, as the suite's
    other integer checks), expanded_friction <= 0 or unstable, vector friction without
    expanded_friction, a base with target-dependent parameters. Rate 0. < 0.1 s.
 6. ``test_low_rank_factors``: diag(d) + U L^T factors, their parameter count, the exact start, the
@@ -45,7 +45,7 @@ Tests (what; false-failure rate; what it detects; time):
    Rate 0. < 0.1 s.
 
 Mode hopping on the 2-d mixture of 25 Gaussians (section 5.1; ``targets.get("gmm", extra_dims=0,
-component_variance=0.03)`` wrapped by ``px.single_layer``, prior N(0, 1) on v and the P's,
+component_variance=0.03)`` wrapped by ``targets.single_layer``, prior N(0, 1) on v and the P's,
 expansion (3, 0): x = P_3 P_2 P_1 v), single chains from the origin, 10^5 steps each, samples
 thinned by 10, a mode visited when a sample lies within 3 component standard deviations
 (0.52) of its centre; SGLD step 1e-3, SGHMC practical form step 0.02 friction 50 (per-step friction
@@ -89,7 +89,7 @@ import samplers
 import targets
 from reference import metrics
 from samplers import px
-from samplers._draws import numpy_draws
+from base.draws import numpy_draws
 
 TOLERANCE = 1e-10  # reference vs optimized, expansion (0, 0) vs base: float64 rounding over the run
 GRAD_TOLERANCE = 1e-10  # hand-written chain rule vs jax.grad, relative to the gradient's max-norm
@@ -428,7 +428,7 @@ def test_bad_input():
     target, a base with target-dependent parameters, a doubly wrapped target."""
     sghmc = samplers.get("px_sghmc")
     icg = targets.get("icg")
-    with pytest.raises(ValueError, match=r"layer matrices.*'icg' has none.*px\.single_layer\(target\)"):
+    with pytest.raises(ValueError, match=r"layer matrices.*'icg' has none.*targets\.single_layer\(target\)"):
         sghmc.params_for(icg, step_size=1e-3)
     with pytest.raises(ValueError, match="layer matrices"):
         bench.run("px_sgld", "icg", params=dict(step_size=1e-3), num_chains=1, num_steps=2, backend="numpy")
@@ -468,9 +468,9 @@ def test_bad_input():
     with pytest.raises(ValueError, match="no parameter 'fricton'"):
         px.px(samplers.get("sghmc"), fricton=1.0)
     with pytest.raises(TypeError, match="single_layer"):
-        px.single_layer(px.single_layer(icg))
+        targets.single_layer(targets.single_layer(icg))
     with pytest.raises(ValueError, match="prior_scale"):
-        px.single_layer(icg, prior_scale=-1.0)
+        targets.single_layer(icg, prior_scale=-1.0)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -507,7 +507,7 @@ def test_mode_counting_and_the_single_layer_adapter():
                        [np.nan, 0.0], [1.0, 1.0]])
     assert modes_visited(points, centres, MODE_RADIUS * sd) == 3
     assert modes_visited(points[5:], centres, MODE_RADIUS * sd) == 0
-    wrapped = px.single_layer(gmm)
+    wrapped = targets.single_layer(gmm)
     x = np.array([0.3, -1.7])
     assert wrapped.dim == 2 and wrapped.logdensity(x) == gmm.logdensity(x)
     assert np.array_equal(wrapped.grad_logdensity(x), gmm.grad_logdensity(x))
@@ -538,7 +538,7 @@ def mode_counts(num_chains=MODE_CHAINS, num_steps=MODE_STEPS, seed=0):
     """{label: (modes visited per chain, chains that diverged)} of ``MODE_RUNS`` on the wrapped
     2-d mixture; each chain is an independent single chain from the origin (JAX driver, float64)."""
     gmm = targets.get("gmm", **MIXTURE)
-    wrapped, centres = px.single_layer(gmm), mixture_centres(gmm)
+    wrapped, centres = targets.single_layer(gmm), mixture_centres(gmm)
     radius = MODE_RADIUS * math.sqrt(MIXTURE["component_variance"])
     out = {}
     for label, make, params in MODE_RUNS:

@@ -128,7 +128,7 @@ import bench
 import samplers
 import targets
 from reference.checks import Z_POWER, law_check, mean_check, normal_draws_check, z_critical
-from samplers._draws import jax_draws, numpy_draws
+from base.draws import jax_draws, numpy_draws
 
 ALPHA = 1e-3
 STUDENT = dict(sure=ALPHA, skewness_correction=False)  # law_check's options: see the module docstring

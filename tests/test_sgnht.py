@@ -96,7 +96,7 @@ import scipy.optimize
 import samplers
 import targets
 from reference.checks import law_check
-from samplers._draws import jax_draws, numpy_draws
+from base.draws import jax_draws, numpy_draws
 from samplers.sgnht import State
 
 ALPHA = 1e-3

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import targets
-from samplers._draws import numpy_draws
+from base.draws import numpy_draws
 
 
 @functools.cache

@@ -50,7 +50,7 @@ TEMPLATE = '''
 from typing import Any, NamedTuple
 import jax.numpy as jnp, numpy as np
 import samplers
-from samplers._checks import positive_finite
+from base.checks import positive_finite
 
 @samplers.hyperparameters
 class Params:

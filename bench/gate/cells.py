@@ -17,7 +17,7 @@ N/B = 5).
 
 - every registered sampler once on ``icg4`` (4-d ICG, condition number 4, rotated, isotropic
   gradient noise of variance 2; the PX samplers on it as one 1 x 4 layer,
-  :func:`samplers.px.single_layer`; MILE, a full-batch method, with exact gradients), at steps
+  :func:`targets.single_layer`; MILE, a full-batch method, with exact gradients), at steps
   where the slowest coordinate relaxes in 100 steps or less;
 - variants: SGLD in Welling & Teh's convention, SGHMC in Chen's form with a noise estimate and a
   momentum refresh, Clipped-SGLD and SGLRW where the clip binds;
@@ -44,7 +44,6 @@ from __future__ import annotations
 
 import dataclasses
 
-from samplers._benchmarks import TARGET_WRAPPERS
 
 NUM_CHAINS = 64
 NUM_STEPS = 4000
@@ -61,7 +60,7 @@ TARGET_PRESETS = {"icg4": ICG4, "icg4_stiff": ICG4_STIFF}  # by the names of sam
 @dataclasses.dataclass(frozen=True)
 class Cell:
     """One gate setting. ``wrapper`` names a target adapter of
-    ``samplers._benchmarks.TARGET_WRAPPERS`` (the PX samplers need layer matrices); ``num_burnin``
+    ``targets.ADAPTERS`` (the PX samplers need layer matrices); ``num_burnin``
     steps (adaptation) are not averaged; ``heavy_tailed`` cells (chains that make rare huge
     excursions) are checked without the CLT (``bench.gate.truth``); ``label`` tells apart cells of
     one sampler, target and step; ``backend`` the driver ("numpy": the reference step);
@@ -103,7 +102,7 @@ class Cell:
         import targets
 
         target = targets.get(self.target, **self.target_params)
-        return target if self.wrapper is None else TARGET_WRAPPERS[self.wrapper](target)
+        return targets.adapted(target, self.wrapper)
 
 
 def _at_temperature(sampler: str, params: dict) -> dict:

@@ -24,7 +24,7 @@ from collections.abc import Callable
 import jax.numpy as jnp
 import numpy as np
 
-from targets._backend import namespace
+from base.backend import namespace
 
 BOTH = ("reference", "optimized")
 ENVIRONMENT_VARIABLE = "SGBENCH_PLANTED_BUG"  # names the bug bench.gate.planted_plugin plants in a pytest run

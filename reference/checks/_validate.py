@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from samplers._checks import in_interval
+from base.checks import in_interval
 
 ALTERNATIVES = ("two-sided", "greater", "less")
 

@@ -4,7 +4,7 @@ Each metric is a pure function, registered by name with :func:`register`, its de
 source in its docstring, and tested against a closed form. ``names()`` lists them.
 """
 
-from samplers._registry import Registry
+from base.registry import Registry
 
 _REGISTRY = Registry("metric", __name__)
 

@@ -12,7 +12,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from targets._backend import namespace
+from base.backend import namespace
 
 
 class Moments(NamedTuple):

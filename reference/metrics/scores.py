@@ -19,9 +19,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from samplers._draws import jax_draws
+from base.draws import jax_draws
 from reference.metrics._chains import chain_draws
-from samplers._checks import integer_at_least, one_of
+from base.checks import integer_at_least, one_of
 
 OVER_CHAINS = ("pooled", "per_chain")
 # Samples whose exact gradients are evaluated together: bounds the (batch, N) intermediates of
@@ -66,7 +66,7 @@ def target_scores(samples, target, *, stochastic: bool = False, key=None, thin: 
 
     Full batch: ``target.grad_logdensity`` at each kept draw. Stochastic: ``target.stochastic_grad``
     with an independent draw of ``target.draw_spec`` per kept draw, drawn by
-    ``samplers._draws.jax_draws`` from the JAX PRNG ``key`` (float64 variates).
+    ``base.draws.jax_draws`` from the JAX PRNG ``key`` (float64 variates).
     """
     x = chain_draws(samples, "samples", allow_single_chain=True)
     if x.shape[-1] != target.dim:

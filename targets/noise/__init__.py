@@ -9,8 +9,8 @@ takes ``noise=NAME`` and the model's parameters as ``noise_<parameter>=value``.
 
 from __future__ import annotations
 
-from samplers._checks import check_keywords
-from samplers._registry import Registry
+from base.checks import check_keywords
+from base.registry import Registry
 from targets.noise._base import AdditiveNoise, NoiseModel
 
 _REGISTRY: Registry[type] = Registry("noise model", __name__)

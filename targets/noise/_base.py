@@ -6,7 +6,7 @@ import abc
 
 import numpy as np
 
-from samplers import Variate
+from base.variates import Variate
 
 
 class NoiseModel(abc.ABC):

@@ -22,9 +22,9 @@ import numbers
 
 import numpy as np
 
-from samplers import Variate
-from samplers._checks import positive_finite
-from targets._backend import constant, namespace
+from base.variates import Variate
+from base.checks import positive_finite
+from base.backend import constant, namespace
 from targets.noise import register
 from targets.noise._base import AdditiveNoise
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from samplers._checks import integer_at_least
-from targets._backend import constant
+from base.checks import integer_at_least
+from base.backend import constant
 from targets.icg import random_rotation
 from targets.noise import register
 from targets.noise.diagonal import DiagonalNoise

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from samplers import Variate
-from samplers._checks import positive_finite
-from targets._backend import constant
+from base.variates import Variate
+from base.checks import positive_finite
+from base.backend import constant
 from targets.icg import log_spaced_eigenvalues
 from targets.noise import register
 from targets.noise._base import AdditiveNoise

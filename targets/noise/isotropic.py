@@ -6,8 +6,8 @@ import math
 
 import numpy as np
 
-from samplers import Variate
-from samplers._checks import positive_finite
+from base.variates import Variate
+from base.checks import positive_finite
 from targets.noise import register
 from targets.noise._base import AdditiveNoise
 

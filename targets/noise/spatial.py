@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from targets._backend import constant, namespace
+from base.backend import constant, namespace
 from targets.noise import register
 from targets.noise.correlated import CorrelatedNoise
 

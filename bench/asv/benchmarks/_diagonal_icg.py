@@ -13,8 +13,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from samplers._checks import integer_at_least, positive_finite
-from targets._backend import constant, namespace
+from base.checks import integer_at_least, positive_finite
+from base.backend import constant, namespace
 from targets._contract import Target
 from targets.icg import log_spaced_eigenvalues
 from targets.noise import make_noise

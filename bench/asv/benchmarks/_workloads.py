@@ -235,7 +235,7 @@ def for_sampler(implementation: Implementation, target):
     ``wrapper`` its file declares (one layer for a PX sampler); a target with layers (the bnn) as it is."""
     if getattr(target, "layer_shapes", None) is not None:
         return target
-    return samplers.benchmark_settings(implementation.sampler_name).target_for(target)
+    return targets.adapted(target, samplers.benchmark_settings(implementation.sampler_name).wrapper)
 
 
 # --- run length and memory ----------------------------------------------------------------------------------------

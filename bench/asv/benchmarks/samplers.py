@@ -45,7 +45,7 @@ import samplers
 from bench import numpy_driver
 from bench.jax_driver import CompiledGrid
 from samplers._contract import GradientOracle
-from samplers._draws import jax_draws, numpy_draws
+from base.draws import jax_draws, numpy_draws
 
 from . import _workloads as workloads
 

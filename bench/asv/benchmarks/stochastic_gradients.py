@@ -16,7 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import targets
-from samplers._draws import numpy_draws
+from base.draws import numpy_draws
 
 EVALUATIONS = 1000
 
