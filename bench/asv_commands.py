@@ -3,11 +3,11 @@
     sgbench asv [--quick] [--bench REGEX ...] [--config PATH] [--machine NAME] [-- ASV_ARG ...]
     sgbench dashboard [--config PATH] [--out DIR] [--offline [--assets DIR]] [--serve [--port N]]
 
-``asv`` registers this machine with asv under a name that says which accelerator JAX uses (``bench.asv_machine``;
+``asv`` registers this machine with asv under a name that says which accelerator JAX uses (``bench.perf.asv_machine``;
 ``--machine`` overrides it) and runs the suite once in this environment::
 
     asv run --python=same --set-commit-hash HEAD --machine NAME --show-stderr [--quick] [--bench REGEX ...]
-            --config bench/asv/asv.conf.json [ASV_ARG ...]
+            --config bench/perf/asv/asv.conf.json [ASV_ARG ...]
 
 asv's output (its progress included) goes straight to the terminal, and its exit status is the command's.
 ``--set-commit-hash HEAD`` makes asv keep the results (with ``--python=same`` alone it discards them); they are
@@ -16,7 +16,7 @@ filed under the current commit although they measure the working tree.
 ``dashboard`` collates the results with ``asv publish`` into asv's static site in ``--out`` (default: the
 config's ``html_dir``) and prints how to open it: the site loads its data with requests, so it needs a web server
 (``python -m http.server -d DIR``), not ``file://``. ``--offline`` copies the JavaScript libraries that asv's page
-loads from CDNs into the site (``bench.dashboard``), so that it opens without internet. ``--serve`` serves the site
+loads from CDNs into the site (``bench.perf.dashboard``), so that it opens without internet. ``--serve`` serves the site
 on localhost until Ctrl-C. Without results it stops with status 2 and says to run ``sgbench asv --quick`` first.
 """
 
@@ -27,10 +27,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from bench import dashboard
-from bench.asv_machine import AsvError, register_machine
+from bench.perf import dashboard
+from bench.perf.asv_machine import AsvError, register_machine
 
-DEFAULT_CONFIG = Path("bench") / "asv" / "asv.conf.json"
+DEFAULT_CONFIG = Path("bench") / "perf" / "asv" / "asv.conf.json"
 DEFAULT_PORT = 8000
 COMMANDS = ("asv", "dashboard")
 MACHINE_NAME = re.compile(r"[A-Za-z0-9._-]+")

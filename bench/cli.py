@@ -30,12 +30,12 @@ import pandas as pd
 import reference.metrics
 import samplers
 import targets
-from bench import suites
+from bench.sweeps import suites
 from bench import asv_commands
 from bench.gate import commands as gate_commands
-from bench.config import BACKENDS, DTYPES, RunConfig
-from bench import store as store_module
-from bench.store import ResultsStore, StoreError
+from bench.running.config import BACKENDS, DTYPES, RunConfig
+from bench.sweeps import store as store_module
+from bench.sweeps.store import ResultsStore, StoreError
 
 DEFAULT_DB = Path("reports") / "results.sqlite"
 DEFAULT_OUT = Path("reports") / "latest"
@@ -118,7 +118,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def add_speed_parser(commands) -> None:
-    """``sgbench speed``: per-chain-step times, floors and implementations side by side (bench/speed.py)."""
+    """``sgbench speed``: per-chain-step times, floors and implementations side by side (bench/perf/speed.py)."""
     speed = commands.add_parser("speed", help="time every sampler against its random-number floor, SGLD against "
                                 "blackjax, posteriors and NumPy, a 22-step-size grid and the bnn overhead")
     speed.add_argument("--steps", type=int, default=1_000_000, help="JAX steps per run (default: 10^6)")
@@ -222,8 +222,8 @@ def entries_from_args(args) -> tuple[list[suites.Entry], str | None]:
 
 
 def _run(args) -> int:
-    from bench.report import format_table, write_report
-    from bench.sweep import points, run_suite
+    from bench.sweeps.report import format_table, write_report
+    from bench.sweeps.sweep import points, run_suite
 
     entries, suite_name = entries_from_args(args)
     keys = {(p.config_hash, p.seed) for entry in entries for p in points(entry)}
@@ -244,7 +244,7 @@ def _run(args) -> int:
 
 
 def _report(args) -> int:
-    from bench.report import write_report
+    from bench.sweeps.report import write_report
 
     if not args.db.is_file():
         raise UsageError(f"no results store at {args.db}; run `sgbench run --db {args.db}` first")
@@ -254,7 +254,7 @@ def _report(args) -> int:
 
 
 def _reproduce(args) -> int:
-    from bench import sglrw_table1
+    from bench.reproduce import sglrw_table1
 
     table = sglrw_table1.reproduce(num_particles=args.particles, num_iterations=args.iterations, seed=args.seed,
                                    progress=not args.no_progress)
@@ -270,7 +270,7 @@ def _reproduce(args) -> int:
 
 
 def _speed(args) -> int:
-    from bench import speed
+    from bench.perf import speed
 
     for option in ("steps", "numpy_steps", "repeats"):
         if getattr(args, option) < 1:

@@ -7,8 +7,8 @@ reads it from the registry (``samplers.benchmark_settings(name)``):
 
 - the gate (``bench/gate/cells.py``): ``gate``, a :class:`GateSettings`;
 - the reference-vs-optimized equivalence test (``tests/test_equivalence.py``): ``equivalence``;
-- the speed workload (``bench/speed_workload.py``: ``sgbench speed``, ``tests/benchmarks``): ``speed``;
-- asv (``bench/asv/benchmarks/_workloads.py``): ``asv``, per asv target;
+- the speed workload (``bench/perf/speed_workload.py``: ``sgbench speed``, ``tests/benchmarks``): ``speed``;
+- asv (``bench/perf/asv/benchmarks/_workloads.py``): ``asv``, per asv target;
 - all of them: ``wrapper``, the target adapter the sampler needs, by name (a key of ``targets.ADAPTERS``,
   applied by ``targets.adapted``; a sampler file names it and never imports ``targets``).
 
@@ -29,7 +29,7 @@ GATE_TARGETS = ("icg4", "icg4_stiff")
 # Gate cells that can be declared heavy-tailed: every icg4 cell, the icg4 cells with exact gradients
 # (the full suite's), the linreg cell.
 HEAVY_TAILED_CELLS = ("icg4", "icg4_exact", "linreg")
-# asv's targets (``bench/asv/benchmarks/_workloads.py``): a sampler gives hyperparameters for each.
+# asv's targets (``bench/perf/asv/benchmarks/_workloads.py``): a sampler gives hyperparameters for each.
 ASV_TARGETS = ("icg", "rosenbrock", "linreg", "bnn")
 
 # Step-size schedules of the equivalence settings, shared so that every sampler's schedules are the same.

@@ -70,7 +70,7 @@ the default sigma of 1 is strongly preconditioned (the paper's PX-SGHMC uses
 :math:`\sigma^2 = 0.02`, table 11). Cost per step: the products of eq. (9), their pullback and
 the mapped-back position, about four products of in x in x out and four of in x out x out per
 layer for c = d = 1
-(``bench/px_overhead.py``).
+(``bench/perf/px_overhead.py``).
 """
 
 from __future__ import annotations

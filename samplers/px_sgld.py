@@ -22,7 +22,7 @@ from samplers.px import px
 
 # On a vector target (the gate's, the equivalence test's, the speed workload's icg) it runs on one 1 x d
 # layer. Speed and asv: smaller steps than SGLD's, since the expansion's preconditioning makes them diverge
-# (1e-2, and 1e-3 within 10^5 steps); the BNN overhead figure is bench/px_overhead.py.
+# (1e-2, and 1e-3 within 10^5 steps); the BNN overhead figure is bench/perf/px_overhead.py.
 benchmarks = samplers.BenchmarkSettings(
     gate=samplers.GateSettings(icg4={"step_size": 0.005}, linreg={"step_size": 2e-4}),
     equivalence=(

@@ -12,11 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from bench import asv_commands, asv_machine
+from bench import asv_commands
+from bench.perf import asv_machine
 from bench.cli import build_parser, main
 
 REPO = Path(__file__).resolve().parents[1]
-CONFIG = REPO / "bench" / "asv" / "asv.conf.json"
+CONFIG = REPO / "bench" / "perf" / "asv" / "asv.conf.json"
 Device = asv_machine.Device
 CPU = Device("cpu", "cpu")
 H100 = Device("gpu", "NVIDIA H100 80GB HBM3")

@@ -6,8 +6,8 @@ import sys
 import pytest
 
 from bench.cli import main, parse_value
-from bench import store as store_module
-from bench.store import ResultsStore
+from bench.sweeps import store as store_module
+from bench.sweeps.store import ResultsStore
 
 
 def _run(capsys, *argv):

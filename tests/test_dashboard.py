@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from bench import dashboard
+from bench.perf import dashboard
 from bench.cli import main
 
 REPO = Path(__file__).resolve().parents[1]
@@ -46,7 +46,7 @@ def write_config(folder: Path) -> Path:
     config.write_text(json.dumps({
         "version": 1, "project": "sgmcmc-bench", "repo": str(REPO), "dvcs": "git", "branches": [branch],
         "environment_type": "virtualenv", "pythons": ["3.11"], "matrix": {},
-        "benchmark_dir": str(REPO / "bench" / "asv" / "benchmarks"), "env_dir": str(folder / "env"),
+        "benchmark_dir": str(REPO / "bench" / "perf" / "asv" / "benchmarks"), "env_dir": str(folder / "env"),
         "results_dir": str(folder / "results"), "html_dir": str(folder / "html"), "default_benchmark_timeout": 120,
     }), encoding="utf-8")
     return config

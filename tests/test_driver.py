@@ -8,8 +8,8 @@ import pytest
 import bench
 import samplers
 import targets
-from bench.config import RunConfig
-from bench.jax_driver import CompiledGrid
+from bench.running.config import RunConfig
+from bench.running.jax_driver import CompiledGrid
 
 ICG = dict(noise="isotropic", noise_variance=256.0)
 

@@ -33,8 +33,9 @@ from bench.gate.cells import ICG4, Cell, suite
 from bench.gate.replicates import run_replicates
 from bench.gate.runner import alpha_per_check
 from bench.gate.truth import truth_checks
-from bench.store import ResultsStore
-from bench.validate import load_sampler, validate
+from bench.sweeps.store import ResultsStore
+from bench.adapters import load_sampler
+from bench.gate.validate import validate
 
 SGLD = samplers.get("sgld")
 QUICK = {cell.name: cell for cell in suite("quick")}

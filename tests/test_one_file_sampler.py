@@ -28,7 +28,8 @@ import pytest
 
 import samplers
 import targets
-from bench import cli, speed, speed_workload
+from bench import cli
+from bench.perf import speed, speed_workload
 from bench.gate import baseline as baselines
 from bench.gate import cells, design_bias
 from samplers._benchmarks import ASV_TARGETS, GATE_TARGETS
@@ -90,7 +91,7 @@ def throwaway(folder: Path):
 def asv_suite():
     """The asv benchmark modules, imported afresh (their parameters are read at import) under a
     package name of their own, and forgotten afterwards."""
-    root = REPO / "bench" / "asv" / "benchmarks"
+    root = REPO / "bench" / "perf" / "asv" / "benchmarks"
     spec = importlib.util.spec_from_file_location("asv_suite_under_test", root / "__init__.py",
                                                   submodule_search_locations=[str(root)])
     sys.modules[spec.name] = importlib.util.module_from_spec(spec)

@@ -7,8 +7,8 @@ import re
 import pytest
 
 import bench
-from bench.report import format_table, write_report
-from bench.store import ResultsStore
+from bench.sweeps.report import format_table, write_report
+from bench.sweeps.store import ResultsStore
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import bench
-from bench.store import ResultsStore
+from bench.sweeps.store import ResultsStore
 from samplers.schedules import Constant, Cyclical, PolynomialDecay, as_schedule, describe
 
 

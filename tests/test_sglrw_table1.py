@@ -1,4 +1,4 @@
-"""The reduced-scale reproduction of Table 1 of the SGLRW paper (``bench/sglrw_table1.py``).
+"""The reduced-scale reproduction of Table 1 of the SGLRW paper (``bench/reproduce/sglrw_table1.py``).
 
 - a tiny run (about 20 s, mostly compilation): the table's shape, index, the paper's columns, finite KLs, the rendering;
 - the closed forms behind the table's predictions (expected KL of a fit of n Gaussian draws, the
@@ -17,7 +17,7 @@ import pytest
 import scipy.stats
 
 import targets
-from bench import sglrw_table1
+from bench.reproduce import sglrw_table1
 from reference.checks import moment_check
 from reference.metrics import exact_sampling_kl, kl_to_fit
 

@@ -14,7 +14,7 @@ import scipy.stats
 import bench
 import samplers
 import targets
-from bench.history import history_frame, state_history
+from bench.running.history import history_frame, state_history
 from reference.checks import moment_check, p_value_check
 from reference.metrics.b2 import b2
 from samplers._energy_tuning import gamma_fit, update_moments, wilson_hilferty

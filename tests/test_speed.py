@@ -1,6 +1,6 @@
-"""``sgbench speed`` (``bench/speed.py``, ``bench/floors.py``, ``bench/native_sgld.py``): it runs end to end at a
-tiny size and writes its tables; every implementation of SGLD does SGLD; bad input is refused. No timing is
-asserted (the figures are measured, README "Performance")."""
+"""``sgbench speed`` (``bench/perf/speed.py``, ``bench/perf/floors.py``, ``bench/perf/native_sgld.py``):
+it runs end to end at a tiny size and writes its tables; every implementation of SGLD does SGLD; bad input is refused.
+No timing is asserted (the figures are measured, README "Performance")."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ import pytest
 
 import samplers
 import targets
-from bench import native_sgld
+from bench.perf import native_sgld
 from bench.cli import main
-from bench.speed_workload import TARGET, TARGET_PARAMS
+from bench.perf.speed_workload import TARGET, TARGET_PARAMS
 
 
 def test_speed_command_writes_its_tables(tmp_path, capsys):

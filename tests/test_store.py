@@ -10,8 +10,8 @@ import sqlite3
 import pytest
 
 import bench
-from bench import store as store_module
-from bench.store import DuplicateRunError, ResultsStore, SchemaVersionError, StoreError
+from bench.sweeps import store as store_module
+from bench.sweeps.store import DuplicateRunError, ResultsStore, SchemaVersionError, StoreError
 
 
 @pytest.fixture(scope="module")

@@ -5,9 +5,9 @@ import dataclasses
 
 import pytest
 
-from bench import suites, sweep
-from bench.report import write_report
-from bench.store import ResultsStore
+from bench.sweeps import suites, sweep
+from bench.sweeps.report import write_report
+from bench.sweeps.store import ResultsStore
 from samplers import UnknownNameError
 
 

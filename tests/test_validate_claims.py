@@ -1,5 +1,5 @@
 r"""``sgbench validate``'s claims (issue 18): a candidate is never its own reference, and the claimed
-reference is itself held to truth (``bench.validate``, ``bench.gate.step_halving``).
+reference is itself held to truth (``bench.gate.validate``, ``bench.gate.step_halving``).
 
 - ``test_template_sampler_is_not_its_own_reference``: the README's "Adding a sampler" template with
   twice the noise variance, registered under its own name and validated without ``--claims``,
@@ -42,7 +42,8 @@ from bench import cli
 from bench.gate import cells as gate_cells
 from bench.gate.exact_law import expected_second_moment
 from bench.gate.step_halving import halved, halving_check
-from bench.validate import load_sampler, stored_design, validate
+from bench.adapters import load_sampler
+from bench.gate.validate import stored_design, validate
 
 QUIET = dict(progress=lambda _: None)
 TEMPLATE = '''

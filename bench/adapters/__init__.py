@@ -17,14 +17,38 @@ contract that also says which driver runs it (``backend``), which suite sampler 
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
+
+import samplers
 from bench.adapters._adapted import AdaptedSampler
+
+
+def load_sampler(spec: str):
+    """The object named by ``MODULE:OBJECT``; a MODULE without dots that names a module of
+    ``bench.adapters`` is that module (``blackjax:sgld``). ValueError naming what is wrong."""
+    module_name, sep, attribute = spec.partition(":")
+    if not sep or not module_name or not attribute:
+        raise ValueError(f"sampler must be given as MODULE:OBJECT (e.g. bench.adapters.blackjax:sgld), got {spec!r}")
+    if "." not in module_name and importlib.util.find_spec(f"bench.adapters.{module_name}") is not None:
+        module_name = f"bench.adapters.{module_name}"
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as error:
+        raise ValueError(f"cannot import module {module_name!r} for {spec!r}: {error}") from error
+    try:
+        sampler = getattr(module, attribute)
+    except AttributeError:
+        raise ValueError(f"module {module_name!r} has no object {attribute!r}") from None
+    if not isinstance(sampler, samplers.Sampler):
+        raise ValueError(f"{spec} is a {type(sampler).__name__}, not a samplers.Sampler (the suite's contract; "
+                         "see README, 'The sampler contract', or wrap it with an adapter of bench.adapters)")
+    return sampler
 
 
 def load(spec: str) -> AdaptedSampler:
     """The adapter named ``"module:attribute"``: ``"bench.adapters.blackjax:sgld"``, or its short name
     ``"blackjax:sgld"`` (a module of ``bench.adapters``), as ``AdaptedSampler.name`` gives it."""
-    from bench.validate import load_sampler
-
     try:
         adapter = load_sampler(spec)
     except ValueError as error:
@@ -34,4 +58,4 @@ def load(spec: str) -> AdaptedSampler:
     return adapter
 
 
-__all__ = ["AdaptedSampler", "load"]
+__all__ = ["AdaptedSampler", "load", "load_sampler"]

@@ -79,7 +79,7 @@ def checked_why(why: str) -> str:
 def write(path: Path, suite_name: str, cells: dict, why: str, command: str) -> Path:
     """Write a baseline document: ``cells`` merged into those already in ``path``, each new entry
     stamped with why it was made, by which command, on which commit and machine, and when."""
-    from bench.store import git_commit, machine
+    from bench.sweeps.store import git_commit, machine
 
     stamp = {"why": checked_why(why), "command": command, "git_commit": git_commit(), "machine": machine(),
              "created": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")}

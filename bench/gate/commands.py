@@ -115,7 +115,8 @@ def run(args, argv) -> int:
         print(f"design bias written: {path}")
         return 0
     if args.command == "validate":
-        from bench.validate import load_sampler, validate
+        from bench.adapters import load_sampler
+        from bench.gate.validate import validate
 
         verdict = validate(load_sampler(args.sampler), params=parse_key_values(args.param, "--param"),
                            claims=args.claims, targets=args.targets, seed=args.seed, num_chains=args.chains,
@@ -127,9 +128,9 @@ def run(args, argv) -> int:
 
 
 def _gate(args) -> int:
-    from bench.gate.html import error_bar_figure, write_page
+    from bench.html import error_bar_figure, write_page
     from bench.gate.runner import reseed, run_gate
-    from bench.store import ResultsStore
+    from bench.sweeps.store import ResultsStore
 
     use_baseline = not args.no_baseline
     if args.power:
@@ -180,7 +181,7 @@ def _gate(args) -> int:
 def _power(args) -> int:
     """``sgbench gate --power``: exit 0 when the gate alone catches at least ``POWER_AIM`` of the
     planted bugs that change a cell's law."""
-    from bench.gate.html import write_page
+    from bench.html import write_page
     from bench.gate.power import POWER_AIM, gate_share, measure_power
 
     frame = measure_power(args.bug, args.suite, with_tests=not args.no_tests, progress=_progress)

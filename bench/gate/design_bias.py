@@ -61,7 +61,7 @@ def build(suite_name: str = "quick", groups: int = DEFAULT_GROUPS, command: str 
     Returns:
         the path written.
     """
-    from bench.store import git_commit
+    from bench.sweeps.store import git_commit
 
     path = PATH if path is None else Path(path)
     document = load(path) if path.exists() else {"cells": {}}

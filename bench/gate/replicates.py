@@ -79,7 +79,7 @@ def run_replicates(cell: Cell, groups: int = 1, seed: int = 0, sampler=None, bac
     in calls of at most ``max_chains_per_call`` chains. ``sampler`` (a Sampler object) replaces
     the registered sampler of the cell's name (``sgbench validate`` runs a user's sampler on the
     gate's cells); ``backend`` is the driver (default: the cell's; "numpy" for torch adapters); ``config``: further
-    :class:`bench.config.RunConfig` fields (``keep_samples``, ``thin``)."""
+    :class:`bench.running.config.RunConfig` fields (``keep_samples``, ``thin``)."""
     backend = cell.backend if backend is None else backend
     target = cell.make_target()
     truth = target.truth

@@ -1,6 +1,6 @@
 r"""Is a claimed reference configuration consistent, i.e. does its bias shrink with the step?
 
-``sgbench validate`` (``bench.validate``) compares a candidate with the suite's sampler it claims,
+``sgbench validate`` (``bench.gate.validate``) compares a candidate with the suite's sampler it claims,
 allowing the reference's bias at the claimed configuration. That is sound only if the reference
 itself samples the target there. Where no stored design bias covers the configuration, the
 reference is held to truth by its order in the step: a method whose bias comes from the step

@@ -25,7 +25,7 @@ U-statistic keeps its expectation, and the V-statistic gains :math:`c^{2\beta} E
 Computed in JAX over (B, B) tiles of the upper triangle of the (n, n) matrix, one
 :math:`2B \times d` by :math:`d \times 2B` product per tile, the tiles summed in a ``lax.scan``:
 memory O(B^2 + n d), never O(n^2) (an (n, n) float64 matrix is 800 MB at n = 10^4). Measured on
-a shared 2-core CPU (n = 10^4, float64, B = 512; ``bench/asv/benchmarks/ksd.py``): 0.4 to 1.1 s
+a shared 2-core CPU (n = 10^4, float64, B = 512; ``bench/perf/asv/benchmarks/ksd.py``): 0.4 to 1.1 s
 and +97 MB peak RSS in d = 10; 5 to 10 s and +354 MB (about 3 copies of the n x d inputs) in d = 1000.
 """
 

@@ -31,7 +31,7 @@ SCORE_BATCH = 256
 
 def thin_draws(x: np.ndarray, thin: int) -> np.ndarray:
     """Every ``thin``-th draw along axis -2, the last of each group (draws thin-1, 2 thin-1, ...),
-    as the drivers thin (``bench.config.RunConfig``)."""
+    as the drivers thin (``bench.running.config.RunConfig``)."""
     integer_at_least("thin", thin, 1)
     if thin > x.shape[-2]:
         raise ValueError(f"thin must be an integer in [1, n={x.shape[-2]}], got {thin}")

@@ -5,7 +5,7 @@ never asserted. With the default ``--benchmark-disable`` (pyproject ``addopts``)
 a small size, as a smoke test. The files (each docstring says what is measured):
 
 - ``test_bench_samplers.py``: every sampler's run, JAX driver (10 chains x N steps, float32) beside the NumPy
-  reference (x N/100), at the hyperparameters each sampler's file declares (``bench/speed_workload.py``); the
+  reference (x N/100), at the hyperparameters each sampler's file declares (``bench/perf/speed_workload.py``); the
   sizes, shared by the files below;
 - ``test_bench_steps.py``: one step of every sampler's optimized step, jitted and vmapped over 10 chains:
   dispatch + one step;

@@ -19,8 +19,8 @@ import pytest
 
 import samplers
 import targets
-from bench.config import RunConfig
-from bench.jax_driver import CompiledGrid
+from bench.running.config import RunConfig
+from bench.running.jax_driver import CompiledGrid
 from .test_bench_samplers import NUM_STEPS, ROUNDS, _report, _timed
 
 NUM_CHAINS = 10

@@ -1,4 +1,4 @@
-"""pytest-benchmark: posteriors' SGLD (torch, CPU; ``bench.native_sgld.posteriors_program``: its documented
+"""pytest-benchmark: posteriors' SGLD (torch, CPU; ``bench.perf.native_sgld.posteriors_program``: its documented
 ``sgld.build`` with ``init``/``update`` in a Python loop, the 10 chains as one (10, 10) tensor), per chain-step,
 beside ours on the same job (the workload of ``test_bench_samplers.py``), in the group ``icg10-isotropic-sgld``,
 over N/100 steps (``NUMPY_STEPS_DIVISOR``, as for our NumPy reference). Skipped without torch and posteriors.
@@ -17,8 +17,8 @@ import pytest
 
 import samplers
 import targets
-from bench import native_sgld
-from bench.config import RunConfig
+from bench.perf import native_sgld
+from bench.running.config import RunConfig
 
 from .test_bench_samplers import NUM_CHAINS, NUM_STEPS, NUMPY_STEPS_DIVISOR, ROUNDS, SEED, TARGET
 from .test_bench_samplers import TARGET_PARAMS, _report, _timed

@@ -9,7 +9,7 @@ For each sampler in ``samplers.names()`` and each backend:
 - ``numpy``: the NumPy reference driver (float64, a Python loop), 10 chains x N/100 steps.
 
 A sampler's hyperparameters are those its file declares for the speed workload (``BenchmarkSettings.speed``,
-read by ``bench/speed_workload.py``: step size 1e-2, as in the SGLD speed figure, except the PX and microcanonical
+read by ``bench/perf/speed_workload.py``: step size 1e-2, as in the SGLD speed figure, except the PX and microcanonical
 samplers; SGLD-CV's centre is the target's mode, found once by ``Sampler.params_for``; a ``wrapper`` adapts the icg,
 as ``single_layer`` does for the samplers that need layer matrices). A registered sampler without settings fails its
 own benchmarks with an error that says what to declare: a new sampler must say how it is timed.
@@ -42,11 +42,11 @@ import pytest
 
 import samplers
 import targets
-from bench import numpy_driver
-from bench.config import RunConfig
-from bench.jax_driver import CompiledGrid
+from bench.running import numpy_driver
+from bench.running.config import RunConfig
+from bench.running.jax_driver import CompiledGrid
 
-from bench.speed_workload import (  # noqa: F401  (the workload, also imported by the other benchmark files)
+from bench.perf.speed_workload import (  # noqa: F401  (the workload, also imported by the other benchmark files)
     BACKENDS, JAX_DTYPE, NUM_CHAINS, NUMPY_STEPS_DIVISOR, SEED, TARGET, TARGET_PARAMS, gradient_evaluations, problem)
 
 

@@ -5,7 +5,7 @@
 What is timed is one call of the compiled step: Python dispatch of the jitted function, the step of 10
 chains, and ``block_until_ready`` on its output. The state (``Sampler.start``, as the JAX driver makes it)
 and the step's draws (``base.draws.jax_draws`` of ``{"sampler": draw_spec(dim, params), "gradient":
-target.draw_spec}``, as ``bench/jax_driver.py`` draws them) are made for all samplers by one compiled call
+target.draw_spec}``, as ``bench/running/jax_driver.py`` draws them) are made for all samplers by one compiled call
 before the timed calls, and the step is compiled ahead (``compile_seconds`` in ``extra_info``). Every call
 steps from the same state with the same draws. The time is dominated by dispatch (tens of microseconds
 against well under one per chain-step inside the driver's scan): this is the hot path's fixed cost per
@@ -31,7 +31,7 @@ import pytest
 
 import samplers
 import targets
-from bench.config import RunConfig
+from bench.running.config import RunConfig
 from samplers._contract import GradientOracle
 from base.draws import jax_draws
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from bench.trace import ChainTrace
+from bench.running.trace import ChainTrace
 from reference.metrics import (
     Moments,
     b2_curve,

@@ -5,7 +5,7 @@ empty scan iteration, per chain-step, on the driver's own loop structure (issue 
   ``config.block_size`` steps (the run's whole blocks, or one block of a shorter run),
   ``base.draws.jax_draws`` draws the block's variates of the
   sampler's and the target's draw specs from ``fold_in(chain key, block)``, exactly as
-  ``bench.jax_driver`` does, and one sum keeps them live; chains are vmapped.
+  ``bench.running.jax_driver`` does, and one sum keeps them live; chains are vmapped.
 - ``empty_scan``: the driver's inner ``lax.scan`` over a block's steps with a body that does the
   least that the compiler cannot hoist out of the loop: one add per coordinate, the new position
   emitted (and the emitted block summed, so the loop is not removed).
@@ -23,7 +23,7 @@ import time
 import jax
 import jax.numpy as jnp
 
-from bench.config import RunConfig
+from bench.running.config import RunConfig
 from base.draws import jax_draws
 
 

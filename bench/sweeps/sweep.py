@@ -1,7 +1,7 @@
 """Sweeps: run the entries of a suite into a results store, resuming where a previous run stopped.
 
 Each grid point is identified by its ``(config_hash, seed)``, computed from the same validated
-inputs :class:`bench.result.RunResult` hashes. Points already in the store are skipped; the
+inputs :class:`bench.running.result.RunResult` hashes. Points already in the store are skipped; the
 missing points of an entry run in one :func:`bench.run_grid` call (one compilation) and each
 result is committed as soon as the call returns, so an interruption loses at most the entry
 being run and never repeats a stored row.
@@ -16,10 +16,10 @@ from tqdm import tqdm
 
 import samplers
 import targets
-from bench.result import RunResult, config_hash, params_dict
-from bench.run import run_grid
-from bench.store import DuplicateRunError, ResultsStore
-from bench.suites import Entry
+from bench.running.result import RunResult, config_hash, params_dict
+from bench.running.run import run_grid
+from bench.sweeps.store import DuplicateRunError, ResultsStore
+from bench.sweeps.suites import Entry
 
 
 class Point(NamedTuple):

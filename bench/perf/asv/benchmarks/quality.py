@@ -15,7 +15,7 @@ evaluations of one step: 2 x 10^5 gradient evaluations per chain. The posteriors
 run on the NumPy driver at about 1 ms per step (``tests/test_adapters.py``), get
 ``REDUCED_BUDGET`` = 10^3 (their values are only comparable with themselves). MILE runs with exact
 gradients (its file's ``gate.exact_gradients``, as in the gate). Every tracked value is the median
-over the 5 groups of the metric ``bench.scoring.score`` computes for that group (``RunResult.metrics``
+over the 5 groups of the metric ``bench.running.scoring.score`` computes for that group (``RunResult.metrics``
 names), a group that failed (all chains diverged, or the threshold never reached) counting as worse
 than any other. Hyperparameters: ``_workloads.settings`` (``icg``, ``rosenbrock``, ``linreg`` entries).
 
@@ -49,9 +49,9 @@ import numpy as np
 import bench
 import samplers
 import targets
-from bench.scoring import score
-from bench.speed_workload import gradient_evaluations
-from bench.trace import Checkpoints
+from bench.running.scoring import score
+from bench.perf.speed_workload import gradient_evaluations
+from bench.running.trace import Checkpoints
 from reference.metrics import Moments
 
 from . import _workloads as workloads

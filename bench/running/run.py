@@ -8,10 +8,10 @@ import jax
 
 import samplers
 import targets
-from bench import jax_driver, numpy_driver
-from bench.config import RunConfig
-from bench.result import RunResult, params_dict
-from bench.scoring import score
+from bench.running import jax_driver, numpy_driver
+from bench.running.config import RunConfig
+from bench.running.result import RunResult, params_dict
+from bench.running.scoring import score
 
 
 def _resolve(sampler, target, target_params):
@@ -41,7 +41,7 @@ def run_grid(sampler, target, *, params_grid, num_chains=10, num_steps=10_000, s
     (shape (dim,) or (num_chains, dim)) defaults to the sampler's own starting points where it
     has them (MILE's deep ensemble), else to the target's. ``progress(n)``, if given, is
     called as chain-steps complete (``n`` at a time). Further keyword arguments are
-    :class:`bench.config.RunConfig` fields (num_burnin, thin, dtype, keep_samples, block_size).
+    :class:`bench.running.config.RunConfig` fields (num_burnin, thin, dtype, keep_samples, block_size).
     """
     sampler, target = _resolve(sampler, target, target_params)
     grid = [_as_params(sampler, target, p) for p in params_grid]

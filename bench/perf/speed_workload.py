@@ -4,7 +4,7 @@ driver in float32, the NumPy reference in float64 over 1/``NUMPY_STEPS_DIVISOR``
 
 A sampler's hyperparameters are those its file declares (``BenchmarkSettings.speed``), on the icg as its
 ``wrapper`` adapts it; the gradient evaluations of a step are what the step itself reports
-(:func:`gradient_evaluations`). Used by ``sgbench speed`` (``bench/speed.py``) and the pytest-benchmark
+(:func:`gradient_evaluations`). Used by ``sgbench speed`` (``bench/perf/speed.py``) and the pytest-benchmark
 files (``tests/benchmarks``); a registered sampler without settings fails both, naming what to declare.
 """
 

@@ -10,10 +10,10 @@ import time
 
 import numpy as np
 
-from bench.config import RunConfig
+from bench.running.config import RunConfig
 from samplers._contract import GradientOracle
 from base.draws import numpy_draws
-from bench.trace import ChainTrace, Checkpoints
+from bench.running.trace import ChainTrace, Checkpoints
 from reference.metrics import Moments
 
 

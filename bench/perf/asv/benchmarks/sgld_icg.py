@@ -17,8 +17,8 @@ from __future__ import annotations
 import bench
 import samplers
 import targets
-from bench import numpy_driver
-from bench.jax_driver import CompiledGrid
+from bench.running import numpy_driver
+from bench.running.jax_driver import CompiledGrid
 
 SAMPLER = "sgld"
 TARGET = "icg"

@@ -1,4 +1,4 @@
-"""The results store: one SQLite row per run (one :class:`bench.result.RunResult`).
+"""The results store: one SQLite row per run (one :class:`bench.running.result.RunResult`).
 
 Stdlib ``sqlite3`` in WAL journal mode (readers never block the writer), every ``add`` committed
 at once so an interrupted sweep loses no finished row, and ``UNIQUE(config_hash, seed,
@@ -33,7 +33,7 @@ from typing import Self
 import numpy as np
 import pandas as pd
 
-from bench.result import RunResult
+from bench.running.result import RunResult
 from base.provenance import library_versions
 
 MIGRATIONS: list[tuple[str, ...]] = [

@@ -19,8 +19,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from bench.config import RunConfig
-from bench.store import ResultsStore
+from bench.running.config import RunConfig
+from bench.sweeps.store import ResultsStore
 
 B2 = "b2_mean_chain_average"
 B2_STD = "b2_mean_chain_average_bootstrap_std"

@@ -6,9 +6,9 @@ memory) and ``quality.py`` (statistical quality).
 Backends (the ``backend`` parameter):
 
 - ``jax``: the suite's optimized implementation (``optimized_step``) under the JAX driver
-  (``bench.jax_driver.CompiledGrid``), float32;
+  (``bench.running.jax_driver.CompiledGrid``), float32;
 - ``numpy``: the suite's reference implementation (``reference_step``) under the NumPy driver
-  (``bench.numpy_driver.run_chains``), float64, one chain at a time;
+  (``bench.running.numpy_driver.run_chains``), float64, one chain at a time;
 - ``blackjax``: the blackjax adapter that claims the sampler (``AdaptedSampler.claims``; adapters of
   sgld, sghmc, sgnht, mclmc), on the JAX driver, float32;
 - ``posteriors``: the posteriors adapter that claims it (sgld, sghmc, sgnht, sglrw), on the NumPy

@@ -1,4 +1,4 @@
-r"""asv benchmark suite of sgmcmc-bench (see ``bench/asv/asv.conf.json``).
+r"""asv benchmark suite of sgmcmc-bench (see ``bench/perf/asv/asv.conf.json``).
 
 Modules:
 
@@ -18,15 +18,15 @@ Combinations that cannot run (no implementation in a library, the bnn at d = 10,
 memory) are skipped by asv with the reason (NotImplementedError in ``setup``). The whole suite
 takes hours; the full run and a history over commits::
 
-    asv machine --yes --config bench/asv/asv.conf.json
-    asv run --python=same --show-stderr --config bench/asv/asv.conf.json
-    asv run --config bench/asv/asv.conf.json HEAD~10..HEAD
+    asv machine --yes --config bench/perf/asv/asv.conf.json
+    asv run --python=same --show-stderr --config bench/perf/asv/asv.conf.json
+    asv run --config bench/perf/asv/asv.conf.json HEAD~10..HEAD
 
 Quick subset. ``asv run --bench REGEX`` (repeatable) matches a parametrised benchmark's name with its
 parameters, ``samplers.TimeStep.time_step('sgld', 'jax', 10, 10, 'icg')`` (asv 0.6 filters each
 parameter combination this way), so a few cheap combinations run with (about a minute on 2 cores)::
 
-    asv run --python=same --quick --show-stderr --config bench/asv/asv.conf.json \
+    asv run --python=same --quick --show-stderr --config bench/perf/asv/asv.conf.json \
         --bench "samplers\.Time\w+\.time_\w+\('sgld', '(jax|numpy|posteriors_baoa)', 10, 10, 'icg'\)" \
         --bench "samplers\.PeakMemRun\.peakmem_run\('sgld', 'jax', 10000\)" \
         --bench "quality\.TrackICG\.track_\w+\('sgld', 'jax'\)"

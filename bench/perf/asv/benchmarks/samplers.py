@@ -42,8 +42,8 @@ import numpy as np
 
 import bench
 import samplers
-from bench import numpy_driver
-from bench.jax_driver import CompiledGrid
+from bench.running import numpy_driver
+from bench.running.jax_driver import CompiledGrid
 from samplers._contract import GradientOracle
 from base.draws import jax_draws, numpy_draws
 

@@ -46,7 +46,7 @@ its initialisation); float64 by default.
 Reproduce (the default scale: 6 minutes on 2 shared CPU cores, 12 under a load of 6; most of it
 at B = 128, whose 128 minibatch indices per chain-step dominate)::
 
-    python -c "from bench.sglrw_table1 import main; main()"
+    python -c "from bench.reproduce.sglrw_table1 import main; main()"
 
 or, in Python, ``table = reproduce(); print(render(table))``.
 """

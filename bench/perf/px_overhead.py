@@ -5,7 +5,7 @@ memory for c = d = 1 on a ResNet-20 with batch 256).
 Both samplers run the practical form of the PX paper's Algorithm 3 (friction 100; PX-SGHMC's P and
 Q coordinates 1, table 11) at the same step size on ``targets.get("bnn", task="classification")``
 (digits, MILE's two hidden layers of 16 units; ``--hidden`` and ``--batch-size`` change them), with
-the JAX driver (``bench.jax_driver.CompiledGrid``), float32, ``--chains`` chains x ``--steps``
+the JAX driver (``bench.running.jax_driver.CompiledGrid``), float32, ``--chains`` chains x ``--steps``
 steps, PX-SGHMC with expansion (c, d) = (1, 1). Measured, per sampler:
 
 - ``us_per_chain_step``: wall time of one run of the compiled program divided by chains x steps,
@@ -27,7 +27,7 @@ steps, PX-SGHMC with expansion (c, d) = (1, 1). Measured, per sampler:
 
 The ``overhead (relative)`` row is PX-SGHMC relative to SGHMC, (PX - SGHMC) / SGHMC. Run::
 
-    python -m bench.px_overhead [--chains 10] [--steps 2000] [--repeats 5] [--batch-size 32]
+    python -m bench.perf.px_overhead [--chains 10] [--steps 2000] [--repeats 5] [--batch-size 32]
 
 Timings depend on the machine and its load; the run prints its settings with the table.
 
@@ -61,8 +61,8 @@ import pandas as pd
 
 import samplers
 import targets
-from bench.config import RunConfig
-from bench.jax_driver import CompiledGrid
+from bench.running.config import RunConfig
+from bench.running.jax_driver import CompiledGrid
 
 STEP_SIZE = 3e-4  # PX table 11's SGHMC peak step size (PX-SGHMC: 1e-4); the timing does not depend on it
 SAMPLERS = {
@@ -112,7 +112,7 @@ def measure(name: str, target_params: dict, num_chains: int, num_steps: int, rep
 _CHILD = """
 import json, resource, sys
 import bench, samplers, targets
-from bench.px_overhead import SAMPLERS, SEED
+from bench.perf.px_overhead import SAMPLERS, SEED
 name, target_params, num_chains, num_steps, dtype, do_run = json.loads(sys.argv[1])
 target = targets.get("bnn", **target_params)
 params = samplers.get(name).params_for(target, **SAMPLERS[name])
@@ -154,7 +154,7 @@ def overhead_table(num_chains: int = 10, num_steps: int = 2000, repeats: int = 5
 
 
 def main(argv=None) -> pd.DataFrame:
-    parser = argparse.ArgumentParser(prog="python -m bench.px_overhead", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m bench.perf.px_overhead", description=__doc__.split("\n\n")[0])
     parser.add_argument("--chains", type=int, default=10)
     parser.add_argument("--steps", type=int, default=2000)
     parser.add_argument("--repeats", type=int, default=5)

@@ -1,11 +1,11 @@
 """``sgbench speed``: the speed figures of issue 10 as tables and a plot, and where the limit is.
 
-1. ``sampler_table``: every sampler's per-chain-step time on the speed workload (``bench/speed_workload.py``:
+1. ``sampler_table``: every sampler's per-chain-step time on the speed workload (``bench/perf/speed_workload.py``:
    10 chains on the 10-d icg with isotropic noise), JAX driver (float32) and NumPy reference (float64),
-   beside two floors measured on the driver's own loop structure (``bench/floors.py``): drawing the
+   beside two floors measured on the driver's own loop structure (``bench/perf/floors.py``): drawing the
    sampler's random numbers alone, and an empty scan iteration. ``x rng`` is the sampler's time over its
    random-number floor: 1 would be a driver that costs nothing but its random numbers.
-2. ``sgld_comparison``: SGLD on the same job by every implementation (``bench/native_sgld.py``): ours
+2. ``sgld_comparison``: SGLD on the same job by every implementation (``bench/perf/native_sgld.py``): ours
    (JAX driver, NumPy reference), a vectorised NumPy loop, blackjax's and posteriors' own loops.
 3. ``sgld_grid``: the SMILE Table 1 cell, SGLD at 22 step sizes (log-spaced 1e-4 to 2e-2) x 10 chains x
    ``steps`` in one compiled, vmapped program: compile and run seconds, and the projection to the
@@ -33,11 +33,12 @@ import pandas as pd
 
 import samplers
 import targets
-from bench import floors, native_sgld, numpy_driver
-from bench.config import RunConfig
-from bench.jax_driver import CompiledGrid
+from bench.perf import floors, native_sgld
+from bench.running import numpy_driver
+from bench.running.config import RunConfig
+from bench.running.jax_driver import CompiledGrid
 from base.draws import jax_draws
-from bench.speed_workload import JAX_DTYPE, NUM_CHAINS, SEED, gradient_evaluations, problem
+from bench.perf.speed_workload import JAX_DTYPE, NUM_CHAINS, SEED, gradient_evaluations, problem
 
 GRID_STEP_SIZES = np.logspace(-4, np.log10(2e-2), 22)
 TABLE1_CELLS = 48
@@ -215,7 +216,7 @@ class SpeedReport:
 
     def write(self, path) -> object:
         """The HTML page (tables and the figure) at ``path``; returns its path."""
-        from bench.gate.html import write_page
+        from bench.html import write_page
 
         tables = {"SGLD on the speed workload, every implementation": self.sgld.reset_index(),
                   "Every sampler: µs per chain-step and the random-number floor "

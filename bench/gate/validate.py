@@ -39,8 +39,6 @@ reference's, and the time per gradient evaluation of both. Exit status 0 only on
 from __future__ import annotations
 
 import dataclasses
-import importlib
-import importlib.util
 import json
 import re
 from pathlib import Path
@@ -66,28 +64,6 @@ STEP_PARTS = ("optimized_step", "reference_step")
 SEED_OFFSETS = {"reference": 1000, "half_step": 2000}  # independent of the candidate's run and of each other
 SUMMARY_COLUMNS = ("target", "name", "passed", "statistic", "threshold", "estimate", "expected", "standard_error",
                    "detectable")
-
-
-def load_sampler(spec: str):
-    """The object named by ``MODULE:OBJECT``; a MODULE without dots that names a module of
-    ``bench.adapters`` is that module (``blackjax:sgld``). ValueError naming what is wrong."""
-    module_name, sep, attribute = spec.partition(":")
-    if not sep or not module_name or not attribute:
-        raise ValueError(f"sampler must be given as MODULE:OBJECT (e.g. bench.adapters.blackjax:sgld), got {spec!r}")
-    if "." not in module_name and importlib.util.find_spec(f"bench.adapters.{module_name}") is not None:
-        module_name = f"bench.adapters.{module_name}"
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as error:
-        raise ValueError(f"cannot import module {module_name!r} for {spec!r}: {error}") from error
-    try:
-        sampler = getattr(module, attribute)
-    except AttributeError:
-        raise ValueError(f"module {module_name!r} has no object {attribute!r}") from None
-    if not isinstance(sampler, samplers.Sampler):
-        raise ValueError(f"{spec} is a {type(sampler).__name__}, not a samplers.Sampler (the suite's contract; "
-                         "see README, 'The sampler contract', or wrap it with an adapter of bench.adapters)")
-    return sampler
 
 
 @dataclasses.dataclass(frozen=True)
@@ -342,7 +318,7 @@ def validate(sampler, params: dict | None = None, claims: str | None = None, tar
     Returns:
         The Verdict. ValueError (naming the parameter) on bad input, before anything runs.
     """
-    from bench.gate.html import error_bar_figure, write_page
+    from bench.html import error_bar_figure, write_page
 
     params = dict(params or {})
     chosen = list(TARGETS) if targets == "all" else [targets]

@@ -23,11 +23,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from bench.config import RunConfig
+from bench.running.config import RunConfig
 from samplers import Variate
 from samplers._contract import GradientOracle
 from base.draws import jax_draws
-from bench.trace import ChainTrace, Checkpoints
+from bench.running.trace import ChainTrace, Checkpoints
 from reference.metrics import Moments
 
 PROGRESS_UPDATES = 20

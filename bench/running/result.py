@@ -8,8 +8,8 @@ import json
 
 import numpy as np
 
-from bench.config import RunConfig
-from bench.trace import ChainTrace
+from bench.running.config import RunConfig
+from bench.running.trace import ChainTrace
 from samplers.schedules import describe
 
 
@@ -45,7 +45,7 @@ class RunResult:
 
     ``trace`` holds per-chain moments (and samples, checkpoints if asked for); ``metrics`` the
     scores against the target's truth; ``curves`` running metrics against gradient evaluations
-    (``bench.scoring``); ``diagnostics`` per-chain divergence and gradient counts.
+    (``bench.running.scoring``); ``diagnostics`` per-chain divergence and gradient counts.
     """
 
     sampler: str

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from bench.report import STYLE
+from bench.sweeps.report import STYLE
 
 # verdict tables hold text (cell names, reasons): left-aligned, top-aligned, long names broken
 TABLE_STYLE = """\

@@ -1,0 +1,1 @@
+"""Paper reproductions: the seeds' tables at reduced scale."""

@@ -1,0 +1,1 @@
+"""Running chains: the configuration, the JAX and NumPy drivers, results, scoring, traces."""

@@ -1,0 +1,1 @@
+"""Sweeps: run suites, the sweep over a grid, the SQLite results store, the HTML report."""
