@@ -3,12 +3,11 @@
 ESS per second = bulk ESS (``reference.metrics.ess``, all chains) / wall time of the whole run
 (compilation, warmup and sampling), reported as the minimum and the median over coordinates.
 
-    python -m reference.nuts_speed [--draws N] [--out reports/latest/nuts_ess_per_second.png]
+    sgbench nuts-speed [--draws N] [--out reports/latest/nuts_ess_per_second.png]
 """
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
 import numpy as np
@@ -49,22 +48,3 @@ def plot(rows: dict, title: str, path: Path) -> Path:
     figure.savefig(path, dpi=120)
     plt.close(figure)
     return path
-
-
-def main(argv=None) -> None:
-    import samplers  # noqa: F401  (float64)
-    import targets
-
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--draws", type=int, default=5000, help="kept draws per chain (default: 5000)")
-    parser.add_argument("--out", type=Path, default=Path("reports/latest/nuts_ess_per_second.png"))
-    args = parser.parse_args(argv)
-    target = targets.get("logreg", dataset="breast_cancer")
-    rows = bulk_ess_per_second(target, num_draws=args.draws)
-    for name, row in rows.items():
-        print(f"{name}: bulk ESS/s min {row['min']:.0f}, median {row['median']:.0f} ({row['seconds']:.1f} s)")
-    print(f"figure: {plot(rows, 'NUTS on breast-cancer logistic regression', args.out)}")
-
-
-if __name__ == "__main__":
-    main()

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from bench import asv_commands
+from bench.cli import asv as asv_command
 from bench.perf import asv_machine
 from bench.cli import build_parser, main
 
@@ -111,12 +111,12 @@ def test_register_machine_reports_asv_failing(tmp_path, monkeypatch):
 def test_asv_run_command_line():
     args = build_parser().parse_args(["asv", "--quick", "--bench", "ksd", "sgld_icg", "--bench", r"time_ksd\(10\)",
                                       "--config", "c.json", "--", "--durations", "5"])
-    command = asv_commands.asv_run_command(Path("/abs/c.json"), "m", args.quick, args.bench, args.asv_args)
+    command = asv_command.asv_run_command(Path("/abs/c.json"), "m", args.quick, args.bench, args.asv_args)
     assert command == [sys.executable, "-m", "asv", "run", "--python=same", "--set-commit-hash", "HEAD",
                        "--machine", "m", "--show-stderr", "--quick", "--bench", "ksd", "--bench", "sgld_icg",
                        "--bench", r"time_ksd\(10\)", "--config", "/abs/c.json", "--durations", "5"]
     plain = build_parser().parse_args(["asv"])
-    assert asv_commands.asv_run_command(Path("/c"), "m", plain.quick, plain.bench, plain.asv_args)[-2:] == \
+    assert asv_command.asv_run_command(Path("/c"), "m", plain.quick, plain.bench, plain.asv_args)[-2:] == \
         ["--config", "/c"]
 
 
@@ -131,8 +131,8 @@ def test_sgbench_asv_registers_the_machine_and_returns_asv_status(monkeypatch):
         calls["run"] = command
         return subprocess.CompletedProcess(command, 3)
 
-    monkeypatch.setattr(asv_commands, "register_machine", fake_register)
-    monkeypatch.setattr(asv_commands.subprocess, "run", fake_run)
+    monkeypatch.setattr(asv_command, "register_machine", fake_register)
+    monkeypatch.setattr(asv_command.subprocess, "run", fake_run)
     monkeypatch.chdir(REPO)
     assert main(["asv", "--quick", "--bench", "ksd"]) == 3
     assert calls["register"] == (CONFIG, None)
@@ -149,7 +149,7 @@ def test_sgbench_asv_registers_the_machine_and_returns_asv_status(monkeypatch):
 ])
 def test_bad_asv_options_exit_2(argv, words, capsys, monkeypatch):
     monkeypatch.chdir(REPO)
-    monkeypatch.setattr(asv_commands, "register_machine", lambda *a, **k: pytest.fail("asv must not run"))
+    monkeypatch.setattr(asv_command, "register_machine", lambda *a, **k: pytest.fail("asv must not run"))
     assert main(["asv", *argv]) == 2
     error = capsys.readouterr().err
     assert error.count("\n") == 1 and words in error

@@ -5,7 +5,8 @@ import sys
 
 import pytest
 
-from bench.cli import main, parse_value
+from bench.cli import main
+from bench.cli._common import parse_value
 from bench.sweeps import store as store_module
 from bench.sweeps.store import ResultsStore
 

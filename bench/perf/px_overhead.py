@@ -27,7 +27,7 @@ steps, PX-SGHMC with expansion (c, d) = (1, 1). Measured, per sampler:
 
 The ``overhead (relative)`` row is PX-SGHMC relative to SGHMC, (PX - SGHMC) / SGHMC. Run::
 
-    python -m bench.perf.px_overhead [--chains 10] [--steps 2000] [--repeats 5] [--batch-size 32]
+    sgbench px-overhead [--chains 10] [--steps 2000] [--repeats 5] [--batch-size 32]
 
 Timings depend on the machine and its load; the run prints its settings with the table.
 
@@ -49,7 +49,6 @@ dimension (the paper's memory is dominated by activations).
 
 from __future__ import annotations
 
-import argparse
 import json
 import subprocess
 import sys
@@ -72,7 +71,7 @@ SAMPLERS = {
 SEED = 0
 
 
-def _target_params(hidden, batch_size) -> dict:
+def bnn_params(hidden, batch_size) -> dict:
     params = {"task": "classification", "hidden": tuple(hidden)}
     if batch_size is not None:
         params["noise_batch_size"] = batch_size
@@ -138,7 +137,7 @@ def peak_rss_mb(name: str, target_params: dict, num_chains: int, num_steps: int,
 def overhead_table(num_chains: int = 10, num_steps: int = 2000, repeats: int = 5, hidden=(16, 16),
                    batch_size: int | None = None, rss: bool = True, dtype: str = "float32") -> pd.DataFrame:
     """One row per sampler (columns: the measurements above) and the relative overhead of PX-SGHMC."""
-    target_params = _target_params(hidden, batch_size)
+    target_params = bnn_params(hidden, batch_size)
     rows = {}
     for name in SAMPLERS:
         rows[name] = measure(name, target_params, num_chains, num_steps, repeats, dtype)
@@ -151,28 +150,3 @@ def overhead_table(num_chains: int = 10, num_steps: int = 2000, repeats: int = 5
         / table.loc["sghmc", numeric].astype(float)
     table.loc["overhead (relative)"] = overhead
     return table
-
-
-def main(argv=None) -> pd.DataFrame:
-    parser = argparse.ArgumentParser(prog="python -m bench.perf.px_overhead", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--chains", type=int, default=10)
-    parser.add_argument("--steps", type=int, default=2000)
-    parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--hidden", type=int, nargs="+", default=[16, 16])
-    parser.add_argument("--batch-size", type=int, default=None, help="minibatch size (default: the target's, 32)")
-    parser.add_argument("--dtype", default="float32", choices=("float32", "float64"))
-    parser.add_argument("--no-rss", action="store_true", help="skip the peak-RSS subprocesses")
-    args = parser.parse_args(argv)
-    table = overhead_table(args.chains, args.steps, args.repeats, tuple(args.hidden), args.batch_size,
-                           not args.no_rss, args.dtype)
-    target = targets.get("bnn", **_target_params(args.hidden, args.batch_size))
-    print(f"digits BNN, layers {target.layer_sizes}, batch {target.noise.batch_size}, {args.chains} chains x "
-          f"{args.steps} steps, {args.dtype}, best of {args.repeats}; jax {jax.__version__} on "
-          f"{jax.devices()[0].platform}")
-    with pd.option_context("display.width", 200, "display.max_columns", 20, "display.float_format", "{:.4g}".format):
-        print(table)
-    return table
-
-
-if __name__ == "__main__":
-    main()

@@ -7,10 +7,7 @@ how to read them, and the provenance of the runs (git commit, machine, library v
 
 from __future__ import annotations
 
-import base64
 import dataclasses
-import datetime
-import html
 import io
 import json
 import math
@@ -19,6 +16,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from markupsafe import Markup, escape
+
+from bench.html import image, render_page, table
 from bench.running.config import RunConfig
 from bench.sweeps.store import ResultsStore
 
@@ -45,16 +45,6 @@ counted; a point where every chain diverged has no b&sup2; and is drawn as &time
 plot. Wall seconds of a grid point are its share of the one compiled call that ran its grid
 (compilation included); chain-steps/s leaves compilation out.</p>
 """
-
-STYLE = """\
-body { font-family: sans-serif; margin: 2em; max-width: 80em; }
-table.runs { border-collapse: collapse; font-size: 0.9em; }
-table.runs th, table.runs td { padding: 0.25em 0.7em; border-bottom: 1px solid #ddd; text-align: right; }
-table.runs th { background: #f4f4f4; }
-dl.provenance dt { font-weight: bold; margin-top: 0.5em; }
-code { font-size: 0.9em; }
-"""
-
 
 def _varying(frame: pd.DataFrame, columns) -> list[str]:
     """The ``columns`` of ``frame`` that take more than one value."""
@@ -254,10 +244,9 @@ def _provenance(frame: pd.DataFrame) -> str:
         "machine": _distinct(frame["machine"]),
         "versions": library_versions,
         "runs made (UTC)": [f"{frame['created_at'].min()} to {frame['created_at'].max()}"],
-        "report written (UTC)": [datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")],
     }
     body = "".join(
-        f"<dt>{html.escape(name)}</dt>" + "".join(f"<dd><code>{html.escape(v)}</code></dd>" for v in values)
+        f"<dt>{escape(name)}</dt>" + "".join(f"<dd><code>{escape(v)}</code></dd>" for v in values)
         for name, values in items.items()
     )
     return f'<dl class="provenance">{body}</dl>'
@@ -267,36 +256,26 @@ def write_report(store_or_frame, out_dir) -> Path:
     """Write ``out_dir/index.html`` for a :class:`ResultsStore` or its ``to_frame()``; return its path."""
     if isinstance(store_or_frame, ResultsStore):
         frame = store_or_frame.to_frame()
-        source = f"results store <code>{html.escape(str(store_or_frame.path))}</code>"
+        source = Markup(f"results store <code>{escape(str(store_or_frame.path))}</code>")
     elif isinstance(store_or_frame, pd.DataFrame):
         frame, source = store_or_frame, "a results frame"
     else:
         raise TypeError("store_or_frame must be a ResultsStore or a pandas DataFrame, "
                         f"got {type(store_or_frame).__name__}")
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    path = Path(out_dir) / "index.html"
     if frame.empty:
-        body = f"<p>No runs in {source}.</p>"
+        return render_page(path, "sgmcmc-bench report", [], intro=Markup(f"No runs in {source}."))
+    sections = [("Runs", Markup(f"<p>Settings shared by all runs: <code>{escape(shared_settings(frame))}</code></p>\n")
+                 + table(display_frame(frame), classes="runs"))]
+    if STEP_SIZE in frame and B2 in frame:
+        sections.append(("b² against step size", image(plot_b2(frame), "b² against step size")))
     else:
-        table = display_frame(frame).to_html(index=False, border=0, classes="runs", escape=True)
-        if STEP_SIZE in frame and B2 in frame:
-            png = base64.b64encode(plot_b2(frame)).decode("ascii")
-            figure = f'<img alt="b² against step size" src="data:image/png;base64,{png}">'
-        else:
-            figure = "<p>No b² against step size for these runs (no step size or no truth).</p>"
-        running = plot_running_b2(frame) if "curves" in frame else None
-        if running is not None:
-            png = base64.b64encode(running).decode("ascii")
-            figure += ('\n<h2>Running b² against gradient evaluations</h2>\n'
-                       f'<img alt="running b² against gradient evaluations" src="data:image/png;base64,{png}">')
-        shared = html.escape(shared_settings(frame))
-        body = (f"<p>{len(frame)} runs from {source}.</p>\n<h2>Runs</h2>\n"
-                f"<p>Settings shared by all runs: <code>{shared}</code></p>\n{table}\n"
-                f"<h2>b² against step size</h2>\n{figure}\n<h2>How to read this</h2>\n{HOW_TO_READ}"
-                f"<h2>Provenance</h2>\n{_provenance(frame)}")
-    page = (f'<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
-            f"<title>sgmcmc-bench report</title>\n<style>\n{STYLE}</style>\n</head>\n<body>\n"
-            f"<h1>sgmcmc-bench report</h1>\n{body}\n</body>\n</html>\n")
-    path = out / "index.html"
-    path.write_text(page, encoding="utf-8")
-    return path
+        sections.append(("b² against step size",
+                         Markup("<p>No b² against step size for these runs (no step size or no truth).</p>")))
+    running = plot_running_b2(frame) if "curves" in frame else None
+    if running is not None:
+        sections.append(("Running b² against gradient evaluations",
+                         image(running, "running b² against gradient evaluations")))
+    sections += [("How to read this", Markup(HOW_TO_READ)), ("Provenance", Markup(_provenance(frame)))]
+    return render_page(path, "sgmcmc-bench report", sections,
+                       intro=Markup(f"{len(frame)} runs from {source}."))

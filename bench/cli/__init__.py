@@ -1,0 +1,59 @@
+"""The ``sgbench`` command line, one module per command:
+
+    sgbench list samplers|targets|metrics|suites
+    sgbench run [--suite NAME | --sampler S --target T --step-size H [H ...] [options]]
+    sgbench report [--db PATH] [--out DIR]
+    sgbench reproduce sglrw-table1 [--particles N] [--iterations N]
+    sgbench reference build|check TARGET [--param KEY=VALUE ...] [options]
+    sgbench gate [--suite quick|full] [--baseline PATH | --no-baseline] [--reseed N] [--power]
+    sgbench baseline update --why TEXT
+    sgbench design-bias
+    sgbench validate MODULE:OBJECT [--param KEY=VALUE ...]
+    sgbench asv [--quick] [--bench REGEX ...] [--config PATH] [--machine NAME] [-- ASV_ARG ...]
+    sgbench dashboard [--config PATH] [--out DIR] [--offline [--assets DIR]] [--serve [--port N]]
+    sgbench speed [--steps N] [--numpy-steps N] [--grid-steps N] [--no-bnn] [--sampler S ...]
+    sgbench px-overhead [--chains N] [--steps N] [--batch-size B]
+    sgbench nuts-speed [--draws N] [--out PNG]
+
+``gate`` and ``validate`` exit with status 1 when a check fails; ``asv`` exits with asv's status.
+
+Bad input (unknown names, parameters out of range) prints one line to stderr and exits with
+status 2. Each command module has ``add_parser(commands)``, which sets the handler
+``execute(args, argv) -> exit status``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from bench.cli import (asv, baseline, dashboard, design_bias, gate, listing, nuts_speed, px_overhead, reference,
+                       report, reproduce, run, speed, validate)
+from bench.sweeps.store import StoreError
+
+COMMANDS = (listing, run, report, reproduce, reference, gate, baseline, design_bias, validate, asv, dashboard, speed,
+            px_overhead, nuts_speed)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``sgbench`` parser with every command of ``COMMANDS``."""
+    parser = argparse.ArgumentParser(prog="sgbench", description=__doc__.split("\n\n")[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    for command in COMMANDS:
+        command.add_parser(commands)
+    return parser
+
+
+def main(argv=None) -> int:
+    """Run ``sgbench`` with ``argv`` (default: the process arguments); return the exit status."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exit_:
+        return exit_.code
+    try:
+        return args.handler(args, argv)
+    except (ValueError, TypeError, LookupError, StoreError) as error:
+        print(f"sgbench: error: {error}", file=sys.stderr)
+        return 2
+

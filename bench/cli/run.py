@@ -1,0 +1,92 @@
+"""``sgbench run [--suite NAME | --sampler S --target T --step-size H [H ...] [options]]``: a run suite
+or an ad-hoc step-size sweep into the results store, then its table and HTML report."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from bench.cli._common import DEFAULT_DB, DEFAULT_OUT, UsageError, parse_key_values
+from bench.running.config import BACKENDS, DTYPES, RunConfig
+from bench.sweeps import suites
+
+_CONFIG_OPTIONS = ("num_chains", "num_steps", "num_burnin", "thin", "seed", "dtype", "backend", "num_checkpoints",
+                   "block_size")
+_ADHOC_ONLY = ("step_size", "target_param", "sampler_param", *_CONFIG_OPTIONS)
+
+
+def add_store_options(parser) -> None:
+    """``--db`` and ``--out``, shared with ``sgbench report``."""
+    parser.add_argument("--db", type=Path, default=DEFAULT_DB, help=f"results store (default: {DEFAULT_DB})")
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"report folder (default: {DEFAULT_OUT})")
+
+
+def add_parser(commands) -> None:
+    run = commands.add_parser("run", help="run a suite (default: quick) or an ad-hoc step-size sweep")
+    run.add_argument("--suite", help=f"named suite, one of {', '.join(suites.names())} (default: quick)")
+    adhoc = run.add_argument_group("ad-hoc sweep (instead of a suite)")
+    adhoc.add_argument("--sampler", help="sampler name (see `sgbench list samplers`)")
+    adhoc.add_argument("--target", help="target name (see `sgbench list targets`)")
+    adhoc.add_argument("--step-size", type=float, nargs="+", metavar="H", help="step sizes, one run each")
+    adhoc.add_argument("--target-param", action="append", metavar="KEY=VALUE",
+                       help="target parameter (repeatable); VALUE is read as int, float or string")
+    adhoc.add_argument("--sampler-param", action="append", metavar="KEY=VALUE",
+                       help="sampler hyperparameter besides the step size (repeatable); VALUE as for --target-param, "
+                            "or JSON, e.g. schedule='{\"kind\": \"cyclical\", \"cycle_length\": 5000}'")
+    adhoc.add_argument("--num-chains", type=int, help="chains per step size (RunConfig default otherwise)")
+    adhoc.add_argument("--num-steps", type=int, help="recorded steps per chain")
+    adhoc.add_argument("--seed", type=int, help="random seed")
+    adhoc.add_argument("--num-burnin", type=int, help="discarded steps per chain before the recorded ones")
+    adhoc.add_argument("--thin", type=int, help="record every THIN-th step")
+    adhoc.add_argument("--num-checkpoints", type=int, help="record the running b^2 at about this many steps")
+    adhoc.add_argument("--block-size", type=int, help="steps of random numbers the JAX driver draws at once "
+                       "(default 1024; smaller for many chains in high dimension)")
+    adhoc.add_argument("--dtype", help=f"chain dtype, one of {', '.join(DTYPES)}")
+    adhoc.add_argument("--backend", help=f"driver, one of {', '.join(BACKENDS)} (numpy: the float64 reference)")
+    add_store_options(run)
+    run.add_argument("--no-progress", action="store_true", help="no progress bar")
+    run.set_defaults(handler=execute)
+
+
+def entries_from_args(args) -> tuple[list[suites.Entry], str | None]:
+    """The entries the ``run`` arguments ask for and the suite name to tag them with."""
+    adhoc_given = [name for name in _ADHOC_ONLY if getattr(args, name) is not None]
+    if args.sampler is None and args.target is None:
+        if adhoc_given:
+            raise UsageError(f"--{adhoc_given[0].replace('_', '-')} needs --sampler and --target")
+        name = args.suite or "quick"
+        return suites.get(name), name
+    if args.suite is not None:
+        raise UsageError("give either --suite or --sampler/--target, not both")
+    if args.sampler is None or args.target is None or args.step_size is None:
+        raise UsageError("an ad-hoc sweep needs --sampler, --target and --step-size")
+    given = {name: getattr(args, name) for name in _CONFIG_OPTIONS}
+    config = RunConfig(**{name: value for name, value in given.items() if value is not None})
+    sampler_params = parse_key_values(args.sampler_param, "--sampler-param")
+    entry = suites.Entry(args.sampler, args.target, parse_key_values(args.target_param, "--target-param"),
+                         suites.step_size_grid(args.step_size, **sampler_params), config)
+    return [entry], None
+
+
+def execute(args, argv) -> int:
+    from bench.sweeps import store as store_module
+    from bench.sweeps.report import format_table, write_report
+    from bench.sweeps.store import ResultsStore
+    from bench.sweeps.sweep import points, run_suite
+
+    entries, suite_name = entries_from_args(args)
+    keys = {(p.config_hash, p.seed) for entry in entries for p in points(entry)}
+    with ResultsStore(args.db) as store:
+        try:
+            new = run_suite(entries, store, suite_name, progress=not args.no_progress)
+        except KeyboardInterrupt:
+            print(f"sgbench: interrupted; finished runs are saved in {args.db}, run again to resume",
+                  file=sys.stderr)
+            return 130
+        frame = store.to_frame()
+    asked = frame.apply(lambda row: (row["config_hash"], row["seed"]) in keys, axis=1).astype(bool)
+    frame = frame[asked & (frame["git_commit"] == store_module.git_commit())]
+    print(f"{len(new)} new runs, {len(keys) - len(new)} already in {args.db}")
+    print(format_table(frame))
+    print(f"report: {write_report(frame, args.out)}")
+    return 0

@@ -1,0 +1,52 @@
+"""``sgbench speed [--steps N] [--numpy-steps N] [--grid-steps N] [--no-bnn] [--sampler S ...]``:
+per-chain-step times of every sampler against its random-number floor, SGLD against other libraries
+(``bench/perf/speed.py``)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from bench.cli._common import DEFAULT_OUT, UsageError
+
+
+def add_parser(commands) -> None:
+    speed = commands.add_parser("speed", help="time every sampler against its random-number floor, SGLD against "
+                                "blackjax, posteriors and NumPy, a 22-step-size grid and the bnn overhead")
+    speed.add_argument("--steps", type=int, default=1_000_000, help="JAX steps per run (default: 10^6)")
+    speed.add_argument("--numpy-steps", type=int, default=2000, help="steps of the Python loops (default: 2000)")
+    speed.add_argument("--grid-steps", type=int, default=1_000_000,
+                       help="steps of the SGLD 22-step-size grid (default: 10^6; 0 leaves it out)")
+    speed.add_argument("--no-bnn", action="store_true", help="leave out the 10^5-parameter bnn overhead")
+    speed.add_argument("--sampler", action="append", help="only these samplers in the per-sampler table (repeatable)")
+    speed.add_argument("--repeats", type=int, default=3, help="timed runs, the best is kept (default: 3)")
+    speed.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"folder for speed.html (default: {DEFAULT_OUT})")
+    speed.set_defaults(handler=execute)
+
+
+def execute(args, argv) -> int:
+    import pandas as pd
+
+    import samplers
+    from bench.perf import speed
+
+    for option in ("steps", "numpy_steps", "repeats"):
+        if getattr(args, option) < 1:
+            raise UsageError(f"--{option.replace('_', '-')} must be an integer >= 1, got {getattr(args, option)}")
+    if args.grid_steps < 0:
+        raise UsageError(f"--grid-steps must be an integer >= 0 (0 leaves the grid out), got {args.grid_steps}")
+    names = args.sampler or samplers.names()
+    for name in names:
+        samplers.get(name)  # an unknown name lists the registered ones
+    report = speed.measure(names, args.steps, args.numpy_steps, args.grid_steps or None, not args.no_bnn,
+                           args.repeats, progress=lambda line: print(line, file=sys.stderr, flush=True))
+    print(report.sgld.round(4).to_string())
+    print(report.samplers.round(4).to_string())
+    for part in (report.grid, report.bnn):
+        if part is not None:
+            print(pd.Series(part).to_string())
+    args.out.mkdir(parents=True, exist_ok=True)
+    report.samplers.to_csv(args.out / "speed_samplers.csv")
+    report.sgld.to_csv(args.out / "speed_sgld.csv")
+    print(f"report: {report.write(args.out / 'speed.html')}")
+    return 0

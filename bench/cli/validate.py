@@ -1,0 +1,39 @@
+"""``sgbench validate MODULE:OBJECT [--param KEY=VALUE ...] [--claims NAME] [--targets icg|linreg|all]
+[--chains C] [--steps N] [--seed S] [--out DIR]``: a sampler someone wrote (or an adapter) against truth
+and the suite's implementation of what it claims (exit 1 when a check fails)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bench.cli._common import DEFAULT_OUT, parse_key_values, progress
+
+
+def add_parser(commands) -> None:
+    validate = commands.add_parser("validate", help="validate a sampler (MODULE:OBJECT) against truth and "
+                                                    "the suite's reference implementation")
+    validate.add_argument("sampler", help="MODULE:OBJECT, a Sampler in the suite's contract or an adapter, "
+                                          "e.g. bench.adapters.blackjax:sgld")
+    validate.add_argument("--param", action="append", metavar="KEY=VALUE", help="hyperparameter (repeatable)")
+    validate.add_argument("--claims", default=None,
+                          help="the suite sampler it implements (default: the adapter's claim, or its name if "
+                               "registered; the registered sampler itself is checked against its stored design "
+                               "bias or exact truth, never against itself)")
+    validate.add_argument("--targets", choices=("icg", "linreg", "all"), default="all",
+                          help="which gate targets (default: all)")
+    validate.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
+    validate.add_argument("--chains", type=int, default=64, help="chains per target (default: 64)")
+    validate.add_argument("--steps", type=int, default=4000, help="steps per chain (default: 4000)")
+    validate.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"report folder (default: {DEFAULT_OUT})")
+    validate.set_defaults(handler=execute)
+
+
+def execute(args, argv) -> int:
+    from bench.adapters import load_sampler
+    from bench.gate.validate import validate
+
+    verdict = validate(load_sampler(args.sampler), params=parse_key_values(args.param, "--param"),
+                       claims=args.claims, targets=args.targets, seed=args.seed, num_chains=args.chains,
+                       num_steps=args.steps, out=args.out, progress=progress)
+    print(verdict.summary())
+    return 0 if verdict.passed else 1
