@@ -1,6 +1,6 @@
 """The base layer: what targets, samplers and everything above them share, importing none of them.
 
-- ``base.checks``: input validation that names the parameter and the accepted range;
+- ``base.arguments``: input validation that names the parameter and the accepted range;
 - ``base.registry``: registries of named objects (samplers, targets, noise models);
 - ``base.variates``: the laws of random variates and the ``Variate`` spec; ``base.draws`` draws them
   in NumPy or JAX, ``base.philox`` is the JAX float stream;

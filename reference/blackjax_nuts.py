@@ -11,7 +11,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from reference.nuts_result import NutsResult, initial_positions
-from base.checks import integer_at_least
+from base.arguments import integer_at_least
 
 
 def run_blackjax(target, num_chains: int = 4, num_warmup: int = 1000, num_draws: int = 1000, seed: int = 0,

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from reference.agreement import compare
 from reference.contract import Contract, violations
-from base.checks import one_of
+from base.arguments import one_of
 from base.provenance import library_versions
 
 

@@ -17,7 +17,7 @@ import dataclasses
 import numpy as np
 
 from reference.metrics import ess, split_rhat
-from base.checks import integer_at_least, positive_finite
+from base.arguments import integer_at_least, positive_finite
 
 
 @dataclasses.dataclass(frozen=True)

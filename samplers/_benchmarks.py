@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from base.checks import integer_at_least, one_of
+from base.arguments import integer_at_least, one_of
 
 # The gate's target presets a variant may run on (``bench.gate.cells``): icg4 (condition number 4,
 # gradient-noise variance 2) and icg4_stiff (condition number 16, gradient-noise variance 16).

@@ -36,7 +36,7 @@ from collections.abc import Callable
 import jax
 
 from samplers._benchmarks import BenchmarkSettings
-from base.checks import check_keywords
+from base.arguments import check_keywords
 from base.variates import LAWS, Variate  # noqa: F401 (Variate: part of the sampler contract)
 
 class Info(NamedTuple):

@@ -38,7 +38,7 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from base.checks import in_interval, integer_at_least, positive_finite
+from base.arguments import in_interval, integer_at_least, positive_finite
 
 LEARNING_RATE = 1e-3
 WEIGHT_DECAY = 1e-3

@@ -69,7 +69,7 @@ from typing import Any, NamedTuple
 import jax.numpy as jnp
 import numpy as np
 
-from base.checks import in_interval, integer_at_least, number_or_vector, one_of, vector_length_matches
+from base.arguments import in_interval, integer_at_least, number_or_vector, one_of, vector_length_matches
 from samplers._contract import Info, Variate, hyperparameters, static_field
 from samplers._langevin import LangevinParams
 

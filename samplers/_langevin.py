@@ -8,7 +8,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from base.checks import positive_finite
+from base.arguments import positive_finite
 from samplers._contract import Variate, hyperparameters
 from samplers.schedules import Constant, as_schedule
 

@@ -73,7 +73,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from base.checks import in_interval, integer_at_least, positive_finite
+from base.arguments import in_interval, integer_at_least, positive_finite
 from base.backend import namespace
 
 MAX_FFT_ROWS = 10_000  # MILE section 3.2.4: at most 10^4 phase-III draws enter the FFT

@@ -54,7 +54,7 @@ from typing import Any, NamedTuple
 import jax.numpy as jnp
 import numpy as np
 
-from base.checks import in_interval, one_of, positive_finite
+from base.arguments import in_interval, one_of, positive_finite
 from samplers._contract import Info, hyperparameters, static_field
 from samplers._energy_tuning import gamma_fit, update_moments, wilson_hilferty
 from samplers._microcanonical import INTEGRATORS, gradients_per_step, integrate, optimized_kick, reference_kick

@@ -24,7 +24,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from base.checks import integer_at_least
+from base.arguments import integer_at_least
 from samplers._contract import Sampler, hyperparameters
 
 

@@ -24,7 +24,7 @@ import numpy as np
 
 import samplers
 from samplers._benchmarks import CYCLES
-from base.checks import in_interval
+from base.arguments import in_interval
 from samplers._langevin import LangevinParams, State, draw_spec, init  # noqa: F401  (parts of SAMPLER)
 from samplers.schedules import Cyclical
 

@@ -38,7 +38,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 import samplers
-from base.checks import one_of
+from base.arguments import one_of
 from samplers._contract import Info, Variate, hyperparameters, static_field
 from samplers._mclmc_tuning import check_tuning, init_tuning, optimized_tune, reference_tune
 from samplers._microcanonical import (

@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 
 import samplers
-from base.checks import integer_at_least, one_of
+from base.arguments import integer_at_least, one_of
 from samplers._contract import hyperparameters, static_field
 from samplers._mclmc_tuning import check_tuning
 from samplers._microcanonical import INTEGRATORS

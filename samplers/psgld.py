@@ -30,7 +30,7 @@ import numpy as np
 
 import samplers
 from samplers._benchmarks import CYCLES
-from base.checks import in_interval, number_or_vector, positive_finite, vector_length_matches
+from base.arguments import in_interval, number_or_vector, positive_finite, vector_length_matches
 from samplers._langevin import LangevinParams, draw_spec  # noqa: F401  (part of SAMPLER)
 
 

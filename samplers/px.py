@@ -86,7 +86,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import samplers
-from base.checks import integer_at_least, number_or_vector, positive_finite, vector_length_matches
+from base.arguments import integer_at_least, number_or_vector, positive_finite, vector_length_matches
 from samplers._contract import static_field
 from base.backend import namespace
 

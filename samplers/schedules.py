@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from base.checks import check_keywords, in_interval, integer_at_least, one_of, positive_finite
+from base.arguments import check_keywords, in_interval, integer_at_least, one_of, positive_finite
 from samplers._contract import hyperparameters, static_field
 
 

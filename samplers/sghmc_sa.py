@@ -124,7 +124,7 @@ import numpy as np
 
 import samplers
 from samplers._benchmarks import CYCLES, DECAY
-from base.checks import in_interval, integer_at_least, number_or_vector, vector_length_matches
+from base.arguments import in_interval, integer_at_least, number_or_vector, vector_length_matches
 from samplers._contract import static_field
 from samplers._langevin import LangevinParams, draw_spec  # noqa: F401  (part of SAMPLER)
 

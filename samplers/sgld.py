@@ -27,7 +27,7 @@ import numpy as np
 
 import samplers
 from samplers._benchmarks import CYCLES, DECAY
-from base.checks import one_of
+from base.arguments import one_of
 from samplers._langevin import LangevinParams, State, draw_spec, init  # noqa: F401  (parts of SAMPLER)
 
 CONVENTIONS = ("standard", "welling_teh")

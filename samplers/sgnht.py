@@ -94,7 +94,7 @@ import numpy as np
 
 import samplers
 from samplers._benchmarks import CYCLES, DECAY
-from base.checks import in_interval, one_of, positive_finite
+from base.arguments import in_interval, one_of, positive_finite
 from samplers._contract import hyperparameters, static_field
 from samplers._hamiltonian import DEFAULT_FRICTION, FORMS
 from samplers._langevin import LangevinParams, draw_spec  # noqa: F401  (part of SAMPLER)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import inspect
 
-from base.checks import check_keywords
+from base.arguments import check_keywords
 from base.registry import Registry
 from targets._contract import Target
 from targets._truth import Truth

@@ -6,7 +6,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from base.checks import integer_at_least
+from base.arguments import integer_at_least
 from base.backend import constant, namespace
 from targets._contract import Target
 from targets._truth import Truth

@@ -34,7 +34,7 @@ import numbers
 import numpy as np
 
 import targets
-from base.checks import in_interval, integer_at_least, one_of, positive_finite
+from base.arguments import in_interval, integer_at_least, one_of, positive_finite
 from base.backend import namespace
 from targets._data import DataTarget
 from targets.datasets import BUNDLED, load, split_indices, standardise

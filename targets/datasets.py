@@ -20,7 +20,7 @@ import pathlib
 
 import numpy as np
 
-from base.checks import one_of
+from base.arguments import one_of
 
 BUNDLED = ("breast_cancer", "diabetes", "digits")
 FILE_SUFFIXES = (".csv", ".npz")

@@ -30,7 +30,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import targets
-from base.checks import integer_at_least, positive_finite
+from base.arguments import integer_at_least, positive_finite
 from base.backend import constant, namespace
 from targets._contract import Target
 from targets._mixture import GaussianMixture1d

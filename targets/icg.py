@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 import targets
-from base.checks import integer_at_least, positive_finite
+from base.arguments import integer_at_least, positive_finite
 from targets._gaussian import GaussianTarget
 
 

@@ -21,7 +21,7 @@ import numpy as np
 import scipy.linalg
 
 import targets
-from base.checks import integer_at_least, positive_finite
+from base.arguments import integer_at_least, positive_finite
 from targets._gaussian import GaussianTarget
 from targets._linear_model import LinearModelTarget
 from targets.datasets import linear_regression_data

@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 import targets
-from base.checks import integer_at_least, one_of, positive_finite
+from base.arguments import integer_at_least, one_of, positive_finite
 from base.backend import namespace
 from targets._linear_model import LinearModelTarget
 from targets.datasets import load, logistic_regression_data, standardise

@@ -21,7 +21,7 @@ import numbers
 import numpy as np
 
 import targets
-from base.checks import integer_at_least, positive_finite
+from base.arguments import integer_at_least, positive_finite
 from targets._contract import Target
 from targets._mixture import GaussianMixture1d
 from targets._truth import Truth

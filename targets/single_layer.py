@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 
-from base.checks import one_of, positive_finite
+from base.arguments import one_of, positive_finite
 from targets._contract import Target
 
 

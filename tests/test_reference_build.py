@@ -14,7 +14,7 @@ from bench.cli import main
 from reference import store
 from reference.checks import b2_check, moment_check
 from reference.build import ContractError, build, run_accepted
-from reference.check import check
+from reference.reproducibility import rebuild_and_compare
 from reference.contract import Contract, e_bfmi, thin
 from reference.metrics import b2
 
@@ -132,8 +132,9 @@ class ShiftedLogDensity:
 
 def test_check_passes_for_the_right_density_and_fails_for_a_shifted_one(icg_reference):
     target, directory = icg_reference
-    assert check(target, seed=1, contract=TINY, directory=directory, alpha=ALPHA, **RUN).passed
-    wrong = check(ShiftedLogDensity(target, 0.5), seed=1, contract=TINY, directory=directory, alpha=ALPHA, **RUN)
+    assert rebuild_and_compare(target, seed=1, contract=TINY, directory=directory, alpha=ALPHA, **RUN).passed
+    wrong = rebuild_and_compare(ShiftedLogDensity(target, 0.5), seed=1, contract=TINY, directory=directory,
+                                alpha=ALPHA, **RUN)
     assert not wrong.passed and wrong.max_abs_z > wrong.threshold
 
 

@@ -5,14 +5,14 @@ import dataclasses
 
 import pytest
 
-from bench.sweeps import suites, sweep
+from bench.sweeps import run_suites, sweep
 from bench.sweeps.report import write_report
 from bench.sweeps.store import ResultsStore
 from samplers import UnknownNameError
 
 
 def _entries_with_two_seeds():
-    (tiny,) = suites.get("tiny")
+    (tiny,) = run_suites.get("tiny")
     return [tiny, dataclasses.replace(tiny, config=dataclasses.replace(tiny.config, seed=1))]
 
 
@@ -22,18 +22,18 @@ def _keys(store):
 
 
 def test_suites_are_named_and_unknown_names_list_them():
-    assert {"quick", "tiny"} <= set(suites.names())
-    (quick,) = suites.get("quick")
+    assert {"quick", "tiny"} <= set(run_suites.names())
+    (quick,) = run_suites.get("quick")
     step_sizes = [p["step_size"] for p in quick.params_grid]
     assert min(step_sizes) == pytest.approx(1e-4) and any(1e-2 <= h < 0.02 for h in step_sizes)
     assert quick.config.num_chains == 10 and quick.config.dtype == "float32"
     assert quick.target_params["noise"] == "isotropic" and quick.target_params["noise_variance"] == 256
     with pytest.raises(UnknownNameError, match="known suites: langevin, quick, tiny"):
-        suites.get("nope")
+        run_suites.get("nope")
 
 
 def test_running_a_suite_twice_adds_nothing_the_second_time(tmp_path):
-    entries = suites.get("tiny")
+    entries = run_suites.get("tiny")
     with ResultsStore(tmp_path / "results.sqlite") as store:
         first = sweep.run_suite(entries, store, "tiny", progress=False)
         assert len(first) == len(store) == len(entries[0].params_grid) == 2
@@ -68,7 +68,7 @@ def test_an_interrupted_sweep_resumes_without_repeating(tmp_path, monkeypatch):
 
 
 def test_only_missing_points_are_run(tmp_path, monkeypatch):
-    (tiny,) = suites.get("tiny")
+    (tiny,) = run_suites.get("tiny")
     first_only = dataclasses.replace(tiny, params_grid=tiny.params_grid[:1])
     grids = []
     real_run_grid = sweep.run_grid
@@ -87,7 +87,7 @@ def test_only_missing_points_are_run(tmp_path, monkeypatch):
 
 
 def test_bad_entries_fail_before_anything_runs(tmp_path):
-    (tiny,) = suites.get("tiny")
+    (tiny,) = run_suites.get("tiny")
     bad = dataclasses.replace(tiny, params_grid=({"step_size": -1.0},))
     with ResultsStore(tmp_path / "results.sqlite") as store:
         with pytest.raises(ValueError, match="step_size"):
@@ -102,7 +102,7 @@ def test_every_langevin_sampler_runs_through_a_sweep_and_resumes(tmp_path):
     entries = [dataclasses.replace(e, params_grid=e.params_grid[:1],
                                    config=dataclasses.replace(e.config, num_chains=2, num_steps=2000, num_burnin=0,
                                                               num_checkpoints=0))
-               for e in suites.get("langevin")]
+               for e in run_suites.get("langevin")]
     assert {e.sampler for e in entries} == {"sgld", "psgld", "sgld_cv", "csgld", "clipped_sgld", "sglrw"}
     with ResultsStore(tmp_path / "results.sqlite") as store:
         assert len(sweep.run_suite(entries, store, "langevin", progress=False)) == len(entries)

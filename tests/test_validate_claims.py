@@ -51,7 +51,7 @@ TEMPLATE = '''
 from typing import Any, NamedTuple
 import jax.numpy as jnp, numpy as np
 import samplers
-from base.checks import positive_finite
+from base.arguments import positive_finite
 
 @samplers.hyperparameters
 class Params:

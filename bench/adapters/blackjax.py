@@ -74,7 +74,7 @@ from blackjax.util import generate_unit_vector
 
 from bench.adapters._adapted import AdaptedSampler
 from bench.adapters._seeds import jax_key, seed_variate
-from base.checks import in_interval, integer_at_least, one_of, positive_finite
+from base.arguments import in_interval, integer_at_least, one_of, positive_finite
 from samplers._contract import Info, hyperparameters, static_field
 from samplers._langevin import State as LangevinState
 from samplers._langevin import init as langevin_init

@@ -81,7 +81,7 @@ with warnings.catch_warnings():  # tensordict 0.15 warns once per posteriors sta
 
 from bench.adapters._adapted import AdaptedSampler
 from bench.adapters._seeds import seed_variate, torch_seed
-from base.checks import in_interval, positive_finite
+from base.arguments import in_interval, positive_finite
 from samplers._contract import Info, hyperparameters
 from samplers._hamiltonian import State as MomentumState
 from samplers._langevin import State as LangevinState

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from bench.cli._common import command_line, progress
 from bench.gate import baseline as baselines
-from bench.gate.cells import SUITES
+from bench.gate.cells import GATE_SUITES
 
 
 def add_parser(commands) -> None:
@@ -16,7 +16,7 @@ def add_parser(commands) -> None:
     actions = baseline.add_subparsers(dest="action", required=True)
     update = actions.add_parser("update", help="rerun the suite over K seeds and store its metrics' spread")
     update.add_argument("--why", required=True, help="why the baselines change (stored with them)")
-    update.add_argument("--suite", choices=SUITES, default="quick", help="suite (default: quick)")
+    update.add_argument("--suite", choices=GATE_SUITES, default="quick", help="suite (default: quick)")
     update.add_argument("--seeds", type=int, default=baselines.DEFAULT_SEEDS,
                         help=f"reseeded runs per cell (default: {baselines.DEFAULT_SEEDS})")
     update.add_argument("--path", type=Path, default=None, help="file (default: reports/baselines/SUITE.json)")

@@ -13,12 +13,12 @@ from pathlib import Path
 import pandas as pd
 
 from bench.cli._common import DEFAULT_DB, DEFAULT_OUT, progress
-from bench.gate.cells import SUITES
+from bench.gate.cells import GATE_SUITES
 
 
 def add_parser(commands) -> None:
     gate = commands.add_parser("gate", help="check a suite's cells against truth and stored baselines")
-    gate.add_argument("--suite", choices=SUITES, default="quick", help="cells to run (default: quick)")
+    gate.add_argument("--suite", choices=GATE_SUITES, default="quick", help="cells to run (default: quick)")
     gate.add_argument("--baseline", type=Path, default=None,
                       help="baseline file (default: reports/baselines/SUITE.json)")
     gate.add_argument("--no-baseline", action="store_true", help="truth checks only")

@@ -5,10 +5,10 @@ from __future__ import annotations
 import reference.metrics
 import samplers
 import targets
-from bench.sweeps import suites
+from bench.sweeps import run_suites
 
 LISTS = {"samplers": samplers.names, "targets": targets.names, "metrics": reference.metrics.names,
-         "suites": suites.names}
+         "suites": run_suites.names}
 
 
 def add_parser(commands) -> None:

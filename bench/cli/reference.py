@@ -44,7 +44,7 @@ def add_parser(commands) -> None:
 def execute(args, argv) -> int:
     import targets
     from reference.build import build
-    from reference.check import check
+    from reference.reproducibility import rebuild_and_compare
     from reference.contract import Contract
 
     target = targets.get(args.target, **parse_key_values(args.param, "--param"))
@@ -60,7 +60,7 @@ def execute(args, argv) -> int:
             print(f"cross-check with {cross['backend']} (seed {cross['seed']}) agrees: max |z| = "
                   f"{cross['max_abs_z']:.2f} at {cross['worst']}, threshold {cross['threshold']:.2f}")
         return 0
-    result = check(target, alpha=args.alpha, **options)
+    result = rebuild_and_compare(target, alpha=args.alpha, **options)
     verdict = "agrees with" if result.passed else "DISAGREES with"
     print(f"rebuild (seed {args.seed}) {verdict} the stored reference: max |z| = {result.max_abs_z:.2f} at "
           f"{result.worst}, threshold {result.threshold:.2f} (family-wise alpha {args.alpha:g})")

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from bench.cli._common import DEFAULT_DB, DEFAULT_OUT, UsageError, parse_key_values
 from bench.running.config import BACKENDS, DTYPES, RunConfig
-from bench.sweeps import suites
+from bench.sweeps import run_suites
 
 _CONFIG_OPTIONS = ("num_chains", "num_steps", "num_burnin", "thin", "seed", "dtype", "backend", "num_checkpoints",
                    "block_size")
@@ -23,7 +23,7 @@ def add_store_options(parser) -> None:
 
 def add_parser(commands) -> None:
     run = commands.add_parser("run", help="run a suite (default: quick) or an ad-hoc step-size sweep")
-    run.add_argument("--suite", help=f"named suite, one of {', '.join(suites.names())} (default: quick)")
+    run.add_argument("--suite", help=f"named suite, one of {', '.join(run_suites.names())} (default: quick)")
     adhoc = run.add_argument_group("ad-hoc sweep (instead of a suite)")
     adhoc.add_argument("--sampler", help="sampler name (see `sgbench list samplers`)")
     adhoc.add_argument("--target", help="target name (see `sgbench list targets`)")
@@ -48,14 +48,14 @@ def add_parser(commands) -> None:
     run.set_defaults(handler=execute)
 
 
-def entries_from_args(args) -> tuple[list[suites.Entry], str | None]:
+def entries_from_args(args) -> tuple[list[run_suites.Entry], str | None]:
     """The entries the ``run`` arguments ask for and the suite name to tag them with."""
     adhoc_given = [name for name in _ADHOC_ONLY if getattr(args, name) is not None]
     if args.sampler is None and args.target is None:
         if adhoc_given:
             raise UsageError(f"--{adhoc_given[0].replace('_', '-')} needs --sampler and --target")
         name = args.suite or "quick"
-        return suites.get(name), name
+        return run_suites.get(name), name
     if args.suite is not None:
         raise UsageError("give either --suite or --sampler/--target, not both")
     if args.sampler is None or args.target is None or args.step_size is None:
@@ -63,8 +63,8 @@ def entries_from_args(args) -> tuple[list[suites.Entry], str | None]:
     given = {name: getattr(args, name) for name in _CONFIG_OPTIONS}
     config = RunConfig(**{name: value for name, value in given.items() if value is not None})
     sampler_params = parse_key_values(args.sampler_param, "--sampler-param")
-    entry = suites.Entry(args.sampler, args.target, parse_key_values(args.target_param, "--target-param"),
-                         suites.step_size_grid(args.step_size, **sampler_params), config)
+    entry = run_suites.Entry(args.sampler, args.target, parse_key_values(args.target_param, "--target-param"),
+                         run_suites.step_size_grid(args.step_size, **sampler_params), config)
     return [entry], None
 
 

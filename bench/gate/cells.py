@@ -163,8 +163,8 @@ def suite(name: str) -> tuple[Cell, ...]:
     """
     import samplers
 
-    if name not in SUITES:
-        raise ValueError(f"unknown gate suite {name!r}; known suites: {', '.join(SUITES)}")
+    if name not in GATE_SUITES:
+        raise ValueError(f"unknown gate suite {name!r}; known suites: {', '.join(GATE_SUITES)}")
     settings = {sampler: samplers.benchmark_settings(sampler) for sampler in samplers.names()}
     icg = [_icg_cell(s, b) for s, b in settings.items()]
     cells = list(icg)
@@ -207,4 +207,4 @@ def select(suite_name: str, names=None, sampler: str | None = None) -> tuple[Cel
     return tuple(c for c in cells if c.name in set(names))
 
 
-SUITES = ("quick", "full")
+GATE_SUITES = ("quick", "full")

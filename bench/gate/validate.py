@@ -55,7 +55,7 @@ from bench.gate.step_halving import STEP, halved, halving_check
 from bench.gate.truth import finite_check, truth_checks
 from reference.checks import CheckResult
 from reference.metrics import ksd_of_target
-from base.checks import integer_at_least
+from base.arguments import integer_at_least
 
 REFERENCE_GROUPS = 8  # the reference runs 8 x the chains: its bias estimate has 1/sqrt(8) of the candidate's se
 KSD_DRAWS = 1000

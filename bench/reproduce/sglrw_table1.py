@@ -65,7 +65,7 @@ import bench
 import samplers as sampler_registry
 import targets
 from reference.metrics import GaussianFit, exact_sampling_kl, kl_to_fit
-from base.checks import integer_at_least
+from base.arguments import integer_at_least
 
 SAMPLERS = ("sgld", "sglrw", "clipped_sgld")
 LABELS = {"sgld": "SGLD", "sglrw": "SGLRW", "clipped_sgld": "Clipped SGLD"}

@@ -19,7 +19,7 @@ import targets
 from bench.running.result import RunResult, config_hash, params_dict
 from bench.running.run import run_grid
 from bench.sweeps.store import DuplicateRunError, ResultsStore
-from bench.sweeps.suites import Entry
+from bench.sweeps.run_suites import Entry
 
 
 class Point(NamedTuple):

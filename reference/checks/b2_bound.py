@@ -41,7 +41,7 @@ import scipy.special
 
 from reference.checks._validate import check_alpha, finite_array, on_coordinates
 from reference.checks.result import POWER, CheckResult
-from base.checks import integer_at_least
+from base.arguments import integer_at_least
 
 
 def _quantile(probability: float, d: int, df: int | None) -> float:

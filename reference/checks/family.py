@@ -16,7 +16,7 @@ import numpy as np
 
 from reference.checks._validate import check_alpha, finite_array
 from reference.checks.result import CheckResult
-from base.checks import integer_at_least
+from base.arguments import integer_at_least
 
 
 def bonferroni(alpha, m) -> float:

@@ -35,7 +35,7 @@ from reference.checks.wrong_answers import law
 from reference.metrics._arviz import per_dimension
 from reference.metrics._chains import chain_draws
 from reference.metrics.mcse import MIN_DRAWS
-from base.checks import integer_at_least, one_of
+from base.arguments import integer_at_least, one_of
 
 
 def z_critical(alpha, comparisons=1, two_sided=True) -> float:

@@ -21,7 +21,7 @@ import scipy.stats
 from reference.checks._validate import check_alpha, finite_array
 from reference.checks.family import holm
 from reference.checks.result import CheckResult
-from base.checks import one_of
+from base.arguments import one_of
 
 METHODS = ("holm", "bonferroni")
 

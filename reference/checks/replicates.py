@@ -48,7 +48,7 @@ from reference.checks._validate import (
 )
 from reference.checks.result import POWER, CheckResult, detection_quantile
 from reference.checks.wrong_answers import law
-from base.checks import integer_at_least, one_of
+from base.arguments import integer_at_least, one_of
 
 
 def standard_error(x, axis: int = 0) -> np.ndarray:

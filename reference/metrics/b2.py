@@ -19,7 +19,7 @@ import dataclasses
 import numpy as np
 
 from reference.metrics import register
-from base.checks import integer_at_least, one_of
+from base.arguments import integer_at_least, one_of
 
 REDUCTIONS = {"mean": np.mean, "max": np.max}
 

@@ -26,7 +26,7 @@ import numpy as np
 
 from reference.metrics import register
 from reference.metrics.b2 import b2
-from base.checks import one_of, positive_finite
+from base.arguments import one_of, positive_finite
 
 OVER_DIMS = ("mean", "max")
 

@@ -24,7 +24,7 @@ import scipy.stats
 from reference.metrics import register
 from reference.metrics._chains import chain_draws
 from reference.metrics.classic_rhat import potential_scale_reduction
-from base.checks import integer_at_least
+from base.arguments import integer_at_least
 
 
 @register("chainwise_split_rhat")

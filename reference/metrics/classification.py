@@ -27,7 +27,7 @@ from reference.metrics._predictive import (
     log_sample_mean,
     rank_auroc,
 )
-from base.checks import integer_at_least, one_of
+from base.arguments import integer_at_least, one_of
 
 NLL_KINDS = ("ensemble", "individual")
 DEFAULT_BINS = 15  # Guo et al. (2017) and PX-SGMCMC appendix B.2

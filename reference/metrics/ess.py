@@ -19,7 +19,7 @@ import numpy as np
 from reference.metrics import register
 from reference.metrics._arviz import per_dimension
 from reference.metrics._chains import chain_draws
-from base.checks import one_of
+from base.arguments import one_of
 
 METHODS = ("bulk", "tail")
 MIN_DRAWS = 4

@@ -37,7 +37,7 @@ import scipy.spatial
 from reference.metrics import register
 from reference.metrics.gaussian_fit import GaussianFit
 from reference.metrics.scores import chain_groups, check_samples_and_scores
-from base.checks import integer_at_least, one_of, positive_finite
+from base.arguments import integer_at_least, one_of, positive_finite
 
 STATISTICS = ("u", "v")
 MEDIAN_HEURISTIC_DRAWS = 1000

@@ -28,7 +28,7 @@ from reference.metrics import register
 from reference.metrics._chains import check_dim
 from reference.metrics.gaussian_fit import GaussianFit
 from reference.metrics.moments import Moments
-from base.checks import integer_at_least, one_of
+from base.arguments import integer_at_least, one_of
 
 DIRECTIONS = ("truth_to_fit", "fit_to_truth")
 

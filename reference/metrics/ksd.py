@@ -40,7 +40,7 @@ import numpy as np
 
 from reference.metrics import register
 from reference.metrics.scores import chain_groups, check_samples_and_scores, target_scores
-from base.checks import integer_at_least, one_of, positive_finite
+from base.arguments import integer_at_least, one_of, positive_finite
 
 STATISTICS = ("v", "u")
 DTYPES = ("float64", "float32")

@@ -31,7 +31,7 @@ import numpy as np
 
 from reference.metrics.ksd import check_beta, stein_kernel_matrix
 from reference.metrics.scores import check_samples_and_scores
-from base.checks import integer_at_least, positive_finite
+from base.arguments import integer_at_least, positive_finite
 
 BOOTSTRAP_BLOCK = 256
 

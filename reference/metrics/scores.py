@@ -21,7 +21,7 @@ import numpy as np
 
 from base.draws import jax_draws
 from reference.metrics._chains import chain_draws
-from base.checks import integer_at_least, one_of
+from base.arguments import integer_at_least, one_of
 
 OVER_CHAINS = ("pooled", "per_chain")
 # Samples whose exact gradients are evaluated together: bounds the (batch, N) intermediates of

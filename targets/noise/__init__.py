@@ -9,7 +9,7 @@ takes ``noise=NAME`` and the model's parameters as ``noise_<parameter>=value``.
 
 from __future__ import annotations
 
-from base.checks import check_keywords
+from base.arguments import check_keywords
 from base.registry import Registry
 from targets.noise._base import AdditiveNoise, NoiseModel
 

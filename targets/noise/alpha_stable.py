@@ -23,7 +23,7 @@ import numbers
 import numpy as np
 
 from base.variates import Variate
-from base.checks import positive_finite
+from base.arguments import positive_finite
 from base.backend import constant, namespace
 from targets.noise import register
 from targets.noise._base import AdditiveNoise

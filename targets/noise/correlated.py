@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from base.checks import integer_at_least
+from base.arguments import integer_at_least
 from base.backend import constant
 from targets.icg import random_rotation
 from targets.noise import register

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from base.variates import Variate
-from base.checks import positive_finite
+from base.arguments import positive_finite
 from base.backend import constant
 from targets.icg import log_spaced_eigenvalues
 from targets.noise import register

@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from base.variates import Variate
-from base.checks import positive_finite
+from base.arguments import positive_finite
 from targets.noise import register
 from targets.noise._base import AdditiveNoise
 

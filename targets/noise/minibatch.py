@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from base.variates import Variate
-from base.checks import integer_at_least
+from base.arguments import integer_at_least
 from targets._data import DataTarget
 from targets.noise import register
 from targets.noise._base import NoiseModel

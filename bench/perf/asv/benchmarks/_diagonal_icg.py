@@ -13,7 +13,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from base.checks import integer_at_least, positive_finite
+from base.arguments import integer_at_least, positive_finite
 from base.backend import constant, namespace
 from targets._contract import Target
 from targets.icg import log_spaced_eigenvalues

@@ -1,4 +1,4 @@
-"""Reproducibility check of a stored reference: rebuild with another seed and z-test its moments
+"""Reproducibility of a stored reference (``sgbench reference check``): rebuild with another seed and z-test its moments
 against the stored ones (``reference.agreement``)."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from reference.agreement import Agreement, compare
 from reference.build import run_accepted
 
 
-def check(target, seed: int, backend="numpyro", num_chains=4, num_warmup=1000, num_draws=2500, contract=None,
-          directory=None, alpha: float = 1e-3, target_accept=0.8) -> Agreement:
+def rebuild_and_compare(target, seed: int, backend="numpyro", num_chains=4, num_warmup=1000, num_draws=2500,
+                        contract=None, directory=None, alpha: float = 1e-3, target_accept=0.8) -> Agreement:
     """Rebuild ``target``'s reference with ``seed`` (not stored) and compare it with the stored one."""
     header = store.read_header(target, directory)
     if seed == header.get("seed"):
