@@ -65,17 +65,17 @@ import numpy as np
 
 import samplers
 import targets
+from bench.perf.speed_workload import JAX_DTYPE, SEED, TARGET_PARAMS  # noqa: F401 (SEED: workloads.SEED)
 from samplers._contract import GradientOracle
 
 from ._diagonal_icg import DiagonalICG
 
-SEED = 0
-JAX_DTYPE = "float32"
 DIMS = (10, 1000, 100_000)
 CHAINS = (1, 10, 1000)
 TIMING_TARGETS = ("icg", "bnn")
 BACKENDS = ("jax", "numpy", "blackjax", "posteriors", "posteriors_baoa")
-ISOTROPIC_NOISE = {"noise": "isotropic", "noise_variance": 256.0}  # SMILE appendix C
+# the speed figure's gradient noise (SMILE appendix C), seed and JAX dtype, at every size of the grid
+ISOTROPIC_NOISE = {key: value for key, value in TARGET_PARAMS.items() if key != "dim"}
 DENSE_ICG_MAX_DIM = 1000
 BNN_TASK = "classification"  # digits: 64 inputs, 10 classes
 

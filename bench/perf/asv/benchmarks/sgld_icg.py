@@ -1,7 +1,8 @@
 """SGLD on the 10-d ill-conditioned Gaussian (icg) with isotropic gradient noise.
 
-The workload of the speed figure: 10 chains, float32, step size 1e-2, seed 0 (chains start at
-the mean; the icg rotation is seeded by its default ``rotation_seed=0``).
+The workload of the speed figure, ``bench.perf.speed_workload`` (10 chains, float32, SGLD's declared
+speed step size 1e-2, seed 0; chains start at the mean; the icg rotation is seeded by its default
+``rotation_seed=0``).
 
 - ``TimeJaxDriver``: execution of the optimized JAX driver, compilation excluded (it compiles in
   ``setup``, runs once there, and the timed call is the second one).
@@ -16,25 +17,17 @@ from __future__ import annotations
 
 import bench
 import samplers
-import targets
+from bench.perf import speed_workload
+from bench.perf.speed_workload import NUM_CHAINS, SEED, TARGET, TARGET_PARAMS
+from bench.perf.speed_workload import JAX_DTYPE as DTYPE
 from bench.running import numpy_driver
 from bench.running.jax_driver import CompiledGrid
 
 SAMPLER = "sgld"
-TARGET = "icg"
-TARGET_PARAMS = {"dim": 10, "noise": "isotropic"}
-NUM_CHAINS = 10
-STEP_SIZE = 1e-2
-SEED = 0
-DTYPE = "float32"
 
 
 def _problem():
-    sampler = samplers.get(SAMPLER)
-    target = targets.get(TARGET, **TARGET_PARAMS)
-    params = sampler.params(step_size=STEP_SIZE)
-    positions = target.check_positions(target.initial_position(), NUM_CHAINS)
-    return sampler, target, params, positions
+    return speed_workload.problem(SAMPLER)
 
 
 def _compile_jax_run(num_steps: int):
@@ -45,7 +38,7 @@ def _compile_jax_run(num_steps: int):
 
 
 def _bench_run(num_steps: int, **kwargs):
-    return bench.run(SAMPLER, TARGET, params={"step_size": STEP_SIZE}, num_chains=NUM_CHAINS,
+    return bench.run(SAMPLER, TARGET, params=samplers.benchmark_settings(SAMPLER).speed, num_chains=NUM_CHAINS,
                      num_steps=num_steps, seed=SEED, target_params=TARGET_PARAMS, **kwargs)
 
 
