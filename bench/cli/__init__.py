@@ -1,4 +1,6 @@
-"""The ``sgbench`` command line, one module per command:
+"""sgbench: runs and sweeps, gates, validation, references, paper tables and timings of SG-MCMC samplers.
+
+One module per command:
 
     sgbench list samplers|targets|metrics|suites
     sgbench run [--suite NAME | --sampler S --target T --step-size H [H ...] [options]]
