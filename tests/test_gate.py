@@ -2,7 +2,7 @@ r"""The gate (``bench.gate``, ``sgbench gate``) and ``sgbench validate``.
 
 - ``test_quick_gate_passes``: the CI gate. Every cell of the quick suite against truth and the
   stored baselines, through the command line; the run's false-failure rate is at most 1e-3 by
-  construction (``bench.gate.runner``) and measured by ``sgbench gate --reseed`` (README). It also
+  construction (``bench.gate.runner``) and measured by ``sgbench gate --reseed`` (docs/gates.md). It also
   writes the store rows and the HTML report.
 - Planted errors (rate: each is a check failing, at the per-check rates of about 1e-5, so a
   planted error passing is a power failure; the errors are far beyond the checks' detectable

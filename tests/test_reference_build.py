@@ -1,6 +1,6 @@
 """Gold-standard NUTS references (issue 5): the posteriordb contract, storage with checksums,
 agreement with analytic moments, and the reproducibility check. Tiny sizes only; the full builds
-are the documented `sgbench reference build` commands (README)."""
+are the documented `sgbench reference build` commands (docs/references.md)."""
 
 import json
 import shutil

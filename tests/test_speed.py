@@ -1,6 +1,6 @@
 """``sgbench speed`` (``bench/perf/speed.py``, ``bench/perf/floors.py``, ``bench/perf/native_sgld.py``):
 it runs end to end at a tiny size and writes its tables; every implementation of SGLD does SGLD; bad input is refused.
-No timing is asserted (the figures are measured, README "Performance")."""
+No timing is asserted (the figures are measured, docs/performance.md)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 r"""``sgbench validate``'s claims (issue 18): a candidate is never its own reference, and the claimed
 reference is itself held to truth (``bench.gate.validate``, ``bench.gate.step_halving``).
 
-- ``test_template_sampler_is_not_its_own_reference``: the README's "Adding a sampler" template with
+- ``test_template_sampler_is_not_its_own_reference``: the "Adding a sampler" template (docs/tutorial.md) with
   twice the noise variance, registered under its own name and validated without ``--claims``,
   fails against exact truth (64 chains x 4000 steps at h = 0.01: r is about 0.9 where the
   ``second_moment`` check detects 0.27 with probability 0.9; a chance pass has probability far below
@@ -47,7 +47,7 @@ from bench.gate.validate import stored_design, validate
 
 QUIET = dict(progress=lambda _: None)
 TEMPLATE = '''
-"""The README template with a planted bug: twice the correct noise variance."""
+"""The template of docs/tutorial.md with a planted bug: twice the correct noise variance."""
 from typing import Any, NamedTuple
 import jax.numpy as jnp, numpy as np
 import samplers

@@ -42,7 +42,7 @@ def load_sampler(spec: str):
         raise ValueError(f"module {module_name!r} has no object {attribute!r}") from None
     if not isinstance(sampler, samplers.Sampler):
         raise ValueError(f"{spec} is a {type(sampler).__name__}, not a samplers.Sampler (the suite's contract; "
-                         "see README, 'The sampler contract', or wrap it with an adapter of bench.adapters)")
+                         "see docs/architecture.md, 'The contracts', or wrap it with an adapter of bench.adapters)")
     return sampler
 
 

@@ -310,8 +310,9 @@ def validate(sampler, params: dict | None = None, claims: str | None = None, tar
         claims: the suite sampler it implements (default: an adapter's claim, or its own name if registered).
         targets: ``icg``, ``linreg`` or ``all``.
         seed: the runs' seed.
-        num_chains, num_steps: per target (the gate's by default; fewer for a sampler that only the
+        num_chains: chains per target (the gate's by default; fewer for a sampler that only the
             one-chain NumPy driver can run, such as a torch adapter).
+        num_steps: steps per chain (the gate's by default).
         out: the report's folder.
         progress: called with a line per run.
 

@@ -38,9 +38,9 @@ Length of a whole run (``run_steps``): a fixed work budget in chain-coordinate-s
     steps = clamp(RUN_BUDGET[driver] // (chains * (D + STEP_OVERHEAD[driver])), MIN_STEPS, MAX_STEPS)
 
 with the JAX driver's budget 2^24, no overhead, 10 to 10^5 steps (10 chains on the 10-d icg: 10^5
-steps, the length of the README's speed figure), and the NumPy driver's 2^20, 1 to 1000 steps and
+steps, the length of the speed figure in docs/performance.md), and the NumPy driver's 2^20, 1 to 1000 steps and
 an overhead of 1000 coordinates per chain-step: its Python loop has a fixed cost per chain-step
-(30 to 140 us at d = 10 in the README's table), which the arithmetic of a coordinate matches only
+(30 to 140 us at d = 10 in the table of docs/performance.md), which the arithmetic of a coordinate matches only
 at about d = 1000. The work (chains x steps x coordinates) of a run is then about the same at
 every size, and the whole grid stays feasible.
 

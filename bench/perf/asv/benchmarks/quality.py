@@ -6,7 +6,7 @@ implementation, JAX driver, float32), and the adapters that claim it (``blackjax
 ``posteriors_baoa``; see ``_workloads.py``); a pair without an implementation is skipped. The
 reference (``numpy``) implementation is not run here: it is checked draw for draw against the
 optimized one by the tests, and at this budget its Python loop would take 5 to 25 minutes per run
-(the README's 30 to 140 us per chain-step).
+(30 to 140 us per chain-step, docs/performance.md).
 
 Each (sampler, backend, target) is one run of 5 x 10 chains (seed 0, from the target's initial
 position; the driver gives every chain its own key, so each group of 10 is a run with its own
