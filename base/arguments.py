@@ -14,7 +14,19 @@ def _number(name: str, value) -> float:
 
 
 def positive_finite(name: str, value) -> float:
-    """``value`` as a float, or ValueError unless 0 < value < inf."""
+    """``value`` as a float, or ValueError unless 0 < value < inf.
+
+    Args:
+        name: the parameter's name, for the message.
+        value: the value given.
+
+    Returns:
+        float.
+
+    Raises:
+        TypeError: ``value`` is not a real number (a bool is not one).
+        ValueError: ``value`` is not finite and > 0.
+    """
     x = _number(name, value)
     if not (math.isfinite(x) and x > 0):
         raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
@@ -23,7 +35,23 @@ def positive_finite(name: str, value) -> float:
 
 def in_interval(name: str, value, low: float, high: float, low_open: bool = False, high_open: bool = False) -> float:
     """``value`` as a float, or ValueError unless it lies in the interval from ``low`` to ``high``
-    (each end closed unless ``low_open`` / ``high_open``)."""
+    (each end closed unless ``low_open`` / ``high_open``).
+
+    Args:
+        name: the parameter's name, for the message.
+        value: the value given.
+        low: the lower end.
+        high: the upper end.
+        low_open: whether ``low`` is excluded.
+        high_open: whether ``high`` is excluded.
+
+    Returns:
+        float.
+
+    Raises:
+        TypeError: ``value`` is not a real number (a bool is not one).
+        ValueError: ``value`` lies outside the interval.
+    """
     x = _number(name, value)
     above = low < x if low_open else low <= x
     below = x < high if high_open else x <= high
@@ -34,7 +62,20 @@ def in_interval(name: str, value, low: float, high: float, low_open: bool = Fals
 
 
 def integer_at_least(name: str, value, minimum: int) -> int:
-    """``value`` as an int, or ValueError unless it is an integer >= ``minimum``."""
+    """``value`` as an int, or ValueError unless it is an integer >= ``minimum``.
+
+    Args:
+        name: the parameter's name, for the message.
+        value: the value given.
+        minimum: the smallest accepted value.
+
+    Returns:
+        int.
+
+    Raises:
+        TypeError: ``value`` is not an integer (a bool is not one).
+        ValueError: ``value`` < ``minimum``.
+    """
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise TypeError(f"{name} must be an integer >= {minimum}, got {value!r}")
     if value < minimum:
@@ -43,7 +84,19 @@ def integer_at_least(name: str, value, minimum: int) -> int:
 
 
 def one_of(name: str, value, allowed) -> str:
-    """``value``, or ValueError unless it is one of ``allowed``."""
+    """``value``, or ValueError unless it is one of ``allowed``.
+
+    Args:
+        name: the parameter's name, for the message.
+        value: the value given.
+        allowed: the accepted values: a tuple, or a dict (its keys).
+
+    Returns:
+        ``value``.
+
+    Raises:
+        ValueError: ``value`` is not in ``allowed`` (the message lists them, sorted).
+    """
     if value not in allowed:
         raise ValueError(f"{name} must be one of {sorted(allowed)}, got {value!r}")
     return value
@@ -51,7 +104,18 @@ def one_of(name: str, value, allowed) -> str:
 
 def check_keywords(what: str, function, given, prefix: str = "", skip=("self",)) -> None:
     """ValueError naming the first of ``given`` that ``function`` does not accept, and what it
-    does accept (shown with ``prefix``). Names in ``skip`` are not user parameters."""
+    does accept (shown with ``prefix``). Names in ``skip`` are not user parameters.
+
+    Args:
+        what: what is checked, for the message (e.g. ``"sampler 'sgld'"``).
+        function: the callable (or class) whose signature lists the accepted keywords.
+        given: the keywords given (a dict or an iterable of names).
+        prefix: shown before every name in the message.
+        skip: parameter names that are not user parameters.
+
+    Raises:
+        ValueError: a keyword of ``given`` is not accepted.
+    """
     parameters = inspect.signature(function).parameters
     accepted = [n for n, p in parameters.items() if n not in ("self", *skip) and p.kind is not p.VAR_KEYWORD]
     for key in given:
@@ -63,7 +127,20 @@ def check_keywords(what: str, function, given, prefix: str = "", skip=("self",))
 def number_or_vector(name: str, value, minimum: float = 0.0, minimum_open: bool = False):
     """``value`` as a float, or as a float64 vector (1-d), whose entries are finite and >= ``minimum``
     (> ``minimum`` if ``minimum_open``); ValueError otherwise. A per-coordinate hyperparameter (a
-    friction, a noise estimate, an initial average) is either."""
+    friction, a noise estimate, an initial average) is either.
+
+    Args:
+        name: the parameter's name, for the message.
+        value: a number or a 1-d array-like.
+        minimum: the bound on every entry.
+        minimum_open: whether ``minimum`` itself is excluded.
+
+    Returns:
+        a float, or a float64 array of shape (n,).
+
+    Raises:
+        ValueError: ``value`` is not a finite number or vector within the bound.
+    """
     import numpy as np
 
     array = np.asarray(value, dtype=np.float64)
@@ -75,7 +152,16 @@ def number_or_vector(name: str, value, minimum: float = 0.0, minimum_open: bool 
 
 
 def vector_length_matches(name: str, value, position) -> None:
-    """ValueError unless ``value`` is a number or a vector of the position's dimension."""
+    """ValueError unless ``value`` is a number or a vector of the position's dimension.
+
+    Args:
+        name: the parameter's name, for the message.
+        value: a number or a vector.
+        position: a position, shape (..., dim).
+
+    Raises:
+        ValueError: ``value`` is a vector whose length is not ``dim``.
+    """
     import numpy as np
 
     if np.ndim(value) == 1 and np.shape(value) != np.shape(position)[-1:]:

@@ -46,14 +46,39 @@ def _numpy_variate(rng: np.random.Generator, variate: Variate, shape):
 
 def numpy_draws(rng: np.random.Generator, spec, leading=()) -> dict:
     """Draws of ``spec`` (float64, or int64 indices) with extra ``leading`` axes, from a NumPy
-    Generator."""
+    Generator.
+
+    Args:
+        rng: a NumPy Generator.
+        spec: a dict of Variate (a ``draw_spec``), or a nested dict of them.
+        leading: extra leading axes of every draw (e.g. ``(num_chains,)``).
+
+    Returns:
+        dict nested like ``spec``: each variate's draws, shape ``leading + variate.shape``.
+
+    Raises:
+        ValueError: a variate of unknown law, or an ``index`` variate with ``high`` < 1.
+    """
     leaves, tree = _variates(spec)
     return jax.tree.unflatten(tree, [_numpy_variate(rng, v, tuple(leading) + v.shape) for v in leaves])
 
 
 def jax_draws(key, spec, leading=(), dtype="float32") -> dict:
     """Draws of ``spec`` in ``dtype`` (int32 indices) with extra ``leading`` axes, from a JAX key:
-    one flat call per float law, one ``randint`` per index variate."""
+    one flat call per float law, one ``randint`` per index variate.
+
+    Args:
+        key: a JAX PRNG key.
+        spec: a dict of Variate (a ``draw_spec``), or a nested dict of them.
+        leading: extra leading axes of every draw (e.g. ``(num_chains,)``).
+        dtype: the dtype of the float laws, ``"float32"`` or ``"float64"``.
+
+    Returns:
+        dict nested like ``spec``: each variate's draws, shape ``leading + variate.shape``.
+
+    Raises:
+        ValueError: a variate of unknown law, an ``index`` variate with ``high`` < 1, or another dtype.
+    """
     leaves, tree = _variates(spec)
     leading = tuple(leading)
     parts = [None] * len(leaves)

@@ -34,7 +34,15 @@ MAX_WORDS = 4 * 2**32  # one key's counter space: (i, 0, 0, 0) for i < 2^32
 
 
 def philox4x32(key, counter):
-    """The Philox4x32-10 hash of ``counter`` (four uint32 arrays) under ``key`` (two uint32 words)."""
+    """The Philox4x32-10 hash of ``counter`` (four uint32 arrays) under ``key`` (two uint32 words).
+
+    Args:
+        key: (k0, k1), two uint32 words.
+        counter: (c0, c1, c2, c3), four uint32 arrays of one shape.
+
+    Returns:
+        four uint32 arrays of the counters' shape: the output words.
+    """
     k0, k1 = (jnp.asarray(k, jnp.uint32) for k in key)
     c0, c1, c2, c3 = (jnp.asarray(c, jnp.uint32) for c in counter)
     m0 = jnp.full(c0.shape, MULTIPLIERS[0], jnp.uint32)
@@ -49,7 +57,17 @@ def philox4x32(key, counter):
 
 
 def key_words(key):
-    """The two uint32 words of a JAX key (typed ``jax.random.key`` or raw uint32 pair)."""
+    """The two uint32 words of a JAX key (typed ``jax.random.key`` or raw uint32 pair).
+
+    Args:
+        key: a typed JAX key, or a raw key of two uint32 words.
+
+    Returns:
+        (k0, k1): two uint32 scalars.
+
+    Raises:
+        ValueError: the key does not carry two words.
+    """
     data = jax.random.key_data(key) if jnp.issubdtype(key.dtype, jax.dtypes.prng_key) else key
     data = jnp.asarray(data)
     if data.shape != (2,):
@@ -60,7 +78,18 @@ def key_words(key):
 
 def random_words(key, count: int):
     """``count`` uint32 words: the four output words of the hashes of counters (i, 0, 0, 0),
-    i = 0, 1, ..., laid out word-major (all first words, then all second words, ...)."""
+    i = 0, 1, ..., laid out word-major (all first words, then all second words, ...).
+
+    Args:
+        key: a JAX key of two uint32 words.
+        count: the number of words, in [0, 4 * 2**32].
+
+    Returns:
+        uint32 array of shape (count,).
+
+    Raises:
+        ValueError: ``count`` outside [0, 4 * 2**32].
+    """
     if not 0 <= count <= MAX_WORDS:
         raise ValueError(f"count must be in [0, {MAX_WORDS}] words per key, got {count}")
     hashes = -(-count // 4)
@@ -70,7 +99,19 @@ def random_words(key, count: int):
 
 
 def uniform(key, shape, dtype="float32"):
-    """Uniform on [0, 1): 23 random mantissa bits per float32 (one word), 52 per float64 (two words)."""
+    """Uniform on [0, 1): 23 random mantissa bits per float32 (one word), 52 per float64 (two words).
+
+    Args:
+        key: a JAX key of two uint32 words.
+        shape: the shape of the draws.
+        dtype: ``"float32"`` or ``"float64"``.
+
+    Returns:
+        array of ``shape`` and ``dtype``.
+
+    Raises:
+        ValueError: ``dtype`` is neither float32 nor float64.
+    """
     dtype = jnp.dtype(dtype)
     size = math.prod(shape)
     if dtype == jnp.float32:
@@ -86,12 +127,36 @@ def uniform(key, shape, dtype="float32"):
 
 
 def normal(key, shape, dtype="float32"):
-    r""":math:`\sqrt 2\,\mathrm{erf}^{-1}(u)`, :math:`u` uniform on (-1, 1): standard normal."""
+    r""":math:`\sqrt 2\,\mathrm{erf}^{-1}(u)`, :math:`u` uniform on (-1, 1): standard normal.
+
+    Args:
+        key: a JAX key of two uint32 words.
+        shape: the shape of the draws.
+        dtype: ``"float32"`` or ``"float64"``.
+
+    Returns:
+        array of ``shape`` and ``dtype``.
+
+    Raises:
+        ValueError: ``dtype`` is neither float32 nor float64.
+    """
     u = 2 * uniform(key, shape, dtype) - 1
     u = jnp.maximum(u, np.nextafter(np.array(-1, u.dtype), np.array(0, u.dtype)))
     return np.sqrt(2).astype(u.dtype) * lax.erf_inv(u)
 
 
 def exponential(key, shape, dtype="float32"):
-    r""":math:`-\log(1 - u)`, :math:`u` uniform on [0, 1): standard exponential."""
+    r""":math:`-\log(1 - u)`, :math:`u` uniform on [0, 1): standard exponential.
+
+    Args:
+        key: a JAX key of two uint32 words.
+        shape: the shape of the draws.
+        dtype: ``"float32"`` or ``"float64"``.
+
+    Returns:
+        array of ``shape`` and ``dtype``.
+
+    Raises:
+        ValueError: ``dtype`` is neither float32 nor float64.
+    """
     return -jnp.log1p(-uniform(key, shape, dtype))

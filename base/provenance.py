@@ -7,7 +7,14 @@ import platform
 
 
 def library_versions(packages) -> dict[str, str]:
-    """Python's version and each package's ("not installed" where a package is missing)."""
+    """Python's version and each package's ("not installed" where a package is missing).
+
+    Args:
+        packages: distribution names (e.g. ``"jax"``).
+
+    Returns:
+        dict from ``"python"`` and each package to its version string.
+    """
     found = {"python": platform.python_version()}
     for package in packages:
         try:

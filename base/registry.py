@@ -18,7 +18,12 @@ class UnknownNameError(ValueError):
 
 
 class Registry(Generic[T]):
-    """Entries of one kind (``kind`` names it in error messages), found in ``package``."""
+    """Entries of one kind (``kind`` names it in error messages), found in ``package``.
+
+    Args:
+        kind: what the entries are (``"sampler"``, ``"target"``, ...), named in error messages.
+        package: the package whose modules are imported to discover the entries.
+    """
 
     def __init__(self, kind: str, package: str):
         self.kind = kind
@@ -27,13 +32,32 @@ class Registry(Generic[T]):
         self._discovered = False
 
     def register(self, name: str, entry: T) -> T:
+        """Add ``entry`` under ``name`` (registering the same entry under it again is allowed).
+
+        Args:
+            name: the entry's name.
+            entry: the object to register.
+
+        Returns:
+            ``entry``.
+
+        Raises:
+            ValueError: ``name`` is registered to another entry.
+        """
         if name in self._entries and self._entries[name] is not entry:
             raise ValueError(f"{self.kind} name {name!r} is registered twice")
         self._entries[name] = entry
         return entry
 
     def unregister(self, name: str) -> None:
-        """Remove entry ``name`` (UnknownNameError if there is none)."""
+        """Remove entry ``name`` (UnknownNameError if there is none).
+
+        Args:
+            name: a registered name.
+
+        Raises:
+            UnknownNameError: ``name`` is not registered (a ValueError).
+        """
         self.get(name)
         del self._entries[name]
 
@@ -47,6 +71,17 @@ class Registry(Generic[T]):
                 importlib.import_module(f"{self.package}.{module.name}")
 
     def get(self, name: str) -> T:
+        """The entry registered as ``name``, after importing the package's modules.
+
+        Args:
+            name: a registered name.
+
+        Returns:
+            the entry.
+
+        Raises:
+            UnknownNameError: ``name`` is not registered (a ValueError; the message lists the known names).
+        """
         self._discover()
         if not isinstance(name, str) or name not in self._entries:
             raise UnknownNameError(
@@ -55,5 +90,10 @@ class Registry(Generic[T]):
         return self._entries[name]
 
     def names(self) -> list[str]:
+        """The names of all entries, after importing the package's modules.
+
+        Returns:
+            list of str, sorted.
+        """
         self._discover()
         return sorted(self._entries)

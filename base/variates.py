@@ -18,7 +18,13 @@ LAWS = {
 
 class Variate(NamedTuple):
     """A block of independent random numbers of one law (a key of ``LAWS``) and shape, per chain
-    and step; ``high`` bounds the integers of the ``index`` law."""
+    and step; ``high`` bounds the integers of the ``index`` law.
+
+    Args:
+        law: a key of ``LAWS``.
+        shape: the block's shape, per chain and step.
+        high: the exclusive upper bound of the ``index`` law's integers (0 for the other laws).
+    """
 
     law: str
     shape: tuple[int, ...]

@@ -18,22 +18,53 @@ _REGISTRY: Registry[Sampler] = Registry("sampler", __name__)
 
 
 def register(sampler: Sampler) -> Sampler:
-    """Add ``sampler`` to the registry under ``sampler.name``."""
+    """Add ``sampler`` to the registry under ``sampler.name``.
+
+    Args:
+        sampler: a Sampler, usually ``Sampler.from_namespace(name, citation, globals())``.
+
+    Returns:
+        ``sampler`` itself, so that a module can keep it (``SAMPLER = samplers.register(...)``).
+
+    Raises:
+        ValueError: another sampler is already registered under ``sampler.name``.
+    """
     return _REGISTRY.register(sampler.name, sampler)
 
 
 def get(name: str) -> Sampler:
-    """The sampler registered as ``name`` (UnknownNameError lists the known names)."""
+    """The sampler registered as ``name`` (UnknownNameError lists the known names).
+
+    Args:
+        name: a registered sampler's name.
+
+    Returns:
+        its Sampler.
+
+    Raises:
+        UnknownNameError: no sampler is registered as ``name`` (a ValueError; the message lists the names).
+    """
     return _REGISTRY.get(name)
 
 
 def unregister(name: str) -> None:
-    """Remove sampler ``name`` from the registry (a throwaway sampler a test registered)."""
+    """Remove sampler ``name`` from the registry (a throwaway sampler a test registered).
+
+    Args:
+        name: a registered sampler's name.
+
+    Raises:
+        UnknownNameError: no sampler is registered as ``name`` (a ValueError).
+    """
     _REGISTRY.unregister(name)
 
 
 def names() -> list[str]:
-    """Names of all registered samplers, sorted."""
+    """Names of all registered samplers, sorted.
+
+    Returns:
+        list of str: the registered names, sorted (every sampler module is imported first).
+    """
     return _REGISTRY.names()
 
 

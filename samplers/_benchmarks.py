@@ -129,7 +129,12 @@ class GateSettings:
                              f"got {self.large_step_scale!r}")
 
     def parameter_sets(self) -> dict[str, dict]:
-        """Every hyperparameter dict here by its field (``gate.variants[0].params`` ...)."""
+        """Every hyperparameter dict here by its field (``gate.variants[0].params`` ...).
+
+        Returns:
+            dict from each field's path (``"gate.icg4"``, ``"gate.linreg"``, ``"gate.variants[k].params"``,
+            ``"gate.exact_law[k]"``) to its hyperparameter dict.
+        """
         sets = {"gate.icg4": self.icg4, **({"gate.linreg": self.linreg} if self.linreg is not None else {})}
         sets.update({f"gate.variants[{k}].params": v.params for k, v in enumerate(self.variants)})
         sets.update({f"gate.exact_law[{k}]": params for k, params in enumerate(self.exact_law)})
@@ -172,6 +177,11 @@ class BenchmarkSettings:
                             f"(targets.ADAPTERS) or None, got {self.wrapper!r}")
 
     def parameter_sets(self) -> dict[str, dict]:
-        """Every hyperparameter dict of the settings by its field, to check against a sampler's ``Params``."""
+        """Every hyperparameter dict of the settings by its field, to check against a sampler's ``Params``.
+
+        Returns:
+            dict from each field's path (the gate's, ``"equivalence[k]"``, ``"speed"``, ``"asv['icg']"``, ...)
+            to its hyperparameter dict.
+        """
         return {**self.gate.parameter_sets(), **{f"equivalence[{k}]": p for k, p in enumerate(self.equivalence)},
                 "speed": self.speed, **{f"asv[{kind!r}]": p for kind, p in self.asv.items()}}

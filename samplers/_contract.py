@@ -42,7 +42,12 @@ from base.variates import LAWS, Variate  # noqa: F401 (Variate: part of the samp
 class Info(NamedTuple):
     """What one step reports besides the new state: its gradient evaluations, and whether the new
     position is a posterior sample (False in the exploration stage of cyclical SGLD, whose
-    positions the drivers leave out of the moments and the kept samples)."""
+    positions the drivers leave out of the moments and the kept samples).
+
+    Args:
+        num_grad_evals: the gradient-oracle evaluations the step made (a number, or an array under ``vmap``).
+        is_sample: whether the new position is a posterior sample (default True; a bool or a boolean array).
+    """
 
     num_grad_evals: Any
     is_sample: Any = True
@@ -52,7 +57,13 @@ class Info(NamedTuple):
 class GradientOracle:
     """The log density of ``target`` as a sampler sees it at one step: bound to one ``draw`` of the
     target's randomness (``None``: the exact, full-data density). ``on_evaluation``, if given, is
-    called once per evaluation (the reference driver counts gradient evaluations with it)."""
+    called once per evaluation (the reference driver counts gradient evaluations with it).
+
+    Args:
+        target: the Target whose log density it evaluates.
+        draw: this step's draw of ``target.draw_spec`` (a dict keyed like it), or None for the exact density.
+        on_evaluation: called with no arguments once per evaluation, or None.
+    """
 
     target: Any
     draw: Any = None
@@ -60,7 +71,15 @@ class GradientOracle:
 
     @classmethod
     def exact(cls, target, on_evaluation=None) -> GradientOracle:
-        """The oracle of the full-data log density and its exact gradient."""
+        """The oracle of the full-data log density and its exact gradient.
+
+        Args:
+            target: the Target whose log density it evaluates.
+            on_evaluation: called with no arguments once per evaluation, or None.
+
+        Returns:
+            a GradientOracle with ``draw`` None.
+        """
         return cls(target, None, on_evaluation)
 
     def _count(self) -> None:
@@ -68,14 +87,28 @@ class GradientOracle:
             self.on_evaluation()
 
     def __call__(self, x):
-        """The (stochastic) gradient of the log density at ``x``."""
+        """The (stochastic) gradient of the log density at ``x``.
+
+        Args:
+            x: a position, shape (dim,).
+
+        Returns:
+            the gradient at ``x``, shape (dim,).
+        """
         self._count()
         if self.draw is None:
             return self.target.grad_logdensity(x)
         return self.target.stochastic_grad(x, self.draw)
 
     def value_and_grad(self, x):
-        """(log density, gradient) at ``x`` from the same draw: one evaluation."""
+        """(log density, gradient) at ``x`` from the same draw: one evaluation.
+
+        Args:
+            x: a position, shape (dim,).
+
+        Returns:
+            (log density, gradient): a number and an array of shape (dim,).
+        """
         self._count()
         if self.draw is None:
             return self.target.logdensity(x), self.target.grad_logdensity(x)
@@ -83,7 +116,14 @@ class GradientOracle:
 
 
 def static_field(default=dataclasses.MISSING):
-    """A hyperparameter that is a compile-time constant (a string choice), not a pytree leaf."""
+    """A hyperparameter that is a compile-time constant (a string choice), not a pytree leaf.
+
+    Args:
+        default: the field's default (omitted: a required field).
+
+    Returns:
+        a ``dataclasses.Field`` with ``metadata={"static": True}``.
+    """
     return dataclasses.field(default=default, metadata={"static": True})
 
 
@@ -93,6 +133,13 @@ def hyperparameters(cls):
     ``__post_init__`` (if ``cls`` defines it) runs on construction and raises ``ValueError``
     naming the parameter and its accepted range. Unflattening (inside ``jit``/``vmap``) bypasses it,
     since leaves are then tracers or stacked grids of already-validated values.
+
+    Args:
+        cls: the class to decorate: annotated fields, optionally a ``__post_init__``.
+
+    Returns:
+        ``cls`` as a frozen dataclass registered as a JAX pytree, with ``leaf_names`` the names of its numeric
+        (non-static) fields.
     """
     cls = dataclasses.dataclass(frozen=True)(cls)
     fields = dataclasses.fields(cls)
@@ -118,7 +165,26 @@ OPTIONAL_PARTS = ("prepare", "prime", "initial_positions", "benchmarks")
 
 @dataclasses.dataclass(frozen=True)
 class Sampler:
-    """A registered sampler: its name, paper, and the parts of the contract."""
+    """A registered sampler: its name, paper, and the parts of the contract.
+
+    Args:
+        name: its registry name.
+        citation: the paper and equations it implements.
+        Params: its hyperparameter class (made with :func:`hyperparameters`).
+        State: its state, a NamedTuple whose first field is ``position``.
+        init: ``init(position, params) -> State``.
+        reference_step: the NumPy step, ``reference_step(state, grad_fn, draws, params) -> (State, Info)``.
+        optimized_step: the JAX step, with the same signature.
+        draw_spec: ``draw_spec(dim, params) -> dict[str, Variate]``.
+        prepare: ``prepare(target, params: dict) -> dict``, or None.
+        prime: ``prime(state, oracle) -> State``, or None.
+        initial_positions: ``initial_positions(target, num_chains, seed) -> (num_chains, dim)``, or None.
+        benchmarks: its BenchmarkSettings, or None.
+
+    Raises:
+        TypeError: ``benchmarks`` is not a BenchmarkSettings.
+        ValueError: a hyperparameter set of ``benchmarks`` names a parameter that ``Params`` does not accept.
+    """
 
     name: str
     citation: str
@@ -146,7 +212,19 @@ class Sampler:
     def from_namespace(cls, name: str, citation: str, namespace: dict) -> Sampler:
         """The sampler whose parts are the names ``Params``, ``State``, ``init``, ``reference_step``,
         ``optimized_step``, ``draw_spec`` (and, if defined, ``prepare``, ``prime``,
-        ``initial_positions``, ``benchmarks``) of ``namespace``: a sampler module's ``globals()``."""
+        ``initial_positions``, ``benchmarks``) of ``namespace``: a sampler module's ``globals()``.
+
+        Args:
+            name: the sampler's registry name.
+            citation: the paper and equations it implements.
+            namespace: a sampler module's ``globals()``.
+
+        Returns:
+            the Sampler (not yet registered).
+
+        Raises:
+            ValueError: ``namespace`` lacks a required part (the message names it).
+        """
         parts = [f.name for f in dataclasses.fields(cls) if f.name not in ("name", "citation")]
         missing = [part for part in parts if part not in namespace and part not in OPTIONAL_PARTS]
         if missing:
@@ -154,16 +232,46 @@ class Sampler:
         return cls(name=name, citation=citation, **{part: namespace[part] for part in parts if part in namespace})
 
     def params(self, **kwargs):
-        """Validated hyperparameters of this sampler (ValueError names an unknown one)."""
+        """Validated hyperparameters of this sampler (ValueError names an unknown one).
+
+        Args:
+            **kwargs: hyperparameters, by the names of the fields of ``Params``.
+
+        Returns:
+            the validated ``Params``.
+
+        Raises:
+            ValueError: an unknown hyperparameter, or a value outside its accepted range.
+        """
         check_keywords(f"sampler {self.name!r}", self.Params, kwargs)
         return self.Params(**kwargs)
 
     def params_for(self, target, **kwargs):
-        """Validated hyperparameters for ``target``, after ``prepare`` filled in what depends on it."""
+        """Validated hyperparameters for ``target``, after ``prepare`` filled in what depends on it.
+
+        Args:
+            target: the Target the chains run on (read by ``prepare``).
+            **kwargs: hyperparameters, by the names of the fields of ``Params``.
+
+        Returns:
+            the validated ``Params``.
+
+        Raises:
+            ValueError: an unknown hyperparameter, or a value outside its accepted range.
+        """
         check_keywords(f"sampler {self.name!r}", self.Params, kwargs)
         return self.params(**(kwargs if self.prepare is None else self.prepare(target, kwargs)))
 
     def start(self, position, params, oracle: GradientOracle):
-        """``init``, then ``prime`` with ``oracle`` where the sampler caches values at its position."""
+        """``init``, then ``prime`` with ``oracle`` where the sampler caches values at its position.
+
+        Args:
+            position: the chain's starting point, shape (dim,).
+            params: validated Params.
+            oracle: the full-data GradientOracle (``GradientOracle.exact(target)``), used by ``prime``.
+
+        Returns:
+            the chain's first State.
+        """
         state = self.init(position, params)
         return state if self.prime is None else self.prime(state, oracle)

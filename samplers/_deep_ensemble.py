@@ -48,7 +48,14 @@ SEED_STRIDE = 1_000_003  # member k of seed s starts from the initialisation see
 
 
 class DeepEnsemble(NamedTuple):
-    """The fitted members; ``learning_rate`` is MILE's initial MCLMC step size (section 3.2.1)."""
+    """The fitted members; ``learning_rate`` is MILE's initial MCLMC step size (section 3.2.1).
+
+    Args:
+        positions: (num_members, dim) float64, each member's parameters at its best validation NLL.
+        learning_rate: the optimiser's constant learning rate.
+        epochs: (num_members,) int, the epochs each member ran before it stopped.
+        validation_nll: (num_members,) float, the mean validation NLL at ``positions``.
+    """
 
     positions: np.ndarray  # (num_members, dim) float64: each member's parameters at its best validation NLL
     learning_rate: float  # the optimiser's (constant, hence final) learning rate
@@ -71,7 +78,24 @@ def deep_ensemble(target, num_members: int, seed: int = 0, *, learning_rate=LEAR
                   weight_decay=WEIGHT_DECAY, max_epochs=MAX_EPOCHS, patience=PATIENCE,
                   batch_size=None) -> DeepEnsemble:
     """Fit ``num_members`` networks of the data ``target`` by AdamW with early stopping (module
-    docstring; MILE section 3.1 and appendix "Optimization & sampling")."""
+    docstring; MILE section 3.1 and appendix "Optimization & sampling").
+
+    Args:
+        target: a data target with a non-empty validation split (``bnn``).
+        num_members: the number of members K, >= 1.
+        seed: >= 0; seeds the members' starts and their minibatch permutations.
+        learning_rate: AdamW's learning rate, > 0.
+        weight_decay: AdamW's weight decay, >= 0.
+        max_epochs: the most epochs per member, >= 1.
+        patience: epochs in a row without improvement before a member stops, >= 1.
+        batch_size: the minibatch size, in [1, N], or None for one full-batch step per epoch.
+
+    Returns:
+        the DeepEnsemble.
+
+    Raises:
+        ValueError: ``target`` has no validation split, or an argument outside its range.
+    """
     check_data_target(target)
     num_members = integer_at_least("num_members", num_members, 1)
     seed = integer_at_least("seed", seed, 0)
@@ -95,14 +119,28 @@ def deep_ensemble(target, num_members: int, seed: int = 0, *, learning_rate=LEAR
 
 def has_validation_split(target) -> bool:
     """Whether ``target`` is a data target with named train / validation / test splits (``bnn``): it
-    has ``splits`` and ``split_log_likelihood_terms``, the capability the deep ensemble asks for."""
+    has ``splits`` and ``split_log_likelihood_terms``, the capability the deep ensemble asks for.
+
+    Args:
+        target: a Target.
+
+    Returns:
+        bool.
+    """
     splits, terms = getattr(target, "splits", None), getattr(target, "split_log_likelihood_terms", None)
     return isinstance(splits, dict) and callable(terms)
 
 
 def check_data_target(target) -> None:
     """ValueError unless ``target`` is a data target with a non-empty validation split (to stop
-    early on) and seeded random starts (``bnn``)."""
+    early on) and seeded random starts (``bnn``).
+
+    Args:
+        target: a Target.
+
+    Raises:
+        ValueError: ``target`` has no splits, no ``split_log_likelihood_terms``, or an empty validation split.
+    """
     if not isinstance(getattr(target, "splits", None), dict):
         raise ValueError(f"the deep ensemble needs a data target (with train and validation splits), "
                          f"got target {getattr(target, 'name', type(target).__name__)!r}")
@@ -116,7 +154,21 @@ def check_data_target(target) -> None:
 
 def fit_members(target, starts, keys, learning_rate, weight_decay, max_epochs, patience, batch_size):
     """Best positions (K, dim), epochs (K,) and validation NLLs (K,) of members started at ``starts``
-    (K, dim) with minibatch keys ``keys`` (K, 2): the procedure of the module docstring, one jitted program."""
+    (K, dim) with minibatch keys ``keys`` (K, 2): the procedure of the module docstring, one jitted program.
+
+    Args:
+        target: a data target with a validation split.
+        starts: the members' starting points, shape (K, dim).
+        keys: the members' JAX keys, shape (K, 2).
+        learning_rate: AdamW's learning rate.
+        weight_decay: AdamW's weight decay.
+        max_epochs: the most epochs per member.
+        patience: epochs in a row without improvement before a member stops.
+        batch_size: the minibatch size, or None for the full batch.
+
+    Returns:
+        (positions, epochs, validation NLLs) as JAX arrays.
+    """
     optimiser = optax.adamw(learning_rate, b1=0.9, b2=0.999, eps=1e-8, weight_decay=weight_decay)
     num_data = target.num_data
 

@@ -42,7 +42,17 @@ def _normal_quantile(p, xp):
 
 
 def update_moments(mean, variance, value, smoothing):
-    """Eq. 4: the moving averages after one more observation ``value``."""
+    """Eq. 4: the moving averages after one more observation ``value``.
+
+    Args:
+        mean: the moving mean.
+        variance: the moving variance.
+        value: the new observation (|dE|; pSMILE's preconditioner passes a gradient, elementwise).
+        smoothing: the smoothing factor, in (0, 1].
+
+    Returns:
+        (mean, variance) after the observation.
+    """
     mean = (1 - smoothing) * mean + smoothing * value
     variance = (1 - smoothing) * variance + smoothing * (value - mean) ** 2
     return mean, variance
@@ -50,7 +60,18 @@ def update_moments(mean, variance, value, smoothing):
 
 def gamma_fit(mean, variance, count, smoothing, xp):
     """(shape, scale, usable) of the Gamma law matching the bias-corrected moving moments after
-    ``count`` observations (eq. 5, corrected); ``usable`` is False before any spread is seen."""
+    ``count`` observations (eq. 5, corrected); ``usable`` is False before any spread is seen.
+
+    Args:
+        mean: the moving mean of |dE|, not bias-corrected.
+        variance: its moving variance, not bias-corrected.
+        count: the observations so far.
+        smoothing: the smoothing factor beta.
+        xp: ``numpy`` or ``jax.numpy``.
+
+    Returns:
+        (shape, scale, usable); shape and scale are 1 where ``usable`` is False.
+    """
     correction = 1 - (1 - smoothing) ** count
     safe = xp.where(correction > 0, correction, 1.0)
     mean, variance = mean / safe, variance / safe
@@ -60,7 +81,17 @@ def gamma_fit(mean, variance, count, smoothing, xp):
 
 
 def wilson_hilferty(p, shape, scale, xp):
-    """Appendix F.3: the approximate ``p`` quantile of Gamma(``shape``, ``scale``), clamped at 0."""
+    """Appendix F.3: the approximate ``p`` quantile of Gamma(``shape``, ``scale``), clamped at 0.
+
+    Args:
+        p: the probability, in (0, 1).
+        shape: the Gamma shape k > 0.
+        scale: the Gamma scale > 0.
+        xp: ``numpy`` or ``jax.numpy``.
+
+    Returns:
+        the quantile, >= 0.
+    """
     z = _normal_quantile(p, xp)
     bracket = 1 - 1 / (9 * shape) + z / (3 * xp.sqrt(shape))
     return shape * scale * xp.maximum(bracket, 0.0) ** 3

@@ -113,7 +113,14 @@ class HamiltonianParams(LangevinParams):
 
 
 def noise_condition(params: HamiltonianParams) -> str:
-    """The condition on ``noise_estimate`` that keeps the injected variance >= 0, in words."""
+    """The condition on ``noise_estimate`` that keeps the injected variance >= 0, in words.
+
+    Args:
+        params: validated HamiltonianParams (its form and integrator).
+
+    Returns:
+        str: the inequality, for error messages.
+    """
     if params.integrator == "euler":
         friction = "friction" if params.form == "chen" else "friction (the rate gamma)"
         return f"2 * {friction} * temperature - step_size * noise_estimate >= 0"
@@ -124,7 +131,16 @@ def noise_condition(params: HamiltonianParams) -> str:
 
 def injected_variance(params: HamiltonianParams, step_size, xp):
     """Variance of the noise added to the momentum in one step of step size ``step_size`` (the
-    schedule's value at that step)."""
+    schedule's value at that step).
+
+    Args:
+        params: HamiltonianParams.
+        step_size: the schedule's step size at this step.
+        xp: ``numpy`` or ``jax.numpy``.
+
+    Returns:
+        the variance per coordinate: a number, or a vector where ``friction`` or ``noise_estimate`` is one.
+    """
     a, beta, temp = params.friction, params.noise_estimate, params.temperature
     if params.form == "chen":
         if params.integrator == "euler":
@@ -136,23 +152,63 @@ def injected_variance(params: HamiltonianParams, step_size, xp):
 
 
 def refresh_variance(params: HamiltonianParams, step_size):
-    """Variance of the momentum's stationary law: :math:`hT` (Chen form) or :math:`T` (practical)."""
+    """Variance of the momentum's stationary law: :math:`hT` (Chen form) or :math:`T` (practical).
+
+    Args:
+        params: HamiltonianParams.
+        step_size: the schedule's step size at this step.
+
+    Returns:
+        ``step_size * temperature`` (Chen form) or ``temperature`` (practical form).
+    """
     return step_size * params.temperature if params.form == "chen" else params.temperature
 
 
 class State(NamedTuple):
+    """The state of an SGHMC-family chain.
+
+    Args:
+        position: the chain's position, shape (dim,).
+        momentum: its momentum (v in the Chen form, r in the practical form), shape (dim,); 0 at the start.
+        step: the step counter t, from which the schedule reads the step size.
+    """
+
     position: Any
     momentum: Any
     step: Any
 
 
 def init(position, params: HamiltonianParams) -> State:
+    """The chain at ``position`` with momentum 0 and its step counter at 0 (PX Algorithm 3).
+
+    Args:
+        position: the chain's starting point, shape (dim,).
+        params: validated HamiltonianParams.
+
+    Returns:
+        the chain's State.
+
+    Raises:
+        ValueError: ``friction`` or ``noise_estimate`` is a vector whose length is not the position's
+            dimension.
+    """
     vector_length_matches("friction", params.friction, position)
     vector_length_matches("noise_estimate", params.noise_estimate, position)
     return State(position=position, momentum=0 * position, step=0)
 
 
 def draw_spec(dim: int, params: HamiltonianParams) -> dict[str, Variate]:
+    """The variates of one step: the injected noise, and a normal vector for the momentum refresh where
+    ``refresh_every`` is set.
+
+    Args:
+        dim: the target's dimension.
+        params: validated HamiltonianParams (its ``refresh_every`` is read).
+
+    Returns:
+        ``{"noise": Variate("normal", (dim,))}``, plus ``"refresh"``, another normal vector of shape (dim,),
+        with a refresh.
+    """
     spec = {"noise": Variate("normal", (dim,))}
     if params.refresh_every:
         spec["refresh"] = Variate("normal", (dim,))
@@ -160,7 +216,19 @@ def draw_spec(dim: int, params: HamiltonianParams) -> dict[str, Variate]:
 
 
 def reference_step(state: State, grad_fn, draws, params: HamiltonianParams):
-    """One step, the papers' equations line by line (NumPy, one chain)."""
+    """One step, the papers' equations line by line (NumPy, one chain).
+
+    Args:
+        state: the chain's State (position, momentum, step).
+        grad_fn: GradientOracle bound to this step's minibatch or noise draw (or any callable x -> gradient of
+            the log density, shape (dim,)); called once.
+        draws: this step's variates, keyed as draw_spec gives them (``noise``, and ``refresh`` with a
+            refresh).
+        params: validated HamiltonianParams.
+
+    Returns:
+        (new State, Info): the state after one step, and Info with ``num_grad_evals`` 1.
+    """
     h = params.step_size_at(state.step, np)
     theta, m = state.position, state.momentum
     if params.refresh_every and state.step % params.refresh_every == 0:
@@ -187,7 +255,15 @@ def reference_step(state: State, grad_fn, draws, params: HamiltonianParams):
 
 def coefficients(params: HamiltonianParams, h):
     """(drift, kick, decay) of one step of step size ``h``: the position moves by drift * momentum,
-    the momentum by kick * gradient, and friction multiplies the momentum by decay."""
+    the momentum by kick * gradient, and friction multiplies the momentum by decay.
+
+    Args:
+        params: HamiltonianParams.
+        h: the schedule's step size at this step.
+
+    Returns:
+        (drift, kick, decay); ``decay`` is a vector where ``friction`` is one.
+    """
     per_step_friction = params.friction * (h if params.form == "practical" else 1.0)
     decay = jnp.exp(-per_step_friction) if params.integrator == "splitting" else 1 - per_step_friction
     if params.form == "chen":
@@ -196,7 +272,19 @@ def coefficients(params: HamiltonianParams, h):
 
 
 def optimized_step(state: State, grad_fn, draws, params: HamiltonianParams):
-    """The same step from its coefficients (JAX; jit- and vmap-able)."""
+    """The same step from its coefficients (JAX; jit- and vmap-able).
+
+    Args:
+        state: the chain's State (position, momentum, step).
+        grad_fn: GradientOracle bound to this step's minibatch or noise draw (or any callable x -> gradient of
+            the log density, shape (dim,)); called once.
+        draws: this step's variates, keyed as draw_spec gives them (``noise``, and ``refresh`` with a
+            refresh).
+        params: validated HamiltonianParams.
+
+    Returns:
+        (new State, Info): the state after one step, and Info with ``num_grad_evals`` 1.
+    """
     h = params.step_size_at(state.step, jnp)
     drift, kick, decay = coefficients(params, h)
     theta, m = state.position, state.momentum

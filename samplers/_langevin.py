@@ -29,18 +29,51 @@ class LangevinParams:
         object.__setattr__(self, "schedule", as_schedule(self.schedule))
 
     def step_size_at(self, step, xp=np):
-        """:math:`h_t`: the schedule at step ``step`` of the base step size."""
+        """:math:`h_t`: the schedule at step ``step`` of the base step size.
+
+        Args:
+            step: the step counter t (a state's ``step``).
+            xp: ``numpy`` or ``jax.numpy``, the array library of the schedule's arithmetic.
+
+        Returns:
+            the step size at step t, a number or a 0-d array.
+        """
         return self.schedule(self.step_size, step, xp)
 
 
 class State(NamedTuple):
+    """The state of a Langevin-family chain (SGLD and its variants).
+
+    Args:
+        position: the chain's position, shape (dim,).
+        step: the step counter t, from which the schedule reads the step size.
+    """
+
     position: Any
     step: Any
 
 
 def init(position, params) -> State:
+    """The chain at ``position`` with its step counter at 0.
+
+    Args:
+        position: the chain's starting point, shape (dim,).
+        params: validated Params (not read).
+
+    Returns:
+        the chain's State.
+    """
     return State(position=position, step=0)
 
 
 def draw_spec(dim: int, params=None) -> dict[str, Variate]:
+    """The variates of one step: one standard normal vector, ``noise``.
+
+    Args:
+        dim: the target's dimension.
+        params: validated Params (not read).
+
+    Returns:
+        ``{"noise": Variate("normal", (dim,))}``.
+    """
     return {"noise": Variate("normal", (dim,))}

@@ -104,7 +104,16 @@ class Tuning(NamedTuple):
 
 def check_tuning(params) -> None:
     """Validate (and normalise in place) the tuning fields of an MCLMC-like ``params``: ValueError
-    naming the parameter and its accepted range."""
+    naming the parameter and its accepted range.
+
+    Args:
+        params: an MCLMC-like Params under construction (``tuning_steps``, ``step_size``, ``L``,
+            ``desired_energy_variance``, ``num_effective_samples``, ``trust_in_estimate``, ``l_factor``).
+
+    Raises:
+        ValueError: a field outside its accepted range.
+        TypeError: a phase length that is not an integer, or a number that is not a real number.
+    """
     steps = params.tuning_steps
     if not isinstance(steps, tuple | list) or len(steps) != 3:
         raise ValueError(f"tuning_steps must be three integers (n1, n2, n3) >= 0, got {steps!r}")
@@ -134,7 +143,15 @@ def check_tuning(params) -> None:
 
 def desired_energy_variance(params, t):
     """:math:`V_t`: the EEVPD targeted at step ``t``, linear over phase I from the start to the end
-    value of ``params.desired_energy_variance`` (a number is constant)."""
+    value of ``params.desired_energy_variance`` (a number is constant).
+
+    Args:
+        params: validated Params (``desired_energy_variance`` and ``tuning_steps``).
+        t: the step counter.
+
+    Returns:
+        the EEVPD at step t.
+    """
     variance = params.desired_energy_variance
     if not isinstance(variance, tuple):
         return variance
@@ -153,7 +170,23 @@ def desired_energy_variance(params, t):
 def predict_step_size(weight_sum, weighted_xi, energy_error, step_size, step_size_max, dim, variance,
                       num_effective_samples, trust_in_estimate, xp):
     """One update of the step-size predictor (module docstring, phases I-II): (W, X, next step size)
-    after a step of size ``step_size`` with energy error ``energy_error`` targeting EEVPD ``variance``."""
+    after a step of size ``step_size`` with energy error ``energy_error`` targeting EEVPD ``variance``.
+
+    Args:
+        weight_sum: W, the discounted sum of weights.
+        weighted_xi: X, the discounted weighted sum of xi / step_size**6.
+        energy_error: the energy error of the step just taken.
+        step_size: that step's step size.
+        step_size_max: the cap on the next step size.
+        dim: the dimension d.
+        variance: the EEVPD targeted at that step.
+        num_effective_samples: the predictor's effective samples, which set its memory.
+        trust_in_estimate: the trust tau.
+        xp: ``numpy`` or ``jax.numpy``.
+
+    Returns:
+        (W, X, next step size).
+    """
     decay = (num_effective_samples - 1.0) / (num_effective_samples + 1.0)
     xi = energy_error**2 / (dim * variance) + XI_OFFSET
     weight = xp.exp(-0.5 * (xp.log(xi) / (6.0 * trust_in_estimate)) ** 2)
@@ -164,7 +197,18 @@ def predict_step_size(weight_sum, weighted_xi, energy_error, step_size, step_siz
 
 def add_weighted(total, mean, m2, x, weight):
     """West's (1979) weighted streaming update of (total weight, mean, sum of weighted squared
-    deviations) by a draw ``x`` of weight ``weight`` > 0 (``total + weight`` must be > 0)."""
+    deviations) by a draw ``x`` of weight ``weight`` > 0 (``total + weight`` must be > 0).
+
+    Args:
+        total: the total weight so far.
+        mean: the weighted mean, shape (dim,).
+        m2: the sum of weighted squared deviations, shape (dim,).
+        x: the draw, shape (dim,).
+        weight: its weight > 0.
+
+    Returns:
+        (total, mean, m2) with ``x`` added.
+    """
     total = total + weight
     delta = x - mean
     mean = mean + (weight / total) * delta
@@ -173,13 +217,34 @@ def add_weighted(total, mean, m2, x, weight):
 
 def variance_length(total, m2, xp):
     """Phase II's :math:`L = \\sqrt{\\sum_i \\mathrm{Var}[\\theta_i]}` from the weighted variances
-    ``m2 / total`` (0 without an accepted draw, as Robnik's code)."""
+    ``m2 / total`` (0 without an accepted draw, as Robnik's code).
+
+    Args:
+        total: the total weight.
+        m2: the sum of weighted squared deviations, shape (dim,).
+        xp: ``numpy`` or ``jax.numpy``.
+
+    Returns:
+        the decoherence length L.
+    """
     return xp.sqrt(xp.sum(m2) / xp.where(total > 0, total, 1.0))
 
 
 def autocorrelation_length(ess, num_steps, step_size, l_factor, L, xp):
     """Phase III's :math:`L = \\ell\\,\\epsilon\\,\\mathrm{mean}(n_3/\\mathrm{ESS})` over the
-    coordinates with a finite ratio; ``L`` if there is none."""
+    coordinates with a finite ratio; ``L`` if there is none.
+
+    Args:
+        ess: the ESS of each stored coordinate.
+        num_steps: the length n3 of phase III.
+        step_size: the step size.
+        l_factor: the factor ell.
+        L: the current decoherence length.
+        xp: ``numpy`` or ``jax.numpy``.
+
+    Returns:
+        the new decoherence length.
+    """
     ratio = num_steps / ess
     finite = xp.isfinite(ratio)
     mean = xp.sum(xp.where(finite, ratio, 0.0)) / xp.maximum(xp.sum(finite), 1)
@@ -202,7 +267,15 @@ def effective_sample_size(samples, xp):
     .. math:: \hat\tau = \max\Big(-1 + 2\sum_{k<K}\tilde P_k + \max(\rho_{2K}, 0),\ 1/\log_{10} n\Big),
               \qquad \mathrm{ESS} = n/\hat\tau;
 
-    NaN for a constant column (:math:`c_0 = 0`) or a non-finite one."""
+    NaN for a constant column (:math:`c_0 = 0`) or a non-finite one.
+
+    Args:
+        samples: the draws of one chain, shape (n, columns), n >= 2.
+        xp: ``numpy`` or ``jax.numpy``.
+
+    Returns:
+        the ESS of each column, shape (columns,).
+    """
     n = samples.shape[0]
     centred = samples - samples.mean(axis=0)
     spectrum = xp.fft.rfft(centred, n=2 * n, axis=0)
@@ -229,14 +302,29 @@ def effective_sample_size(samples, xp):
 
 
 def store_shape(num_steps: int, dim: int) -> tuple[int, int, int]:
-    """(rows, columns, thinning k) of the store of ``num_steps`` phase-III positions of dimension ``dim``."""
+    """(rows, columns, thinning k) of the store of ``num_steps`` phase-III positions of dimension ``dim``.
+
+    Args:
+        num_steps: the length n3 of phase III.
+        dim: the dimension of a position.
+
+    Returns:
+        (rows, columns, thinning k).
+    """
     thin = max(1, -(-num_steps // MAX_FFT_ROWS))
     return num_steps // thin, min(dim, MAX_FFT_COORDINATES), thin
 
 
 def fft_coordinates(dim: int) -> np.ndarray | None:
     """The coordinates whose ESS is estimated: all (None) for ``dim`` <= 2000, else a sorted fixed
-    random subset of 2000 (seed ``SUBSET_SEED``)."""
+    random subset of 2000 (seed ``SUBSET_SEED``).
+
+    Args:
+        dim: the dimension of a position.
+
+    Returns:
+        None, or the sorted indices of the 2000 coordinates.
+    """
     if dim <= MAX_FFT_COORDINATES:
         return None
     chosen = np.random.default_rng(SUBSET_SEED).choice(dim, MAX_FFT_COORDINATES, replace=False)
@@ -244,13 +332,28 @@ def fft_coordinates(dim: int) -> np.ndarray | None:
 
 
 def stored_coordinates(position):
-    """The coordinates of ``position`` that enter the store."""
+    """The coordinates of ``position`` that enter the store.
+
+    Args:
+        position: a position, shape (..., dim).
+
+    Returns:
+        ``position`` at the coordinates of :func:`fft_coordinates` (all of them for dim <= 2000).
+    """
     index = fft_coordinates(position.shape[-1])
     return position if index is None else position[..., index]
 
 
 def init_tuning(position, tuning_steps) -> Tuning:
-    """Empty accumulators (module docstring) in the dtype and array library of ``position``."""
+    """Empty accumulators (module docstring) in the dtype and array library of ``position``.
+
+    Args:
+        position: the chain's starting point, shape (dim,).
+        tuning_steps: the phase lengths (n1, n2, n3).
+
+    Returns:
+        Tuning, its store of shape (rows, columns) from :func:`store_shape`.
+    """
     zero = position.sum() * 0
     rows, columns, _ = store_shape(tuning_steps[2], position.shape[-1])
     samples = namespace(position).zeros((rows, columns), dtype=position.dtype)
@@ -265,7 +368,16 @@ KERNEL_FIELDS = ("position", "momentum", "logdensity", "gradient")
 
 def reference_tune(previous, proposal, params):
     """The state after ``proposal`` (the kernel's step from ``previous``, counter advanced), tuned by
-    the phase of ``previous.step`` (module docstring). NumPy, one chain."""
+    the phase of ``previous.step`` (module docstring). NumPy, one chain.
+
+    Args:
+        previous: the chain's State before the step.
+        proposal: the kernel's step from ``previous``, its counter advanced.
+        params: validated Params with ``tuning_steps``.
+
+    Returns:
+        the State after the step, with the tuned step size, L and accumulators.
+    """
     n1, n2, n3 = params.tuning_steps
     t = previous.step
     tuning = previous.tuning
@@ -316,7 +428,16 @@ def _run_if(predicate, function, value):
 
 
 def optimized_tune(previous, proposal, params):
-    """JAX version of :func:`reference_tune` (pure, jit-able, vmap-able)."""
+    """JAX version of :func:`reference_tune` (pure, jit-able, vmap-able).
+
+    Args:
+        previous: the chain's State before the step.
+        proposal: the kernel's step from ``previous``, its counter advanced.
+        params: validated Params with ``tuning_steps``.
+
+    Returns:
+        the State after the step, with the tuned step size, L and accumulators.
+    """
     n1, n2, n3 = params.tuning_steps
     t = previous.step
     tuning = previous.tuning

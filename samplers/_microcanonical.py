@@ -55,12 +55,28 @@ INTEGRATORS = {
 
 
 def gradients_per_step(integrator: str) -> int:
-    """Gradient evaluations of one deterministic step: one per drift."""
+    """Gradient evaluations of one deterministic step: one per drift.
+
+    Args:
+        integrator: a key of ``INTEGRATORS``.
+
+    Returns:
+        int: the number of drifts.
+    """
     return len(INTEGRATORS[integrator]) // 2
 
 
 def reference_kick(momentum, gradient, time):
-    """The ESH momentum update :math:`B_\\epsilon` of time ``time``: (new momentum, kinetic energy change)."""
+    """The ESH momentum update :math:`B_\\epsilon` of time ``time``: (new momentum, kinetic energy change).
+
+    Args:
+        momentum: the unit momentum u (0 at rest), shape (dim,).
+        gradient: the gradient g of the log density (times the preconditioner, if any), shape (dim,).
+        time: the kick's time (its coefficient times the step size).
+
+    Returns:
+        (momentum, kinetic energy change): the new unit momentum, shape (dim,), and a number.
+    """
     dim = momentum.shape[-1]
     norm = np.linalg.norm(gradient)
     direction = gradient / (norm if norm > 0 else 1.0)
@@ -75,7 +91,16 @@ def reference_kick(momentum, gradient, time):
 
 
 def optimized_kick(momentum, gradient, time):
-    """JAX version of :func:`reference_kick`."""
+    """JAX version of :func:`reference_kick`.
+
+    Args:
+        momentum: the unit momentum u (0 at rest), shape (dim,).
+        gradient: the gradient g of the log density (times the preconditioner, if any), shape (dim,).
+        time: the kick's time (its coefficient times the step size).
+
+    Returns:
+        (momentum, kinetic energy change): the new unit momentum, shape (dim,), and a number.
+    """
     dim = momentum.shape[-1]
     norm = jnp.linalg.norm(gradient)
     direction = gradient / jnp.where(norm > 0, norm, 1.0)
@@ -90,7 +115,17 @@ def optimized_kick(momentum, gradient, time):
 
 
 def reference_refresh(momentum, time, decoherence_length, normal):
-    """Partial refreshment of time ``time`` with :math:`L` = ``decoherence_length`` (inf: none)."""
+    """Partial refreshment of time ``time`` with :math:`L` = ``decoherence_length`` (inf: none).
+
+    Args:
+        momentum: the unit momentum u (0 at rest), shape (dim,).
+        time: the refreshment's time (half the step size).
+        decoherence_length: L > 0 (inf: no refreshment).
+        normal: a standard normal vector of this step's draws, shape (dim,).
+
+    Returns:
+        the new unit momentum (``momentum`` itself where the moved vector is 0).
+    """
     nu = np.sqrt(np.expm1(2 * time / decoherence_length) / momentum.shape[-1])
     moved = momentum + nu * normal
     norm = np.linalg.norm(moved)
@@ -98,7 +133,17 @@ def reference_refresh(momentum, time, decoherence_length, normal):
 
 
 def optimized_refresh(momentum, time, decoherence_length, normal):
-    """JAX version of :func:`reference_refresh`."""
+    """JAX version of :func:`reference_refresh`.
+
+    Args:
+        momentum: the unit momentum u (0 at rest), shape (dim,).
+        time: the refreshment's time (half the step size).
+        decoherence_length: L > 0 (inf: no refreshment).
+        normal: a standard normal vector of this step's draws, shape (dim,).
+
+    Returns:
+        the new unit momentum (``momentum`` itself where the moved vector is 0).
+    """
     nu = jnp.sqrt(jnp.expm1(2 * time / decoherence_length) / momentum.shape[-1])
     moved = momentum + nu * normal
     norm = jnp.linalg.norm(moved)
@@ -110,7 +155,23 @@ def integrate(position, momentum, logdensity, gradient, grad_fn, step_size, coef
     ``momentum``) with ``logdensity`` and ``gradient`` evaluated there, kicks by ``kick``
     (:func:`reference_kick` or :func:`optimized_kick`; the stages are unrolled at trace time in
     JAX), ``scale`` a diagonal preconditioner. Returns (position, momentum, logdensity, gradient,
-    energy error of eq. 2)."""
+    energy error of eq. 2).
+
+    Args:
+        position: the position at the start, shape (dim,).
+        momentum: the unit momentum there (0 at rest), shape (dim,).
+        logdensity: the log density at ``position``.
+        gradient: its gradient at ``position``, shape (dim,).
+        grad_fn: GradientOracle bound to this step's draw; ``grad_fn.value_and_grad`` is called once per
+            drift.
+        step_size: the step size.
+        coefficients: the palindromic (kick, drift, kick, ...) coefficients, a value of ``INTEGRATORS``.
+        kick: :func:`reference_kick` or :func:`optimized_kick`.
+        scale: the diagonal preconditioner, a number or a vector of shape (dim,) (1: none).
+
+    Returns:
+        (position, momentum, logdensity, gradient, energy error) at the end of the step.
+    """
     kinetic_change = 0.0
     new_logdensity = logdensity
     for stage, coefficient in enumerate(coefficients):

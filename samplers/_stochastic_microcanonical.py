@@ -109,6 +109,24 @@ class PreconditionedTunedParams(TunedParams, PreconditionedParams):
 
 
 class State(NamedTuple):
+    """The state of a stochastic microcanonical chain (SMILE-naive, pSMILE-naive, SMILE, pSMILE).
+
+    Args:
+        position: the chain's position, shape (dim,).
+        momentum: the unit momentum, or 0 at rest (the start, and after a reset), shape (dim,).
+        step_size: the current step size (tuned by SMILE and pSMILE).
+        gradient_mean: the stochastic gradient's moving mean, shape (dim,) (preconditioned variants; else 0).
+        gradient_std: its moving standard deviation, shape (dim,) (preconditioned variants; else 1).
+        energy_mean: the moving mean of |dE| (eq. 4), not bias-corrected.
+        energy_variance: the moving variance of |dE| (eq. 4), not bias-corrected.
+        observations: the steps that entered the moving moments.
+        energy_error: this step's energy error dE (eq. 2).
+        gamma_shape: the shape of the Gamma fit this step used (0 where none).
+        gamma_scale: the scale of the Gamma fit this step used (0 where none).
+        reset: 1 where this step was rejected (the guardrail, or a non-finite step), else 0.
+        resets: the number of resets so far.
+    """
+
     position: Any
     momentum: Any
     step_size: Any
@@ -126,14 +144,30 @@ class State(NamedTuple):
 
 def init(position, params: NaiveParams) -> State:
     """At rest (the first kick points the momentum up the gradient), preconditioner 1, no
-    energy observations."""
+    energy observations.
+
+    Args:
+        position: the chain's starting point, shape (dim,).
+        params: validated NaiveParams or a subclass (its ``step_size`` is the initial one).
+
+    Returns:
+        the chain's State.
+    """
     zero = position.sum() * 0
     return State(position, position * 0, zero + params.step_size, position * 0, position * 0 + 1, zero, zero,
                  zero, zero, zero, zero, zero, zero)
 
 
 def draw_spec(dim: int, params: NaiveParams) -> dict:
-    """None: the only noise is the gradient's."""
+    """None: the only noise is the gradient's.
+
+    Args:
+        dim: the target's dimension.
+        params: validated Params (not read).
+
+    Returns:
+        ``{}``.
+    """
     return {}
 
 
@@ -153,6 +187,22 @@ def _precondition(state: State, gradient, params, xp):
 
 
 def reference_step(state: State, grad_fn, draws, params: NaiveParams):
+    """One step (NumPy, one chain): the log density and gradient at the start on this step's draw, the
+    preconditioner's moving averages where ``params`` has them, the integrator, then the energy-variance
+    tuning where ``params`` has it.
+
+    Args:
+        state: the chain's State.
+        grad_fn: GradientOracle bound to this step's minibatch or noise draw; ``grad_fn.value_and_grad`` is
+            called at the start and after every drift.
+        draws: this step's variates, keyed as draw_spec gives them (none).
+        params: validated NaiveParams, PreconditionedParams, TunedParams or PreconditionedTunedParams (the
+            class selects the preconditioning and the tuning).
+
+    Returns:
+        (new State, Info): the state after one step, and Info with ``num_grad_evals`` 1 plus the integrator's
+        gradients per step (3 with the minimal-norm scheme).
+    """
     start = state.position
     logdensity, gradient = grad_fn.value_and_grad(start)
     gradient_mean, gradient_std, scale = _precondition(state, gradient, params, np)
@@ -193,6 +243,20 @@ def _reference_tune(state: State, params: TunedParams, previous, at_rest) -> Sta
 
 
 def optimized_step(state: State, grad_fn, draws, params: NaiveParams):
+    """The same step in JAX (jit- and vmap-able); the tuning's branches are selects.
+
+    Args:
+        state: the chain's State.
+        grad_fn: GradientOracle bound to this step's minibatch or noise draw; ``grad_fn.value_and_grad`` is
+            called at the start and after every drift.
+        draws: this step's variates, keyed as draw_spec gives them (none).
+        params: validated NaiveParams, PreconditionedParams, TunedParams or PreconditionedTunedParams (the
+            class selects the preconditioning and the tuning).
+
+    Returns:
+        (new State, Info): the state after one step, and Info with ``num_grad_evals`` 1 plus the integrator's
+        gradients per step (3 with the minimal-norm scheme).
+    """
     start = state.position
     logdensity, gradient = grad_fn.value_and_grad(start)
     gradient_mean, gradient_std, scale = _precondition(state, gradient, params, jnp)

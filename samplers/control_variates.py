@@ -39,7 +39,17 @@ def find_map(target, max_steps: int = 2000, tolerance: float = 1e-8) -> tuple[np
     below ``tolerance`` times max(1, its norm at the start) or after ``max_steps`` iterations.
     NoModeError if the iterate or the gradient becomes non-finite; a RuntimeWarning with the final
     gradient norm if it stopped unconverged (the estimator stays unbiased, with more variance).
-    Cached per target object."""
+    Cached per target object.
+
+    Args:
+        target: a Target with ``logdensity``, ``grad_logdensity`` and ``initial_position`` (the cache's key).
+        max_steps: the most L-BFGS iterations, an integer >= 1.
+        tolerance: the stopping threshold on the gradient's max-norm, relative to max(1, its norm at the
+            start).
+
+    Returns:
+        (centre, gradient): float64 arrays of shape (dim,).
+    """
     import optax
 
     max_steps = integer_at_least("max_steps", max_steps, 1)
@@ -76,7 +86,18 @@ def find_map(target, max_steps: int = 2000, tolerance: float = 1e-8) -> tuple[np
 
 def prepare(target, params: dict) -> dict:
     """``params`` with ``centre`` (the MAP unless given) and ``centre_grad`` (the full-data gradient
-    at the centre unless given) filled in, for a control-variate sampler's ``Params``."""
+    at the centre unless given) filled in, for a control-variate sampler's ``Params``.
+
+    Args:
+        target: the Target the chains run on.
+        params: the hyperparameters given, a dict (not modified).
+
+    Returns:
+        a new dict with ``centre`` and ``centre_grad`` filled in.
+
+    Raises:
+        ValueError: a given ``centre`` is not a vector of the target's dimension.
+    """
     params = dict(params)
     if params.get("centre") is None:
         params["centre"], gradient = find_map(target)
@@ -91,7 +112,14 @@ def prepare(target, params: dict) -> dict:
 
 def check_centre(params) -> None:
     """Store ``centre`` and ``centre_grad`` as float64 arrays; ValueError unless they are finite vectors
-    of one length."""
+    of one length.
+
+    Args:
+        params: a control-variate Params under construction (its ``__post_init__``).
+
+    Raises:
+        ValueError: ``centre`` or ``centre_grad`` is missing, not a finite vector, or of another length.
+    """
     for name in ("centre", "centre_grad"):
         value = getattr(params, name)
         if value is None:
@@ -107,14 +135,31 @@ def check_centre(params) -> None:
 
 
 def check_dimension(params, position) -> None:
-    """ValueError unless the centre has the dimension of ``position`` (checked at ``init``)."""
+    """ValueError unless the centre has the dimension of ``position`` (checked at ``init``).
+
+    Args:
+        params: validated control-variate Params.
+        position: the chain's starting point, shape (dim,).
+
+    Raises:
+        ValueError: the centre's dimension is not the position's.
+    """
     if np.shape(params.centre)[-1] != np.shape(position)[-1]:
         raise ValueError(f"centre has dimension {np.shape(params.centre)[-1]}, but the position has dimension "
                          f"{np.shape(position)[-1]}")
 
 
 def cv_grad_fn(grad_fn, centre, centre_grad):
-    """The control-variate oracle :math:`x \\mapsto \\nabla\\log p(\\hat x) + \\hat g(x) - \\hat g(\\hat x)`."""
+    """The control-variate oracle :math:`x \\mapsto \\nabla\\log p(\\hat x) + \\hat g(x) - \\hat g(\\hat x)`.
+
+    Args:
+        grad_fn: this step's gradient oracle, bound to its minibatch or noise draw.
+        centre: the centre, shape (dim,).
+        centre_grad: the full-data gradient of the log density at the centre, shape (dim,).
+
+    Returns:
+        the oracle, a function of a position x (two calls of ``grad_fn`` per call).
+    """
     return lambda x: centre_grad + grad_fn(x) - grad_fn(centre)
 
 
@@ -123,7 +168,20 @@ def wrap(base: Sampler, name: str, citation: str, benchmarks=None) -> Sampler:
     (vectors of the target's dimension, filled in by ``prepare`` from the MAP unless given), its
     state, draws and steps, the steps fed the oracle :func:`cv_grad_fn` (two stochastic gradients, on
     one minibatch, per gradient the base takes), and its own ``benchmarks`` settings. ``Params`` is
-    made in the calling module."""
+    made in the calling module.
+
+    Args:
+        base: the base Sampler (one without ``prime``).
+        name: the new sampler's name.
+        citation: the paper and equations it implements.
+        benchmarks: its BenchmarkSettings, or None.
+
+    Returns:
+        the control-variate Sampler (not yet registered).
+
+    Raises:
+        ValueError: ``base`` caches log densities at its position (it has ``prime``).
+    """
     if base.prime is not None:
         raise ValueError(f"sampler {base.name!r} caches log densities at its position (prime); the control "
                          "variate wraps samplers that only call the gradient oracle")

@@ -80,6 +80,20 @@ class Params:
 
 
 class State(NamedTuple):
+    """The state of an MCLMC chain.
+
+    Args:
+        position: the chain's position, shape (dim,).
+        momentum: the unit momentum, shape (dim,); 0 at the start.
+        logdensity: the log density at ``position`` (cached; ``prime`` fills it in).
+        gradient: its gradient at ``position``, shape (dim,) (cached).
+        energy_error: the last step's energy error (SMILE eq. 2).
+        step_size: the current step size (tuned during phases I-II).
+        L: the current decoherence length (set after phases II and III).
+        step: the steps taken.
+        tuning: the tuner's accumulators (``samplers._mclmc_tuning.Tuning``), None for the fixed kernel.
+    """
+
     position: Any
     momentum: Any
     logdensity: Any
@@ -92,7 +106,15 @@ class State(NamedTuple):
 
 
 def init(position, params: Params) -> State:
-    """At rest at ``position``; ``prime`` fills in the log density and gradient."""
+    """At rest at ``position``; ``prime`` fills in the log density and gradient.
+
+    Args:
+        position: the chain's starting point, shape (dim,).
+        params: validated Params (None step size and L: the defaults from the dimension).
+
+    Returns:
+        the chain's State, with log density and gradient 0 until ``prime``.
+    """
     dim = position.shape[-1]
     step_size = constant(math.sqrt(dim) / 4 if params.step_size is None else params.step_size, position)
     L = constant(math.sqrt(dim) if params.L is None else params.L, position)
@@ -102,17 +124,47 @@ def init(position, params: Params) -> State:
 
 
 def prime(state: State, oracle) -> State:
-    """The log density and gradient at the state's position (one evaluation)."""
+    """The log density and gradient at the state's position (one evaluation).
+
+    Args:
+        state: the State from ``init``.
+        oracle: the full-data GradientOracle (``GradientOracle.exact(target)``).
+
+    Returns:
+        ``state`` with ``logdensity`` and ``gradient`` at its position.
+    """
     logdensity, gradient = oracle.value_and_grad(state.position)
     return state._replace(logdensity=logdensity, gradient=gradient)
 
 
 def draw_spec(dim: int, params: Params) -> dict[str, Variate]:
-    """Two standard normal vectors: the two half refreshments."""
+    """Two standard normal vectors: the two half refreshments.
+
+    Args:
+        dim: the target's dimension.
+        params: validated Params (not read).
+
+    Returns:
+        ``{"refresh": Variate("normal", (2, dim))}``.
+    """
     return {"refresh": Variate("normal", (2, dim))}
 
 
 def reference_step(state: State, grad_fn, draws, params: Params):
+    """One MCLMC step (NumPy, one chain): half a refreshment, the integrator, half a refreshment, then the
+    tuning of the step's phase where ``tuning_steps`` has one.
+
+    Args:
+        state: the chain's State, primed.
+        grad_fn: GradientOracle bound to this step's minibatch or noise draw; ``grad_fn.value_and_grad`` is
+            called once per drift.
+        draws: this step's variates, keyed as draw_spec gives them (``refresh``, shape (2, dim)).
+        params: validated Params.
+
+    Returns:
+        (new State, Info): the state after one step, and Info with ``num_grad_evals`` the integrator's
+        gradients per step (2 minimal-norm, 1 leapfrog) and ``is_sample`` False during the tuning phases.
+    """
     momentum = reference_refresh(state.momentum, state.step_size / 2, state.L, draws["refresh"][0])
     position, momentum, logdensity, gradient, energy_error = integrate(
         state.position, momentum, state.logdensity, state.gradient, grad_fn, state.step_size,
@@ -127,6 +179,19 @@ def reference_step(state: State, grad_fn, draws, params: Params):
 
 
 def optimized_step(state: State, grad_fn, draws, params: Params):
+    """The same step in JAX (jit- and vmap-able).
+
+    Args:
+        state: the chain's State, primed.
+        grad_fn: GradientOracle bound to this step's minibatch or noise draw; ``grad_fn.value_and_grad`` is
+            called once per drift.
+        draws: this step's variates, keyed as draw_spec gives them (``refresh``, shape (2, dim)).
+        params: validated Params.
+
+    Returns:
+        (new State, Info): the state after one step, and Info with ``num_grad_evals`` the integrator's
+        gradients per step (2 minimal-norm, 1 leapfrog) and ``is_sample`` False during the tuning phases.
+    """
     momentum = optimized_refresh(state.momentum, state.step_size / 2, state.L, draws["refresh"][0])
     position, momentum, logdensity, gradient, energy_error = integrate(
         state.position, momentum, state.logdensity, state.gradient, grad_fn, state.step_size,

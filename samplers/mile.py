@@ -90,7 +90,19 @@ class Params:
 
 def initial_positions(target, num_chains: int, seed: int) -> np.ndarray:
     """(num_chains, dim) starts: MILE's deep ensemble (section 3.1) of ``num_chains`` members fitted
-    with ``seed`` on a data target with a validation split, else the target's initial position."""
+    with ``seed`` on a data target with a validation split, else the target's initial position.
+
+    Args:
+        target: the Target the chains run on.
+        num_chains: the number of chains, an integer >= 1.
+        seed: the deep ensemble's seed.
+
+    Returns:
+        float64 array of shape (num_chains, dim).
+
+    Raises:
+        ValueError: ``num_chains`` < 1, or a deep-ensemble argument outside its range.
+    """
     num_chains = integer_at_least("num_chains", num_chains, 1)
     from samplers._deep_ensemble import deep_ensemble, has_validation_split
 

@@ -52,17 +52,50 @@ class Params(LangevinParams):
 
 
 class State(NamedTuple):
+    """The state of a pSGLD chain.
+
+    Args:
+        position: the chain's position, shape (dim,).
+        step: the step counter t, from which the schedule reads the step size.
+        square_average: the RMSprop average of the squared gradient, shape (dim,).
+    """
+
     position: Any
     step: Any
     square_average: Any
 
 
 def init(position, params: Params) -> State:
+    """The chain at ``position``, its step counter at 0 and its square average at ``initial_square_average``.
+
+    Args:
+        position: the chain's starting point, shape (dim,).
+        params: validated Params.
+
+    Returns:
+        the chain's State.
+
+    Raises:
+        ValueError: ``initial_square_average`` is a vector whose length is not the position's dimension.
+    """
     vector_length_matches("initial_square_average", params.initial_square_average, position)
     return State(position=position, step=0, square_average=params.initial_square_average + 0 * position)
 
 
 def reference_step(state: State, grad_fn, draws, params: Params):
+    """One pSGLD step, the update of the module docstring (NumPy, one chain).
+
+    Args:
+        state: the chain's State (position, step, square_average).
+        grad_fn: GradientOracle bound to this step's minibatch or noise draw (or any callable x -> gradient of
+            the log density, shape (dim,)); called once.
+        draws: this step's variates, keyed as draw_spec gives them (``noise``, a standard normal vector of
+            shape (dim,)).
+        params: validated Params.
+
+    Returns:
+        (new State, Info): the state after one step, and Info with ``num_grad_evals`` 1.
+    """
     h = params.step_size_at(state.step, np)
     grad = grad_fn(state.position)
     square_average = params.smoothing * state.square_average + (1 - params.smoothing) * grad**2
@@ -73,6 +106,19 @@ def reference_step(state: State, grad_fn, draws, params: Params):
 
 
 def optimized_step(state: State, grad_fn, draws, params: Params):
+    """The same step in JAX (jit- and vmap-able).
+
+    Args:
+        state: the chain's State (position, step, square_average).
+        grad_fn: GradientOracle bound to this step's minibatch or noise draw (or any callable x -> gradient of
+            the log density, shape (dim,)); called once.
+        draws: this step's variates, keyed as draw_spec gives them (``noise``, a standard normal vector of
+            shape (dim,)).
+        params: validated Params.
+
+    Returns:
+        (new State, Info): the state after one step, and Info with ``num_grad_evals`` 1.
+    """
     h = params.step_size_at(state.step, jnp)
     grad = grad_fn(state.position)
     square_average = params.smoothing * state.square_average + (1 - params.smoothing) * grad**2

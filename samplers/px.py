@@ -125,6 +125,14 @@ class LayerSlots(NamedTuple):
 
 
 class Layout(NamedTuple):
+    """Where every part of the expanded position lies.
+
+    Args:
+        dim: the target's dimension (the base block's length).
+        expanded_dim: the expanded position's length.
+        layers: one LayerSlots per layer.
+    """
+
     dim: int  # the target's dimension (the base block's length)
     expanded_dim: int
     layers: tuple
@@ -132,7 +140,16 @@ class Layout(NamedTuple):
 
 @functools.lru_cache(maxsize=64)
 def layout(layers: tuple, expansion: tuple, low_rank: int = 0) -> Layout:
-    """The slots of ``layers`` ((n_in, n_out, has_bias), ...) under ``expansion`` (c, d)."""
+    """The slots of ``layers`` ((n_in, n_out, has_bias), ...) under ``expansion`` (c, d).
+
+    Args:
+        layers: ((n_in, n_out, has_bias), ...), one per layer.
+        expansion: (c, d), the left and right expanded matrices per layer.
+        low_rank: k, the rank of every expanded matrix's low-rank part (0: full matrices).
+
+    Returns:
+        the Layout.
+    """
     c, d = expansion
     start, base = 0, []
     for n_in, n_out, has_bias in layers:
@@ -152,7 +169,17 @@ def layout(layers: tuple, expansion: tuple, low_rank: int = 0) -> Layout:
 
 
 def expanded_dim(params) -> int:
-    """The length of the expanded position for ``params`` (its ``layers`` must be filled in)."""
+    """The length of the expanded position for ``params`` (its ``layers`` must be filled in).
+
+    Args:
+        params: PX Params.
+
+    Returns:
+        int: the expanded position's length.
+
+    Raises:
+        ValueError: ``params.layers`` is not set.
+    """
     return _layout_of(params).expanded_dim
 
 
@@ -228,7 +255,16 @@ class _Layer(NamedTuple):
 
 
 def forward(theta, params, xp=np):
-    """(flat (W, b) of every layer in the target's layout, the intermediates the pullback reuses)."""
+    """(flat (W, b) of every layer in the target's layout, the intermediates the pullback reuses).
+
+    Args:
+        theta: the expanded position, shape (expanded_dim,).
+        params: PX Params with ``layers`` set.
+        xp: ``numpy`` or ``jax.numpy``.
+
+    Returns:
+        (position, cache): the flat (W, b), shape (dim,), and one set of intermediates per layer.
+    """
     lay = _layout_of(params)
     pieces, cache = [], []
     for slot in lay.layers:
@@ -249,7 +285,18 @@ def forward(theta, params, xp=np):
 
 def pullback(theta, cache, grad, params, xp=np):
     r""":math:`J(\theta)^\top` ``grad``: the gradient for the expanded position of a function of
-    :math:`(W, b)` whose gradient there is ``grad`` (flat, the target's layout)."""
+    :math:`(W, b)` whose gradient there is ``grad`` (flat, the target's layout).
+
+    Args:
+        theta: the expanded position, shape (expanded_dim,).
+        cache: the intermediates :func:`forward` returned at ``theta``.
+        grad: the gradient for (W, b), shape (dim,).
+        params: PX Params with ``layers`` set.
+        xp: ``numpy`` or ``jax.numpy``.
+
+    Returns:
+        the gradient for ``theta``, shape (expanded_dim,).
+    """
     lay = _layout_of(params)
     base_pieces, expanded_pieces = [], []
     for slot, layer in zip(lay.layers, cache):
@@ -275,7 +322,16 @@ def pullback(theta, cache, grad, params, xp=np):
 
 def expand(position, params, xp=np):
     """The expanded position whose mapped-back parameters are ``position``: V = W, a = b, every
-    expanded matrix the identity (low rank: d = 1, U = L = 0)."""
+    expanded matrix the identity (low rank: d = 1, U = L = 0).
+
+    Args:
+        position: (W, b) in the target's flat layout, shape (dim,).
+        params: PX Params with ``layers`` set.
+        xp: ``numpy`` or ``jax.numpy``.
+
+    Returns:
+        the expanded position, shape (expanded_dim,).
+    """
     lay = _layout_of(params)
     pieces = [position]
     for slot in lay.layers:
@@ -291,7 +347,16 @@ def expand(position, params, xp=np):
 def expanded_grad_fn(grad_fn, params, xp=np):
     r"""The stochastic gradient of the expanded log density from the driver's oracle ``grad_fn``:
     :math:`J^\top(\hat g(W) + \tau W) - \theta/\sigma^2` with :math:`\tau` the target's prior
-    precision (``target_prior_precision``) and :math:`\sigma` the ``prior_scale``."""
+    precision (``target_prior_precision``) and :math:`\sigma` the ``prior_scale``.
+
+    Args:
+        grad_fn: the driver's gradient oracle for the target, bound to this step's minibatch or noise draw.
+        params: PX Params with ``layers``, ``prior_scale`` and ``target_prior_precision`` set.
+        xp: ``numpy`` or ``jax.numpy``.
+
+    Returns:
+        the oracle, a function of the expanded position (one call of ``grad_fn`` per call).
+    """
     variance = params.prior_scale ** 2
 
     def oracle(theta):
@@ -309,7 +374,17 @@ def expanded_grad_fn(grad_fn, params, xp=np):
 def layer_structure(target) -> tuple:
     """((n_in, n_out, has_bias), ...) of ``target``'s layers; ValueError for a target without them.
     A network target has ``layer_shapes`` [(n_in, n_out)] and ``unflatten``; its flat layout (per
-    layer W row-major (n_in, n_out), then b) is checked by unflattening a probe vector."""
+    layer W row-major (n_in, n_out), then b) is checked by unflattening a probe vector.
+
+    Args:
+        target: a Target.
+
+    Returns:
+        tuple of (n_in, n_out, has_bias).
+
+    Raises:
+        ValueError: ``target`` has no layer matrices, or they do not match its dimension or layout.
+    """
     declared = getattr(target, "matrix_layers", None)  # an adapter that declares its layers (targets.single_layer)
     if declared is not None:
         return tuple(declared)
@@ -334,7 +409,17 @@ def layer_structure(target) -> tuple:
 
 def target_prior_precision(target) -> float:
     r""":math:`\tau` of the target's prior :math:`\mathcal N(0, \tau^{-1} I)` (0 for a single-layer
-    adapter, which has no prior of its own); ValueError unless ``grad_log_prior`` is :math:`-\tau x`."""
+    adapter, which has no prior of its own); ValueError unless ``grad_log_prior`` is :math:`-\tau x`.
+
+    Args:
+        target: a Target with ``grad_log_prior`` and ``prior_variance``.
+
+    Returns:
+        float: the precision.
+
+    Raises:
+        ValueError: ``target`` has no isotropic zero-mean Gaussian prior.
+    """
     if not callable(getattr(target, "grad_log_prior", None)) or getattr(target, "prior_variance", None) is None:
         raise ValueError(f"expansion removes the target's prior from its gradient, but target {target.name!r} has no "
                          "grad_log_prior and prior_variance (an isotropic Gaussian prior)")
@@ -347,7 +432,14 @@ def target_prior_precision(target) -> float:
 
 
 def target_prior_scale(target) -> float:
-    """The target's own prior standard deviation: the default ``prior_scale`` of the expansion."""
+    """The target's own prior standard deviation: the default ``prior_scale`` of the expansion.
+
+    Args:
+        target: a Target with ``prior_scale`` or ``prior_variance``.
+
+    Returns:
+        float: the standard deviation.
+    """
     if getattr(target, "prior_scale", None) is not None:
         return float(target.prior_scale)
     return math.sqrt(float(target.prior_variance))
@@ -401,6 +493,22 @@ def px(base_sampler, expansion=(1, 1), name=None, citation=None, benchmarks=None
     ``low_rank`` (static int >= 0: 0 full expanded matrices, k diag + rank-k), and, for a base with
     ``friction``, ``expanded_friction`` > 0 (friction of the expanded coordinates; default
     ``friction / 100``, a number or a vector of their count).
+
+    Args:
+        base_sampler: the Sampler to expand (one without ``prepare`` and ``prime``).
+        expansion: the default (c, d).
+        name: the sampler's name (None: ``"px_" + base_sampler.name``).
+        citation: its citation (None: the PX paper's and the base's).
+        benchmarks: its BenchmarkSettings, or None.
+        **defaults: new defaults of the base's or the expansion's hyperparameters.
+
+    Returns:
+        the PX Sampler (not yet registered).
+
+    Raises:
+        TypeError: ``base_sampler`` is not a Sampler.
+        ValueError: ``base_sampler`` has ``prepare`` or ``prime``, ``expansion`` is invalid, or a default
+            names no hyperparameter.
     """
     if not isinstance(base_sampler, samplers.Sampler):
         raise TypeError(f"base_sampler must be a samplers.Sampler, got {type(base_sampler).__name__}")
@@ -531,7 +639,15 @@ def px(base_sampler, expansion=(1, 1), name=None, citation=None, benchmarks=None
 def base_params(params, xp=np):
     """The base sampler's parameters over the expanded position (validation bypassed: the fields
     were validated as ``params``, and inside ``jit`` the leaves are tracers), with ``friction`` the
-    per-coordinate vector of ``friction`` (V, a coordinates) and ``expanded_friction`` (P, Q)."""
+    per-coordinate vector of ``friction`` (V, a coordinates) and ``expanded_friction`` (P, Q).
+
+    Args:
+        params: PX Params with ``layers`` set.
+        xp: ``numpy`` or ``jax.numpy``.
+
+    Returns:
+        an instance of the base sampler's Params.
+    """
     BaseParams = type(params).base_class
     out = object.__new__(BaseParams)
     for field in dataclasses.fields(BaseParams):

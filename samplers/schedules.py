@@ -35,6 +35,16 @@ class Constant:
     kind = "constant"
 
     def __call__(self, base, step, xp=np):
+        """The step size at step ``step``: ``base``.
+
+        Args:
+            base: the base step size h of the sampler's Params.
+            step: the step counter t.
+            xp: ``numpy`` or ``jax.numpy``.
+
+        Returns:
+            ``base``.
+        """
         return base
 
 
@@ -51,6 +61,16 @@ class PolynomialDecay:
         object.__setattr__(self, "exponent", in_interval("exponent", self.exponent, 0.0, 1.0, low_open=True))
 
     def __call__(self, base, step, xp=np):
+        """The step size at step ``step``: ``base * (offset + step) ** -exponent``.
+
+        Args:
+            base: the base step size h of the sampler's Params.
+            step: the step counter t.
+            xp: ``numpy`` or ``jax.numpy``.
+
+        Returns:
+            the step size at step t.
+        """
         return base * (self.offset + step) ** (-self.exponent)
 
 
@@ -69,10 +89,28 @@ class Cyclical:
                            in_interval("final_fraction", self.final_fraction, 0.0, 1.0, high_open=True))
 
     def phase(self, step, xp=np):
-        """:math:`r(t) = \\mathrm{mod}(t, K)/K`, the position of step ``t`` inside its cycle."""
+        """:math:`r(t) = \\mathrm{mod}(t, K)/K`, the position of step ``t`` inside its cycle.
+
+        Args:
+            step: the step counter t.
+            xp: ``numpy`` or ``jax.numpy``.
+
+        Returns:
+            the phase, in [0, 1).
+        """
         return xp.mod(step, self.cycle_length) / self.cycle_length
 
     def __call__(self, base, step, xp=np):
+        """The step size at step ``step`` on the cosine cycle (the class docstring).
+
+        Args:
+            base: the base step size h of the sampler's Params.
+            step: the step counter t.
+            xp: ``numpy`` or ``jax.numpy``.
+
+        Returns:
+            the step size at step t, in the dtype of ``base``.
+        """
         phase = xp.asarray(self.phase(step, xp), dtype=xp.result_type(base))  # float32 chains stay float32
         return base * (self.final_fraction + (1 - self.final_fraction) / 2 * (xp.cos(np.pi * phase) + 1))
 
@@ -81,7 +119,18 @@ SCHEDULES = {cls.kind: cls for cls in (Constant, PolynomialDecay, Cyclical)}
 
 
 def as_schedule(value):
-    """A schedule from a schedule object, a name in ``SCHEDULES``, or ``{"kind": name, **fields}``."""
+    """A schedule from a schedule object, a name in ``SCHEDULES``, or ``{"kind": name, **fields}``.
+
+    Args:
+        value: a schedule object, a name in ``SCHEDULES``, or ``{"kind": name, **fields}``.
+
+    Returns:
+        the schedule object (``value`` itself if it is one).
+
+    Raises:
+        ValueError: an unknown name or kind, a field the schedule does not have, or a field outside its range.
+        TypeError: any other ``value``.
+    """
     if isinstance(value, tuple(SCHEDULES.values())):
         return value
     if isinstance(value, str):
@@ -96,5 +145,12 @@ def as_schedule(value):
 
 
 def describe(schedule) -> dict:
-    """``{"kind": name, **fields}``: the JSON form that :func:`as_schedule` reads back."""
+    """``{"kind": name, **fields}``: the JSON form that :func:`as_schedule` reads back.
+
+    Args:
+        schedule: a schedule object.
+
+    Returns:
+        dict: ``{"kind": name, **fields}``.
+    """
     return {"kind": schedule.kind, **{name: getattr(schedule, name) for name in schedule.__dataclass_fields__}}

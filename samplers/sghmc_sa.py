@@ -154,6 +154,17 @@ class Params(LangevinParams):
 
 
 class State(NamedTuple):
+    """The state of an SGHMC-SA chain (eqs. 8-10; every field but ``step`` of shape (dim,)).
+
+    Args:
+        position: theta.
+        momentum: v (eq. 10).
+        step: the step counter t, from which the schedule and the burn-in read.
+        tau: the adaptive window (eq. 9, left).
+        grad_average: the average of the log-density gradient (eq. 9, right).
+        square_average: the average of the squared gradient (eq. 8).
+    """
+
     position: Any
     momentum: Any  # v (eq. 10), stationary law N(0, eps^2 M^-1 T) per coordinate
     step: Any
@@ -163,6 +174,19 @@ class State(NamedTuple):
 
 
 def init(position, params: Params) -> State:
+    """The chain at ``position`` with the initial values of the module docstring: momentum 0, tau 1, the
+    square average at ``initial_square_average`` and the gradient average at minus its square root.
+
+    Args:
+        position: the chain's starting point, shape (dim,).
+        params: validated Params.
+
+    Returns:
+        the chain's State.
+
+    Raises:
+        ValueError: ``initial_square_average`` is a vector whose length is not the position's dimension.
+    """
     vector_length_matches("initial_square_average", params.initial_square_average, position)
     square_average = params.initial_square_average + 0 * position
     return State(position=position, momentum=0 * position, step=0, tau=1 + 0 * position,
@@ -170,7 +194,20 @@ def init(position, params: Params) -> State:
 
 
 def reference_step(state: State, grad_fn, draws, params: Params):
-    """One step, the paper's equations line by line (NumPy, float64, one chain)."""
+    """One step, the paper's equations line by line (NumPy, float64, one chain).
+
+    Args:
+        state: the chain's State (position, momentum, step, tau, grad_average, square_average).
+        grad_fn: GradientOracle bound to this step's minibatch or noise draw (or any callable x -> gradient of
+            the log density, shape (dim,)); called once.
+        draws: this step's variates, keyed as draw_spec gives them (``noise``, a standard normal vector of
+            shape (dim,)).
+        params: validated Params.
+
+    Returns:
+        (new State, Info): the state after one step, and Info with ``num_grad_evals`` 1 and ``is_sample``
+        ``step >= burn_in_steps``.
+    """
     eps = params.step_size_at(state.step, np)
     alpha, temp = params.momentum_decay, params.temperature
     grad = grad_fn(state.position)
@@ -189,7 +226,20 @@ def reference_step(state: State, grad_fn, draws, params: Params):
 
 
 def optimized_step(state: State, grad_fn, draws, params: Params):
-    """The same step in JAX (jit- and vmap-able); the burn-in branch is a select."""
+    """The same step in JAX (jit- and vmap-able); the burn-in branch is a select.
+
+    Args:
+        state: the chain's State (position, momentum, step, tau, grad_average, square_average).
+        grad_fn: GradientOracle bound to this step's minibatch or noise draw (or any callable x -> gradient of
+            the log density, shape (dim,)); called once.
+        draws: this step's variates, keyed as draw_spec gives them (``noise``, a standard normal vector of
+            shape (dim,)).
+        params: validated Params.
+
+    Returns:
+        (new State, Info): the state after one step, and Info with ``num_grad_evals`` 1 and ``is_sample``
+        ``step >= burn_in_steps``.
+    """
     eps = params.step_size_at(state.step, jnp)
     alpha, temp = params.momentum_decay, params.temperature
     grad = grad_fn(state.position)

@@ -45,12 +45,35 @@ class Params(LangevinParams):
 
 
 def drift_step(params: Params, step, xp=np):
-    """:math:`h_t` of the standard convention for either convention."""
+    """:math:`h_t` of the standard convention for either convention.
+
+    Args:
+        params: validated Params.
+        step: the step counter t.
+        xp: ``numpy`` or ``jax.numpy``.
+
+    Returns:
+        the standard convention's step size at step t (half the schedule's value in the ``welling_teh``
+        convention).
+    """
     h = params.step_size_at(step, xp)
     return h / 2 if params.convention == "welling_teh" else h
 
 
 def reference_step(state: State, grad_fn, draws, params: Params):
+    """One SGLD step, the update of the module docstring (NumPy, one chain).
+
+    Args:
+        state: the chain's State (position, step).
+        grad_fn: GradientOracle bound to this step's minibatch or noise draw (or any callable x -> gradient of
+            the log density, shape (dim,)); called once.
+        draws: this step's variates, keyed as draw_spec gives them (``noise``, a standard normal vector of
+            shape (dim,)).
+        params: validated Params.
+
+    Returns:
+        (new State, Info): the state after one step, and Info with ``num_grad_evals`` 1.
+    """
     h = drift_step(params, state.step, np)
     grad = grad_fn(state.position)
     position = state.position + h * grad + np.sqrt(2 * h * params.temperature) * draws["noise"]
@@ -58,6 +81,19 @@ def reference_step(state: State, grad_fn, draws, params: Params):
 
 
 def optimized_step(state: State, grad_fn, draws, params: Params):
+    """The same step in JAX (jit- and vmap-able).
+
+    Args:
+        state: the chain's State (position, step).
+        grad_fn: GradientOracle bound to this step's minibatch or noise draw (or any callable x -> gradient of
+            the log density, shape (dim,)); called once.
+        draws: this step's variates, keyed as draw_spec gives them (``noise``, a standard normal vector of
+            shape (dim,)).
+        params: validated Params.
+
+    Returns:
+        (new State, Info): the state after one step, and Info with ``num_grad_evals`` 1.
+    """
     h = drift_step(params, state.step, jnp)
     grad = grad_fn(state.position)
     position = state.position + h * grad + jnp.sqrt(2 * h * params.temperature) * draws["noise"]

@@ -33,10 +33,32 @@ class Params(LangevinParams):
 
 
 def draw_spec(dim: int, params=None) -> dict[str, samplers.Variate]:
+    """The variates of one step: one uniform vector, ``uniform``, which picks each coordinate's direction.
+
+    Args:
+        dim: the target's dimension.
+        params: validated Params (not read).
+
+    Returns:
+        ``{"uniform": Variate("uniform", (dim,))}``.
+    """
     return {"uniform": samplers.Variate("uniform", (dim,))}
 
 
 def reference_step(state: State, grad_fn, draws, params: Params):
+    """One SGLRW step, the update of the module docstring (NumPy, one chain).
+
+    Args:
+        state: the chain's State (position, step).
+        grad_fn: GradientOracle bound to this step's minibatch or noise draw (or any callable x -> gradient of
+            the log density, shape (dim,)); called once.
+        draws: this step's variates, keyed as draw_spec gives them (``uniform``, uniforms on [0, 1) of shape
+            (dim,)).
+        params: validated Params.
+
+    Returns:
+        (new State, Info): the state after one step, and Info with ``num_grad_evals`` 1.
+    """
     h = params.step_size_at(state.step, np)
     lattice = np.sqrt(2 * h * params.temperature)
     tilt = np.clip(np.sqrt(h / (2 * params.temperature)) * grad_fn(state.position), -1, 1)
@@ -45,6 +67,19 @@ def reference_step(state: State, grad_fn, draws, params: Params):
 
 
 def optimized_step(state: State, grad_fn, draws, params: Params):
+    """The same step in JAX (jit- and vmap-able).
+
+    Args:
+        state: the chain's State (position, step).
+        grad_fn: GradientOracle bound to this step's minibatch or noise draw (or any callable x -> gradient of
+            the log density, shape (dim,)); called once.
+        draws: this step's variates, keyed as draw_spec gives them (``uniform``, uniforms on [0, 1) of shape
+            (dim,)).
+        params: validated Params.
+
+    Returns:
+        (new State, Info): the state after one step, and Info with ``num_grad_evals`` 1.
+    """
     h = params.step_size_at(state.step, jnp)
     lattice = jnp.sqrt(2 * h * params.temperature)
     tilt = jnp.clip(jnp.sqrt(h / (2 * params.temperature)) * grad_fn(state.position), -1, 1)

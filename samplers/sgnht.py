@@ -134,6 +134,15 @@ class Params(LangevinParams):
 
 
 class State(NamedTuple):
+    """The state of an SGNHT chain.
+
+    Args:
+        position: the chain's position, shape (dim,).
+        momentum: its momentum (v in the Chen form, r in the practical form), shape (dim,); 0 at the start.
+        thermostat: the thermostat (alpha in the Chen form, xi in the practical form), one number per chain.
+        step: the step counter t, from which the schedule reads the step size.
+    """
+
     position: Any
     momentum: Any
     thermostat: Any
@@ -141,12 +150,34 @@ class State(NamedTuple):
 
 
 def init(position, params: Params) -> State:
+    """The chain at ``position`` with momentum 0, the thermostat at ``initial_thermostat`` and its step
+    counter at 0.
+
+    Args:
+        position: the chain's starting point, shape (dim,).
+        params: validated Params.
+
+    Returns:
+        the chain's State.
+    """
     thermostat = 0 * position[..., 0] + params.initial_thermostat
     return State(position=position, momentum=0 * position, thermostat=thermostat, step=0)
 
 
 def reference_step(state: State, grad_fn, draws, params: Params):
-    """One step, the papers' equations line by line (NumPy, one chain)."""
+    """One step, the papers' equations line by line (NumPy, one chain).
+
+    Args:
+        state: the chain's State (position, momentum, thermostat, step).
+        grad_fn: GradientOracle bound to this step's minibatch or noise draw (or any callable x -> gradient of
+            the log density, shape (dim,)); called once.
+        draws: this step's variates, keyed as draw_spec gives them (``noise``, a standard normal vector of
+            shape (dim,)).
+        params: validated Params.
+
+    Returns:
+        (new State, Info): the state after one step, and Info with ``num_grad_evals`` 1.
+    """
     h = params.step_size_at(state.step, np)
     theta, m, xi = state.position, state.momentum, state.thermostat
     noise = np.sqrt(2 * params.diffusion * h * params.temperature) * draws["noise"]
@@ -165,14 +196,34 @@ def reference_step(state: State, grad_fn, draws, params: Params):
 def coefficients(params: Params, h):
     """(friction, kick, drift, rate, target) of one step of step size ``h``: the momentum is
     multiplied by 1 - friction * thermostat and moves by kick * gradient, the position by
-    drift * momentum, the thermostat by rate * (kinetic energy per dimension - target)."""
+    drift * momentum, the thermostat by rate * (kinetic energy per dimension - target).
+
+    Args:
+        params: validated Params (its form and temperature).
+        h: the schedule's step size at this step.
+
+    Returns:
+        (friction, kick, drift, rate, target).
+    """
     if params.form == "chen":
         return 1.0, h, 1.0, 1.0, h * params.temperature
     return h, -h, -h, h, params.temperature
 
 
 def optimized_step(state: State, grad_fn, draws, params: Params):
-    """The same step from its coefficients (JAX; jit- and vmap-able)."""
+    """The same step from its coefficients (JAX; jit- and vmap-able).
+
+    Args:
+        state: the chain's State (position, momentum, thermostat, step).
+        grad_fn: GradientOracle bound to this step's minibatch or noise draw (or any callable x -> gradient of
+            the log density, shape (dim,)); called once.
+        draws: this step's variates, keyed as draw_spec gives them (``noise``, a standard normal vector of
+            shape (dim,)).
+        params: validated Params.
+
+    Returns:
+        (new State, Info): the state after one step, and Info with ``num_grad_evals`` 1.
+    """
     h = params.step_size_at(state.step, jnp)
     friction, kick, drift, rate, target = coefficients(params, h)
     theta, m, xi = state.position, state.momentum, state.thermostat

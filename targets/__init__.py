@@ -19,7 +19,14 @@ _REGISTRY: Registry[type] = Registry("target", __name__)
 
 
 def register(name: str):
-    """Class decorator: register a Target subclass under ``name``."""
+    """Class decorator: register a Target subclass under ``name``.
+
+    Args:
+        name: the target's registry name.
+
+    Returns:
+        the decorator, which registers the class and returns it unchanged.
+    """
 
     def decorate(cls):
         return _REGISTRY.register(name, cls)
@@ -29,7 +36,18 @@ def register(name: str):
 
 def get(name: str, **params) -> Target:
     """The target ``name`` built with ``params`` (unknown names and parameters are ValueErrors).
-    Targets that take a gradient-noise model accept its parameters as ``noise_<parameter>``."""
+    Targets that take a gradient-noise model accept its parameters as ``noise_<parameter>``.
+
+    Args:
+        name: a registered target's name.
+        **params: its constructor's parameters, and ``noise_<parameter>`` for its gradient-noise model.
+
+    Returns:
+        the Target.
+
+    Raises:
+        ValueError: an unknown name (UnknownNameError) or parameter, or a value outside its range.
+    """
     cls = _REGISTRY.get(name)
     takes_noise = any(p.kind is p.VAR_KEYWORD for p in inspect.signature(cls.__init__).parameters.values())
     own = {key: value for key, value in params.items() if not (takes_noise and key.startswith("noise_"))}
@@ -38,7 +56,11 @@ def get(name: str, **params) -> Target:
 
 
 def names() -> list[str]:
-    """Names of all registered targets, sorted."""
+    """Names of all registered targets, sorted.
+
+    Returns:
+        list of str: the registered names, sorted (every target module is imported first).
+    """
     return _REGISTRY.names()
 
 

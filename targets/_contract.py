@@ -37,18 +37,48 @@ class Target(abc.ABC):
 
     @abc.abstractmethod
     def logdensity(self, x):
-        """log p(x), up to nothing: normalised where the normaliser is known."""
+        """log p(x), up to nothing: normalised where the normaliser is known.
+
+        Args:
+            x: a position, shape (dim,) (analytic targets also accept leading batch axes, (..., dim)).
+
+        Returns:
+            the log density, shape ``x.shape[:-1]`` (a number for one position).
+        """
 
     @abc.abstractmethod
     def grad_logdensity(self, x):
-        """The exact gradient of ``logdensity``."""
+        """The exact gradient of ``logdensity``.
+
+        Args:
+            x: a position, shape (dim,) (analytic targets also accept leading batch axes, (..., dim)).
+
+        Returns:
+            the gradient, shape of ``x``.
+        """
 
     def stochastic_grad(self, x, draw: dict):
-        """The gradient as a sampler sees it, from this step's ``draw`` (see ``self.noise``)."""
+        """The gradient as a sampler sees it, from this step's ``draw`` (see ``self.noise``).
+
+        Args:
+            x: a position, shape (dim,) (analytic targets also accept leading batch axes, (..., dim)).
+            draw: this step's draw of ``draw_spec``, a dict keyed like it.
+
+        Returns:
+            the stochastic gradient, shape of ``x``.
+        """
         return self.noise.stochastic_grad(x, draw)
 
     def stochastic_logdensity(self, x, draw: dict):
-        """The log density whose gradient is :meth:`stochastic_grad`, from the same ``draw``."""
+        """The log density whose gradient is :meth:`stochastic_grad`, from the same ``draw``.
+
+        Args:
+            x: a position, shape (dim,) (analytic targets also accept leading batch axes, (..., dim)).
+            draw: this step's draw of ``draw_spec``, a dict keyed like it.
+
+        Returns:
+            the log density, shape ``x.shape[:-1]``.
+        """
         return self.noise.stochastic_logdensity(x, draw)
 
     @property
@@ -58,14 +88,37 @@ class Target(abc.ABC):
 
     @abc.abstractmethod
     def sample(self, key, n: int):
-        """``n`` exact independent draws, shape (n, dim), from a JAX PRNG ``key``."""
+        """``n`` exact independent draws, shape (n, dim), from a JAX PRNG ``key``.
+
+        Args:
+            key: a JAX PRNG key.
+            n: the number of draws, >= 1.
+
+        Returns:
+            float64 array of shape (n, dim).
+        """
 
     @abc.abstractmethod
     def initial_position(self) -> np.ndarray:
-        """The starting point of the papers' experiments, shape (dim,)."""
+        """The starting point of the papers' experiments, shape (dim,).
+
+        Returns:
+            float64 array of shape (dim,).
+        """
 
     def check_positions(self, positions, num_chains: int) -> np.ndarray:
-        """``positions`` as a (num_chains, dim) float64 array; accepts (dim,) for every chain."""
+        """``positions`` as a (num_chains, dim) float64 array; accepts (dim,) for every chain.
+
+        Args:
+            positions: one starting point (dim,) or one per chain (num_chains, dim).
+            num_chains: the number of chains.
+
+        Returns:
+            a new float64 array of shape (num_chains, dim).
+
+        Raises:
+            ValueError: another shape, or a value that is not finite.
+        """
         x = np.asarray(positions, dtype=np.float64)
         if x.ndim == 1:
             x = np.broadcast_to(x, (num_chains, x.shape[0]))
@@ -79,7 +132,11 @@ class Target(abc.ABC):
         return np.array(x)
 
     def noise_params(self) -> dict:
-        """``noise`` and ``noise_<parameter>`` entries for ``params``."""
+        """``noise`` and ``noise_<parameter>`` entries for ``params``.
+
+        Returns:
+            dict: ``{"noise": name, "noise_<parameter>": value, ...}``.
+        """
         return {"noise": self.noise.name, **{f"noise_{k}": v for k, v in self.noise.params().items()}}
 
     def __repr__(self) -> str:

@@ -31,6 +31,13 @@ class DataTarget(Target):
     ``"minibatch"`` draws indices of data), then set ``params``; they implement the per-datum log
     likelihood and its analytic gradient for data ``indices`` (an integer array, repeats counted;
     None means all N data).
+
+    Args:
+        features: the data's features, shape (N, p).
+        labels: the data's labels, shape (N,).
+        prior_variance: v, the variance of the isotropic Gaussian prior.
+        noise: the name of the gradient-noise model (default ``"minibatch"``).
+        **noise_params: its parameters.
     """
 
     log_evidence = 0.0
@@ -48,33 +55,88 @@ class DataTarget(Target):
 
     @abc.abstractmethod
     def log_likelihood_terms(self, x, indices=None):
-        r""":math:`\log p(y_i \mid f_i, x)` for each ``i`` in ``indices``, shape (len(indices),)."""
+        r""":math:`\log p(y_i \mid f_i, x)` for each ``i`` in ``indices``, shape (len(indices),).
+
+        Args:
+            x: one position, shape (dim,).
+            indices: data indices (an integer array, repeats counted), or None for all N data.
+
+        Returns:
+            shape (len(indices),), or (N,) for None.
+        """
 
     @abc.abstractmethod
     def grad_log_likelihood(self, x, indices=None):
-        r""":math:`\sum_{i \in \text{indices}} \nabla_x \log p(y_i \mid f_i, x)`, shape (dim,)."""
+        r""":math:`\sum_{i \in \text{indices}} \nabla_x \log p(y_i \mid f_i, x)`, shape (dim,).
+
+        Args:
+            x: one position, shape (dim,).
+            indices: data indices (an integer array, repeats counted), or None for all N data.
+
+        Returns:
+            shape (dim,).
+        """
 
     @abc.abstractmethod
     def grad_log_likelihood_terms(self, x, indices=None):
-        r"""Per-datum gradients :math:`\nabla_x \log p(y_i \mid f_i, x)`, shape (len(indices), dim)."""
+        r"""Per-datum gradients :math:`\nabla_x \log p(y_i \mid f_i, x)`, shape (len(indices), dim).
+
+        Args:
+            x: one position, shape (dim,).
+            indices: data indices (an integer array, repeats counted), or None for all N data.
+
+        Returns:
+            shape (len(indices), dim), or (N, dim) for None.
+        """
 
     def rows(self, array: np.ndarray, indices, like):
-        """``array`` (a data array) as a constant of ``like``'s namespace and dtype, at ``indices``."""
+        """``array`` (a data array) as a constant of ``like``'s namespace and dtype, at ``indices``.
+
+        Args:
+            array: a data array, shape (N, ...).
+            indices: data indices, or None for all rows.
+            like: the array whose namespace and dtype to use.
+
+        Returns:
+            the rows of ``array`` at ``indices``.
+        """
         value = constant(array, like)
         return value if indices is None else value[indices]
 
     def log_prior(self, x):
-        r""":math:`\log \mathcal N(x; 0, v I) = -\lVert x\rVert^2 / (2v) - \tfrac d2 \log(2\pi v)`."""
+        r""":math:`\log \mathcal N(x; 0, v I) = -\lVert x\rVert^2 / (2v) - \tfrac d2 \log(2\pi v)`.
+
+        Args:
+            x: a position, shape (dim,) (or (..., dim)).
+
+        Returns:
+            the log prior density, shape ``x.shape[:-1]``.
+        """
         xp = namespace(x)
         return -0.5 * xp.sum(x * x, axis=-1) / self.prior_variance - 0.5 * self.dim * math.log(
             2 * math.pi * self.prior_variance)
 
     def grad_log_prior(self, x):
-        """:math:`-x / v`."""
+        """:math:`-x / v`.
+
+        Args:
+            x: a position, shape (dim,) (or (..., dim)).
+
+        Returns:
+            the gradient, shape of ``x``.
+        """
         return -x / self.prior_variance
 
     def log_likelihood(self, x, indices=None):
-        """The sum of :meth:`log_likelihood_terms` (repeats counted)."""
+        """The sum of :meth:`log_likelihood_terms` (repeats counted).
+
+        Args:
+            x: one position, shape (dim,).
+            indices: data indices (an integer array, repeats counted), or None for all N data.
+
+        Returns:
+            the log likelihood of those data, a number.
+        """
         return namespace(x).sum(self.log_likelihood_terms(x, indices), axis=-1)
 
     def logdensity(self, x):
@@ -94,13 +156,27 @@ class DataTarget(Target):
         return super().stochastic_logdensity(x, draw)
 
     def check_position(self, x) -> None:
-        """ValueError unless ``x`` is one position of shape (dim,)."""
+        """ValueError unless ``x`` is one position of shape (dim,).
+
+        Args:
+            x: the position given.
+
+        Raises:
+            ValueError: ``x`` does not have shape (dim,).
+        """
         if np.shape(x) != (self.dim,):
             raise ValueError(f"positions of data target {self.name!r} are single vectors of shape ({self.dim},), "
                              f"got shape {np.shape(x)}; use jax.vmap (or a loop) over chains")
 
     def mode(self, start: np.ndarray) -> np.ndarray:
-        """The posterior mode: L-BFGS (scipy) on the full-data log density from ``start``."""
+        """The posterior mode: L-BFGS (scipy) on the full-data log density from ``start``.
+
+        Args:
+            start: the optimiser's starting point, shape (dim,).
+
+        Returns:
+            the mode, a float64 array of shape (dim,).
+        """
         result = scipy.optimize.minimize(
             lambda x: -float(self.logdensity(x)), np.asarray(start, dtype=np.float64),
             jac=lambda x: -self.grad_logdensity(x), method="L-BFGS-B", options={"maxiter": 1000})

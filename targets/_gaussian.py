@@ -16,6 +16,12 @@ from targets.noise import make_noise
 class GaussianTarget(Target):
     r""":math:`\log p(x) = -\tfrac12 (x-m)^\top \Sigma^{-1} (x-m) - \tfrac12 \log\det(2\pi\Sigma)`,
     :math:`\nabla \log p(x) = -\Sigma^{-1}(x-m)`; exact draws :math:`m + L z`, :math:`LL^\top = \Sigma`.
+
+    Args:
+        mean: m, shape (dim,).
+        covariance: Sigma, symmetric positive definite, shape (dim, dim).
+        noise: the name of the gradient-noise model (default ``"none"``).
+        **noise_params: its parameters.
     """
 
     def __init__(self, mean, covariance, noise="none", **noise_params):

@@ -19,11 +19,27 @@ class LinearModelTarget(DataTarget):
 
     @abc.abstractmethod
     def link_log_likelihood(self, eta, y):
-        r""":math:`\ell(\eta_i, y_i)` for each datum."""
+        r""":math:`\ell(\eta_i, y_i)` for each datum.
+
+        Args:
+            eta: the linear predictors, shape (n,).
+            y: the labels, shape (n,).
+
+        Returns:
+            shape (n,).
+        """
 
     @abc.abstractmethod
     def link_slope(self, eta, y):
-        r""":math:`\partial \ell(\eta_i, y_i) / \partial \eta_i` for each datum."""
+        r""":math:`\partial \ell(\eta_i, y_i) / \partial \eta_i` for each datum.
+
+        Args:
+            eta: the linear predictors, shape (n,).
+            y: the labels, shape (n,).
+
+        Returns:
+            shape (n,).
+        """
 
     def _linear_predictor(self, x, indices):
         features = self.rows(self.features, indices, x)

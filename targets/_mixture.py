@@ -26,7 +26,15 @@ from targets._moments import gaussian_raw_moment
 
 
 def logsumexp(t, xp):
-    """log sum exp over the last axis of ``t``, stable for large |t| (``xp`` is numpy or jax.numpy)."""
+    """log sum exp over the last axis of ``t``, stable for large |t| (``xp`` is numpy or jax.numpy).
+
+    Args:
+        t: an array, shape (..., K).
+        xp: ``numpy`` or ``jax.numpy``.
+
+    Returns:
+        shape (...).
+    """
     top = xp.max(t, axis=-1, keepdims=True)
     return top[..., 0] + xp.log(xp.sum(xp.exp(t - top), axis=-1))
 
@@ -58,11 +66,26 @@ class GaussianMixture1d:
         return -xp.sum(responsibilities * offset * constant(self.precisions, y), axis=-1)
 
     def raw_moment(self, order: int) -> float:
-        """E[y^order]."""
+        """E[y^order].
+
+        Args:
+            order: the moment's order n >= 0.
+
+        Returns:
+            float.
+        """
         return math.fsum(self.weights * gaussian_raw_moment(order, self.means, self.scales**2))
 
     def sample(self, key, shape):
-        """Exact float64 draws of the given shape from a JAX key."""
+        """Exact float64 draws of the given shape from a JAX key.
+
+        Args:
+            key: a JAX PRNG key.
+            shape: the shape of the draws.
+
+        Returns:
+            float64 JAX array of ``shape``.
+        """
         component_key, normal_key = jax.random.split(key)
         u = jax.random.uniform(component_key, shape, dtype=jnp.float64)
         k = jnp.sum(u[..., None] >= jnp.asarray(np.cumsum(self.weights)[:-1]), axis=-1)  # P(k) = w_k

@@ -16,12 +16,28 @@ import numpy as np
 
 
 def double_factorial(n: int) -> int:
-    """n!! for n >= -1 (with (-1)!! = 0!! = 1)."""
+    """n!! for n >= -1 (with (-1)!! = 0!! = 1).
+
+    Args:
+        n: an integer >= -1.
+
+    Returns:
+        int.
+    """
     return math.prod(range(n, 0, -2)) if n > 0 else 1
 
 
 def gaussian_raw_moment(order: int, mean, variance):
-    """E[y^order] for y ~ N(mean, variance), elementwise over array-like ``mean`` and ``variance``."""
+    """E[y^order] for y ~ N(mean, variance), elementwise over array-like ``mean`` and ``variance``.
+
+    Args:
+        order: the moment's order n >= 0.
+        mean: the normal law's mean, a number or an array.
+        variance: its variance, a number or an array.
+
+    Returns:
+        float64 array of the broadcast shape of ``mean`` and ``variance``.
+    """
     mean = np.asarray(mean, dtype=np.float64)
     variance = np.asarray(variance, dtype=np.float64)
     return sum(math.comb(order, 2 * k) * mean ** (order - 2 * k) * variance**k * double_factorial(2 * k - 1)

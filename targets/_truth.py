@@ -30,7 +30,17 @@ class Truth:
 
     @classmethod
     def analytic(cls, mean, second_moment, second_moment_var, covariance) -> Truth:
-        """Exact moments (float64 copies), with zero standard errors and source "analytic"."""
+        """Exact moments (float64 copies), with zero standard errors and source "analytic".
+
+        Args:
+            mean: E[x], shape (dim,).
+            second_moment: E[x^2], shape (dim,).
+            second_moment_var: Var[x^2], shape (dim,).
+            covariance: the covariance, shape (dim, dim).
+
+        Returns:
+            the Truth.
+        """
         mean, second_moment, second_moment_var, covariance = (
             np.array(v, dtype=np.float64) for v in (mean, second_moment, second_moment_var, covariance))
         zero_d, zero_dd = np.zeros_like(mean), np.zeros_like(covariance)
@@ -48,7 +58,15 @@ class Truth:
 
     @classmethod
     def of_gaussian(cls, mean, covariance) -> Truth:
-        """Analytic truth of N(mean, covariance): E[x^2] = m^2 + s^2, Var[x^2] = 2 s^4 + 4 m^2 s^2."""
+        """Analytic truth of N(mean, covariance): E[x^2] = m^2 + s^2, Var[x^2] = 2 s^4 + 4 m^2 s^2.
+
+        Args:
+            mean: the mean, shape (dim,).
+            covariance: the covariance, shape (dim, dim).
+
+        Returns:
+            the Truth.
+        """
         mean = np.asarray(mean, dtype=np.float64)
         covariance = np.asarray(covariance, dtype=np.float64)
         var = np.diag(covariance)

@@ -111,7 +111,17 @@ class BayesianNeuralNetwork(DataTarget):
 
     def unflatten(self, x) -> list:
         """The layers ``[(W_1, b_1), ..., (W_L, b_L)]`` of the flat parameters ``x`` (..., dim);
-        ``W_l`` has shape (..., in, out), ``b_l`` (..., out)."""
+        ``W_l`` has shape (..., in, out), ``b_l`` (..., out).
+
+        Args:
+            x: flat parameters, shape (..., dim).
+
+        Returns:
+            list of (W_l, b_l), one pair per layer.
+
+        Raises:
+            ValueError: the last axis of ``x`` is not ``dim``.
+        """
         if np.shape(x)[-1:] != (self.dim,):
             raise ValueError(f"flat parameters of target 'bnn' must have last axis {self.dim}, got shape {np.shape(x)}")
         lead, layers, start = np.shape(x)[:-1], [], 0
@@ -122,7 +132,17 @@ class BayesianNeuralNetwork(DataTarget):
         return layers
 
     def flatten(self, layers) -> np.ndarray:
-        """The flat parameters (..., dim) of ``layers`` (the inverse of :meth:`unflatten`)."""
+        """The flat parameters (..., dim) of ``layers`` (the inverse of :meth:`unflatten`).
+
+        Args:
+            layers: [(W_l, b_l), ...], W_l of shape (..., in, out), b_l (..., out).
+
+        Returns:
+            the flat parameters, shape (..., dim).
+
+        Raises:
+            ValueError: a layer's shapes do not match ``layer_shapes``.
+        """
         xp = namespace(layers[0][0])
         parts = []
         for (n_in, n_out), (weights, bias) in zip(self.layer_shapes, layers, strict=True):
@@ -135,7 +155,15 @@ class BayesianNeuralNetwork(DataTarget):
     def predict(self, x, features):
         """The network's outputs (n, num_outputs) at parameters ``x`` for standardised ``features``
         (e.g. ``splits["test"][0]``): location and log-scale (regression, in standardised units) or
-        class logits."""
+        class logits.
+
+        Args:
+            x: the parameters, shape (dim,).
+            features: standardised features, shape (n, p).
+
+        Returns:
+            shape (n, num_outputs).
+        """
         return self._forward(x, features)[0]
 
     def _forward(self, x, features):
@@ -161,7 +189,18 @@ class BayesianNeuralNetwork(DataTarget):
 
     def split_log_likelihood_terms(self, x, split: str):
         """Per-datum log-likelihood on the named split (one of ``SPLITS``): the training split's is
-        :meth:`log_likelihood_terms`; MILE's deep ensemble stops early on the validation split's."""
+        :meth:`log_likelihood_terms`; MILE's deep ensemble stops early on the validation split's.
+
+        Args:
+            x: the parameters, shape (dim,).
+            split: ``"train"``, ``"validation"`` or ``"test"``.
+
+        Returns:
+            shape (n,), n the split's size.
+
+        Raises:
+            ValueError: an unknown split.
+        """
         features, labels = self.splits[one_of("split", split, SPLITS)]
         return self._log_likelihood(x, self.rows(features, None, x), self.rows(self._encode(labels), None, x))
 
@@ -194,7 +233,15 @@ class BayesianNeuralNetwork(DataTarget):
         :math:`\delta_L = \partial \log p / \partial o`, :math:`\delta_{l-1} = (\delta_l W_l^\top) \odot a'`,
         with :math:`a' = 1[h > 0]` (ReLU) or :math:`1 - h^2` (tanh) at the layer's output :math:`h`.
         The datum's gradient for :math:`W_l` is :math:`h_{l-1} \delta_l^\top`, for :math:`b_l` it is
-        :math:`\delta_l`."""
+        :math:`\delta_l`.
+
+        Args:
+            x: the parameters, shape (dim,).
+            indices: training data indices (repeats counted), or None for all of them.
+
+        Returns:
+            list of (input, delta) pairs, one per layer, first layer first.
+        """
         features, y = self._data(x, indices)
         outputs, inputs = self._forward(x, features)
         layers = self.unflatten(x)

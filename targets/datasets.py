@@ -27,7 +27,17 @@ FILE_SUFFIXES = (".csv", ".npz")
 
 
 def bundled(name: str) -> tuple[np.ndarray, np.ndarray]:
-    """The data set ``name`` (one of ``BUNDLED``) shipped with scikit-learn."""
+    """The data set ``name`` (one of ``BUNDLED``) shipped with scikit-learn.
+
+    Args:
+        name: one of ``BUNDLED``.
+
+    Returns:
+        (features, labels): float64 arrays of shapes (n, p) and (n,).
+
+    Raises:
+        ValueError: an unknown name.
+    """
     one_of("dataset", name, BUNDLED)
     from sklearn import datasets  # imported here: target discovery should not pay for scikit-learn
 
@@ -43,7 +53,21 @@ def bundled(name: str) -> tuple[np.ndarray, np.ndarray]:
 def load(dataset: str, path=None, label=None):
     """``(features, labels, path, label)`` of the bundled data set ``dataset``, or of the user's
     file ``path`` (label column ``label``, default "y") when ``dataset == "file"``; ``path`` and
-    ``label`` come back as given to a target's parameters (str, or None for bundled data)."""
+    ``label`` come back as given to a target's parameters (str, or None for bundled data).
+
+    Args:
+        dataset: one of ``BUNDLED``, or ``"file"``.
+        path: the file (``dataset="file"`` only).
+        label: the name of its labels (``dataset="file"`` only; default ``"y"``).
+
+    Returns:
+        (features, labels, path, label).
+
+    Raises:
+        ValueError: ``path`` or ``label`` with bundled data, no ``path`` with ``"file"``, or a file that
+            :func:`load_file` rejects.
+        TypeError: a ``path`` or ``label`` of the wrong type.
+    """
     if dataset != "file":
         if path is not None or label is not None:
             raise ValueError(f"path and label are only accepted with dataset='file', got dataset={dataset!r}")
@@ -59,7 +83,17 @@ def linear_regression_data(num_data: int, dim: int, sigma2: float, seed: int):
     :math:`y = X\theta^* + \varepsilon`, :math:`\varepsilon \sim \mathcal N(0, \sigma^2 I)`,
     :math:`\theta^* \sim \mathcal N(0, I)`. The paper does not state the law of the design
     matrix; here its entries are independent standard normal. Drawn in the order X, theta*, eps
-    from ``np.random.default_rng(seed)``; returns ``(X, y, theta_star)``."""
+    from ``np.random.default_rng(seed)``; returns ``(X, y, theta_star)``.
+
+    Args:
+        num_data: the number of data.
+        dim: the dimension of theta*.
+        sigma2: the noise variance.
+        seed: the NumPy seed.
+
+    Returns:
+        (X, y, theta_star): shapes (num_data, dim), (num_data,) and (dim,).
+    """
     rng = np.random.default_rng(seed)
     features = rng.standard_normal((num_data, dim))
     theta = rng.standard_normal(dim)
@@ -72,7 +106,16 @@ def logistic_regression_data(num_data: int, dim: int, seed: int):
     appendix C.1): :math:`y_i \sim \text{Bernoulli}(1/(1 + e^{-\theta^{*\top} x_i}))`. The paper
     does not state the laws of the covariates and of :math:`\theta^*`; here
     :math:`x_i \sim \mathcal N(0, I_d)` and :math:`\theta^* \sim \mathcal N(0, I_d)`. Drawn in the
-    order X, theta*, uniforms from ``np.random.default_rng(seed)``; returns ``(X, y, theta_star)``."""
+    order X, theta*, uniforms from ``np.random.default_rng(seed)``; returns ``(X, y, theta_star)``.
+
+    Args:
+        num_data: the number of data.
+        dim: the dimension of theta*.
+        seed: the NumPy seed.
+
+    Returns:
+        (X, y, theta_star): shapes (num_data, dim), (num_data,) (labels 0 or 1) and (dim,).
+    """
     rng = np.random.default_rng(seed)
     features = rng.standard_normal((num_data, dim))
     theta = rng.standard_normal(dim)
@@ -83,7 +126,20 @@ def logistic_regression_data(num_data: int, dim: int, seed: int):
 
 def load_file(path, label: str = "y") -> tuple[np.ndarray, np.ndarray]:
     """Features and labels from a user's ``.csv`` (header row; ``label`` names the label column,
-    every other column is a feature) or ``.npz`` (arrays ``X`` and ``label``) file."""
+    every other column is a feature) or ``.npz`` (arrays ``X`` and ``label``) file.
+
+    Args:
+        path: a ``.csv`` or ``.npz`` file (str or pathlib.Path).
+        label: the name of the label column (csv) or array (npz).
+
+    Returns:
+        (features, labels): float64 arrays of shapes (n, p) and (n,).
+
+    Raises:
+        TypeError: ``path`` is not a str or Path, or ``label`` is not a non-empty string.
+        ValueError: another suffix, an unreadable file, a missing or non-numeric column or array, or data that
+            :func:`checked` rejects.
+    """
     if not isinstance(path, str | pathlib.Path):
         raise TypeError(f"path must be a str or pathlib.Path naming a .csv or .npz file, got {path!r}")
     if not isinstance(label, str) or not label:
@@ -133,7 +189,19 @@ def _load_npz(path: pathlib.Path, label: str):
 
 def checked(features, labels, source: str) -> tuple[np.ndarray, np.ndarray]:
     """``features`` (n, p) and ``labels`` (n,) as float64, or ValueError naming ``source`` and the
-    problem: not numeric, wrong shapes, no rows or columns, NaN or infinite values."""
+    problem: not numeric, wrong shapes, no rows or columns, NaN or infinite values.
+
+    Args:
+        features: array-like, shape (n, p).
+        labels: array-like, shape (n,).
+        source: where the data come from, for the messages.
+
+    Returns:
+        (features, labels): float64 arrays of shapes (n, p) and (n,).
+
+    Raises:
+        ValueError: the problem, named.
+    """
     arrays = []
     for what, value, ndim in (("features", features, 2), ("labels", labels, 1)):
         value = np.asarray(value)
@@ -158,7 +226,15 @@ def checked(features, labels, source: str) -> tuple[np.ndarray, np.ndarray]:
 
 def standardise(values: np.ndarray, reference: np.ndarray | None = None) -> np.ndarray:
     """``(values - mean) / std`` per column, with the mean and standard deviation of ``reference``
-    (default: ``values``; the targets pass their training split); constant columns are only centred."""
+    (default: ``values``; the targets pass their training split); constant columns are only centred.
+
+    Args:
+        values: shape (n, p).
+        reference: shape (m, p), whose column means and standard deviations are used (None: ``values``).
+
+    Returns:
+        shape (n, p).
+    """
     reference = values if reference is None else reference
     mean, std = reference.mean(axis=0), reference.std(axis=0)
     return (values - mean) / np.where(std > 0, std, 1.0)
@@ -167,7 +243,16 @@ def standardise(values: np.ndarray, reference: np.ndarray | None = None) -> np.n
 def split_indices(num_data: int, fractions: dict[str, float], seed: int) -> dict[str, np.ndarray]:
     """Disjoint sorted index sets covering ``range(num_data)``, in the order of ``fractions`` (which
     sum to 1): a permutation from ``np.random.default_rng(seed)`` cut at ``round(c * num_data)`` for
-    the cumulative fractions ``c``."""
+    the cumulative fractions ``c``.
+
+    Args:
+        num_data: N.
+        fractions: dict from split name to fraction, in order, summing to 1.
+        seed: the NumPy seed of the permutation.
+
+    Returns:
+        dict from split name to a sorted integer array of indices.
+    """
     order = np.random.default_rng(seed).permutation(num_data)
     cumulative = np.cumsum(list(fractions.values()))[:-1]
     cuts = [0, *(min(num_data, round(c * num_data)) for c in cumulative), num_data]

@@ -16,7 +16,15 @@ from targets._gaussian import GaussianTarget
 
 
 def random_rotation(dim: int, seed: int) -> np.ndarray:
-    """A Haar-distributed rotation (det +1): QR of a Gaussian matrix with the signs of diag(R) fixed."""
+    """A Haar-distributed rotation (det +1): QR of a Gaussian matrix with the signs of diag(R) fixed.
+
+    Args:
+        dim: the dimension.
+        seed: the NumPy seed.
+
+    Returns:
+        shape (dim, dim), orthogonal with determinant +1.
+    """
     rng = np.random.default_rng(seed)
     q, r = np.linalg.qr(rng.standard_normal((dim, dim)))
     q = q * np.sign(np.diag(r))
@@ -26,7 +34,15 @@ def random_rotation(dim: int, seed: int) -> np.ndarray:
 
 
 def log_spaced_eigenvalues(dim: int, condition_number: float) -> np.ndarray:
-    """``dim`` eigenvalues log-spaced from condition_number**-1/2 to condition_number**1/2."""
+    """``dim`` eigenvalues log-spaced from condition_number**-1/2 to condition_number**1/2.
+
+    Args:
+        dim: the number of eigenvalues.
+        condition_number: the ratio of the largest to the smallest, >= 1.
+
+    Returns:
+        shape (dim,), increasing.
+    """
     half = 0.5 * np.log10(condition_number)
     return np.logspace(-half, half, dim)
 

@@ -29,7 +29,18 @@ from targets.noise import make_noise
 
 
 def finite(name: str, value) -> float:
-    """``value`` as a float, or ValueError unless it is a finite real number."""
+    """``value`` as a float, or ValueError unless it is a finite real number.
+
+    Args:
+        name: the parameter's name, for the message.
+        value: the value given.
+
+    Returns:
+        float.
+
+    Raises:
+        ValueError: ``value`` is not a finite real number.
+    """
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
         raise ValueError(f"{name} must be a finite number, got {value!r}")
     return float(value)
@@ -37,7 +48,20 @@ def finite(name: str, value) -> float:
 
 def per_component(name: str, values, check, size: int | None = None) -> tuple[float, ...]:
     """``values`` as a tuple of floats, each passed through ``check``; ValueError unless ``values``
-    is a non-empty sequence (of length ``size`` where given)."""
+    is a non-empty sequence (of length ``size`` where given).
+
+    Args:
+        name: the parameter's name, for the message.
+        values: the sequence given.
+        check: validates one entry, ``check(name, value) -> float`` (e.g. ``positive_finite``).
+        size: the required length, or None.
+
+    Returns:
+        tuple of float.
+
+    Raises:
+        ValueError: ``values`` is not a non-empty sequence of that length, or an entry fails ``check``.
+    """
     if isinstance(values, str) or np.ndim(values) != 1 or len(values) == 0:
         raise ValueError(f"{name} must be a non-empty sequence of numbers (one per component), got {values!r}")
     if size is not None and len(values) != size:

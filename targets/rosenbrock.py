@@ -44,7 +44,15 @@ A_MEAN, A_VARIANCE = 1.0, 0.5  # a ~ N(1, 1/2) from the factor exp(-(a - 1)^2)
 
 
 def pair_moments(Q: float) -> dict:
-    """E, E[.^2], Var[.^2] of a and b, Var of a and b, and Cov(a, b) for one pair (derivation above)."""
+    """E, E[.^2], Var[.^2] of a and b, Var of a and b, and Cov(a, b) for one pair (derivation above).
+
+    Args:
+        Q: the curvature parameter, > 0.
+
+    Returns:
+        dict with ``mean``, ``second_moment``, ``second_moment_var``, ``variance`` (each a pair, a then b) and
+        ``covariance`` (a number).
+    """
     m = {n: float(gaussian_raw_moment(n, A_MEAN, A_VARIANCE)) for n in (1, 2, 3, 4, 8)}
     noise = Q / 2  # Var[b | a]
     b_second = m[4] + noise

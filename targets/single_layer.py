@@ -53,7 +53,14 @@ class SingleLayerTarget(Target):
         return self.inner.draw_spec
 
     def grad_log_prior(self, x):
-        """0: the adapter has no prior of its own (its density is the whole target's)."""
+        """0: the adapter has no prior of its own (its density is the whole target's).
+
+        Args:
+            x: a position, shape (dim,).
+
+        Returns:
+            zeros of the shape of ``x``.
+        """
         return 0 * x
 
     def sample(self, key, n):
