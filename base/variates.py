@@ -20,7 +20,7 @@ class Variate(NamedTuple):
     """A block of independent random numbers of one law (a key of ``LAWS``) and shape, per chain
     and step; ``high`` bounds the integers of the ``index`` law.
 
-    Args:
+    Attributes:
         law: a key of ``LAWS``.
         shape: the block's shape, per chain and step.
         high: the exclusive upper bound of the ``index`` law's integers (0 for the other laws).

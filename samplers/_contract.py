@@ -44,7 +44,7 @@ class Info(NamedTuple):
     position is a posterior sample (False in the exploration stage of cyclical SGLD, whose
     positions the drivers leave out of the moments and the kept samples).
 
-    Args:
+    Attributes:
         num_grad_evals: the gradient-oracle evaluations the step made (a number, or an array under ``vmap``).
         is_sample: whether the new position is a posterior sample (default True; a bool or a boolean array).
     """

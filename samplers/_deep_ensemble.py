@@ -50,7 +50,7 @@ SEED_STRIDE = 1_000_003  # member k of seed s starts from the initialisation see
 class DeepEnsemble(NamedTuple):
     """The fitted members; ``learning_rate`` is MILE's initial MCLMC step size (section 3.2.1).
 
-    Args:
+    Attributes:
         positions: (num_members, dim) float64, each member's parameters at its best validation NLL.
         learning_rate: the optimiser's constant learning rate.
         epochs: (num_members,) int, the epochs each member ran before it stopped.

@@ -133,7 +133,7 @@ def injected_variance(params: HamiltonianParams, step_size, xp):
     """Variance of the noise added to the momentum in one step of step size ``step_size`` (the
     schedule's value at that step).
 
-    Args:
+    Attributes:
         params: HamiltonianParams.
         step_size: the schedule's step size at this step.
         xp: ``numpy`` or ``jax.numpy``.
@@ -154,7 +154,7 @@ def injected_variance(params: HamiltonianParams, step_size, xp):
 def refresh_variance(params: HamiltonianParams, step_size):
     """Variance of the momentum's stationary law: :math:`hT` (Chen form) or :math:`T` (practical).
 
-    Args:
+    Attributes:
         params: HamiltonianParams.
         step_size: the schedule's step size at this step.
 
@@ -167,7 +167,7 @@ def refresh_variance(params: HamiltonianParams, step_size):
 class State(NamedTuple):
     """The state of an SGHMC-family chain.
 
-    Args:
+    Attributes:
         position: the chain's position, shape (dim,).
         momentum: its momentum (v in the Chen form, r in the practical form), shape (dim,); 0 at the start.
         step: the step counter t, from which the schedule reads the step size.

@@ -31,7 +31,7 @@ class LangevinParams:
     def step_size_at(self, step, xp=np):
         """:math:`h_t`: the schedule at step ``step`` of the base step size.
 
-        Args:
+        Attributes:
             step: the step counter t (a state's ``step``).
             xp: ``numpy`` or ``jax.numpy``, the array library of the schedule's arithmetic.
 
@@ -44,7 +44,7 @@ class LangevinParams:
 class State(NamedTuple):
     """The state of a Langevin-family chain (SGLD and its variants).
 
-    Args:
+    Attributes:
         position: the chain's position, shape (dim,).
         step: the step counter t, from which the schedule reads the step size.
     """

@@ -111,7 +111,7 @@ class PreconditionedTunedParams(TunedParams, PreconditionedParams):
 class State(NamedTuple):
     """The state of a stochastic microcanonical chain (SMILE-naive, pSMILE-naive, SMILE, pSMILE).
 
-    Args:
+    Attributes:
         position: the chain's position, shape (dim,).
         momentum: the unit momentum, or 0 at rest (the start, and after a reset), shape (dim,).
         step_size: the current step size (tuned by SMILE and pSMILE).

@@ -82,7 +82,7 @@ class Params:
 class State(NamedTuple):
     """The state of an MCLMC chain.
 
-    Args:
+    Attributes:
         position: the chain's position, shape (dim,).
         momentum: the unit momentum, shape (dim,); 0 at the start.
         logdensity: the log density at ``position`` (cached; ``prime`` fills it in).

@@ -54,7 +54,7 @@ class Params(LangevinParams):
 class State(NamedTuple):
     """The state of a pSGLD chain.
 
-    Args:
+    Attributes:
         position: the chain's position, shape (dim,).
         step: the step counter t, from which the schedule reads the step size.
         square_average: the RMSprop average of the squared gradient, shape (dim,).

@@ -127,7 +127,7 @@ class LayerSlots(NamedTuple):
 class Layout(NamedTuple):
     """Where every part of the expanded position lies.
 
-    Args:
+    Attributes:
         dim: the target's dimension (the base block's length).
         expanded_dim: the expanded position's length.
         layers: one LayerSlots per layer.

@@ -156,7 +156,7 @@ class Params(LangevinParams):
 class State(NamedTuple):
     """The state of an SGHMC-SA chain (eqs. 8-10; every field but ``step`` of shape (dim,)).
 
-    Args:
+    Attributes:
         position: theta.
         momentum: v (eq. 10).
         step: the step counter t, from which the schedule and the burn-in read.

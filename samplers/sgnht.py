@@ -136,7 +136,7 @@ class Params(LangevinParams):
 class State(NamedTuple):
     """The state of an SGNHT chain.
 
-    Args:
+    Attributes:
         position: the chain's position, shape (dim,).
         momentum: its momentum (v in the Chen form, r in the practical form), shape (dim,); 0 at the start.
         thermostat: the thermostat (alpha in the Chen form, xi in the practical form), one number per chain.
