@@ -2,32 +2,19 @@ r"""The energy-error model of SMILE's Algorithm 1 (``seeds/000``, section 4.2, a
 averages of :math:`|\Delta E|`, a Gamma fit by moment matching, Wilson-Hilferty quantiles, and the
 decisions they drive. One formula for NumPy and JAX arrays (``xp`` is ``numpy`` or ``jax.numpy``).
 
-Eq. 4, with smoothing :math:`\beta` (0.01), from :math:`\mu^{(0)} = \sigma^{(0)} = 0`:
+.. math::
+    \mu^{(t+1)} = (1-\beta)\mu^{(t)} + \beta|\Delta E|, \qquad
+    (\sigma^{(t+1)})^2 = (1-\beta)(\sigma^{(t)})^2 + \beta(|\Delta E| - \mu^{(t+1)})^2 \quad\text{(eq. 4)},
 
-.. math:: \mu^{(t+1)} = (1-\beta)\mu^{(t)} + \beta|\Delta E|, \qquad
-          (\sigma^{(t+1)})^2 = (1-\beta)(\sigma^{(t)})^2 + \beta(|\Delta E| - \mu^{(t+1)})^2.
+    k = \mu^2/\sigma^2, \quad \theta = \sigma^2/\mu \quad\text{(eq. 5)}, \qquad
+    Ga^{-1}(p; k, \theta) = k\theta\,\big(1 - \tfrac{1}{9k} + \tfrac{z}{3\sqrt k}\big)^3 \quad\text{(F.3)},
 
-Both are read with the standard bias correction :math:`1/(1 - (1-\beta)^t)` after :math:`t`
-observations. The paper says it corrects the variance; the mean is corrected too, because an
-uncorrected mean of about :math:`\beta t\,|\Delta E|` against a corrected variance of about
-:math:`|\Delta E|^2` fits a shape near :math:`\beta^2 t^2` whose Wilson-Hilferty quantiles are
-negative, so every early step would be rejected.
+with smoothing :math:`\beta` (0.01) from :math:`\mu^{(0)} = \sigma^{(0)} = 0`, both moments read with the
+bias correction :math:`1/(1 - (1-\beta)^t)` after :math:`t` observations, :math:`z = \Phi^{-1}(p)`, and the
+quantile clamped at 0. The paper prints eq. 5 with :math:`k` and :math:`\theta` swapped: a typo, corrected
+here.
 
-Eq. 5 (moment matching) as the Gamma law's moments require, :math:`k\theta = \mu`,
-:math:`k\theta^2 = \sigma^2`:
-
-.. math:: k = \mu^2/\sigma^2, \qquad \theta = \sigma^2/\mu;
-
-the paper prints the two swapped (:math:`k = \sigma^2/\mu`, :math:`\theta = (\mu/\sigma)^2`, whose
-variance is :math:`\mu^3/\sigma^2`, not :math:`\sigma^2`): a typo, corrected here.
-
-Appendix F.3 (Wilson & Hilferty 1931), :math:`z = \Phi^{-1}(p)`:
-
-.. math:: Ga^{-1}(p; k, \theta) = k\theta\,\big(1 - \tfrac{1}{9k} + \tfrac{z}{3\sqrt k}\big)^3,
-
-clamped at 0 where the bracket is negative (a small shape and a low :math:`p`; a quantile of a
-positive law is not negative). Its relative error is about :math:`10^{-2}` at :math:`k = 1` in the
-upper tail and falls as :math:`k` grows (``tests/test_smile.py`` measures it against scipy).
+Derivation and notes: docs/derivations.md, section samplers._energy_tuning.
 """
 
 from __future__ import annotations

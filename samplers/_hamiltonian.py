@@ -5,61 +5,26 @@ momentum, counter), and the two implementations of one step (one gradient evalua
 Two forms of the same dynamics (:math:`g = \widehat{\nabla\log p}`, :math:`\xi \sim \mathcal N(0, I)`):
 
 - ``form="chen"``: Chen et al. (2014), eq. (15) and Algorithm 2; MAMBA (``seeds/001``), appendix
-  D.1, eq. (6). Step size :math:`h` (Chen's learning rate :math:`\eta`), per-step friction
-  :math:`\alpha`, momentum :math:`v` (stationary law :math:`\mathcal N(0, hT)`):
+  D.1, eq. (6). Step size :math:`h`, per-step friction :math:`\alpha`, momentum :math:`v`:
 
   .. math:: \theta \leftarrow \theta + v, \qquad
             v \leftarrow (1 - \alpha) v + h\,g(\theta) + \sqrt{h(2\alpha T - h\hat\beta)}\,\xi;
 
 - ``form="practical"``: Algorithm 3 of the PX paper (``seeds/004``, appendix C), its sign
   convention included (:math:`r` is minus the usual momentum). Step size :math:`\epsilon`,
-  friction rate :math:`\gamma`, momentum :math:`r` (stationary law :math:`\mathcal N(0, T)`):
+  friction rate :math:`\gamma`, momentum :math:`r`:
 
   .. math:: r \leftarrow (1 - \gamma\epsilon) r - \epsilon\,g(\theta)
             + \sqrt{\epsilon(2\gamma T - \epsilon\hat\beta)}\,\xi, \qquad \theta \leftarrow \theta - \epsilon r.
 
-With :math:`h = \epsilon^2`, :math:`\alpha = \gamma\epsilon`, :math:`v = -\epsilon r` and the normal
-draws negated the two are one chain (with the Euler integrator shifted by one step, since the
-Chen form drifts before its kick; ``tests/test_hamiltonian_exact_laws.py`` checks it draw by
-draw); they differ under a schedule, which scales :math:`h` in the first and :math:`\epsilon` in
-the second. :math:`\hat\beta` (``noise_estimate``) is the variance of the gradient noise per
-coordinate, Chen et al.'s :math:`\hat B` (their :math:`\hat\beta = h\hat B/2`): with the Euler
-integrator the injected noise plus the gradient noise then have exactly the variance the friction
-needs (the chain's law is the noise-free one); with the splitting integrator the two enter at
-different sub-steps, so the correction is only first-order. It requires
-:math:`2\alpha T - h\hat\beta \ge 0` (Chen form; :math:`2\gamma T - \epsilon\hat\beta \ge 0` in the
-practical one). ``temperature`` :math:`T` tempers the target to :math:`p^{1/T}` (PX eq. 8).
+They are one chain for :math:`h = \epsilon^2`, :math:`\alpha = \gamma\epsilon`, :math:`v = -\epsilon r`.
+``noise_estimate`` :math:`\hat\beta` is the gradient-noise variance (:math:`2\alpha T - h\hat\beta \ge 0`);
+``temperature`` :math:`T` tempers the target to :math:`p^{1/T}` (PX eq. 8). ``integrator="euler"``
+(default) is the papers' semi-implicit Euler, ``"splitting"`` the BAOAB splitting of Leimkuhler &
+Matthews (2013), written A O A B. ``refresh_every`` :math:`L > 0` resamples the momentum every :math:`L`
+steps (Chen et al.'s Algorithm 2). The momentum starts at 0 (PX Algorithm 3).
 
-Integrators (``integrator``):
-
-- ``"euler"`` (default): the papers' semi-implicit Euler. Chen form: drift with the old momentum,
-  then friction and a kick with the gradient at the new position (Algorithm 2); practical form:
-  friction and a kick with the gradient at the old position, then drift with the new momentum
-  (Algorithm 3). On a Gaussian with precision :math:`\lambda` both are stable exactly when
-  :math:`h\lambda < 4 - 2\alpha` (practical form: :math:`\epsilon^2\lambda < 4 - 2\gamma\epsilon`),
-  for any small friction. The explicit Euler of blackjax and posteriors (position and momentum
-  both from the old state) is not: its spectral radius is :math:`\sqrt{1 - \alpha + h\lambda}`,
-  above 1 whenever :math:`h\lambda > \alpha`; on the 10-d ICG (:math:`\lambda_{max} = 100`) at
-  :math:`h = 10^{-3}` with MAMBA's :math:`\alpha = 0.01` it is 1.044, and float32 chains overflow
-  in about 2000 steps (measured in ``tests/test_hamiltonian_exact_laws.py``).
-- ``"splitting"``: the BAOAB splitting of Leimkuhler & Matthews (2013) for the same SDE, written
-  as A O A B with one gradient per step: half a drift, the exact Ornstein-Uhlenbeck step of the
-  friction and the noise, half a drift, then the kick (Chen form):
-
-  .. math:: \theta \leftarrow \theta + v/2,\; v \leftarrow e^{-\alpha} v
-            + \sqrt{hT(1 - e^{-2\alpha}) - h^2\hat\beta}\,\xi,\; \theta \leftarrow \theta + v/2,\;
-            v \leftarrow v + h\,g(\theta),
-
-  (practical form: drifts :math:`-\epsilon r/2`, friction :math:`e^{-\gamma\epsilon}`, noise
-  :math:`\sqrt{T(1 - e^{-2\gamma\epsilon}) - \epsilon^2\hat\beta}`, kick :math:`-\epsilon g`). It
-  has the same stationary law as the SDE in the small-step limit, any friction is stable, and on
-  a Gaussian target with exact gradients the position's stationary law is exact at every stable
-  step size.
-
-``refresh_every`` :math:`L > 0` resamples the momentum from its stationary law before every
-step whose counter is a multiple of :math:`L` (Chen et al.'s Algorithm 2, "optionally resample";
-MAMBA tunes :math:`L`, "leapfrog steps", in {5, 10}); 0 (default) never does. The momentum starts
-at 0 (PX Algorithm 3).
+Derivation and notes: docs/derivations.md, section samplers._hamiltonian.
 """
 
 from __future__ import annotations

@@ -1,67 +1,28 @@
 r"""Online tuning of MCLMC's step size :math:`\epsilon` and decoherence length :math:`L`: the three
-phases of Robnik et al. (2023) ("Microcanonical Hamiltonian Monte Carlo", JMLR 24; as implemented in
-blackjax's ``mclmc_find_L_and_step_size``), with the changes of MILE (``seeds/003``, section 3.2)
-available as parameters. MILE section 2.2 lists the phases; here they run inside the chain's step,
-selected by its step counter :math:`t` (0-based), so that every chain tunes itself (MILE's ensemble)
-and the NumPy reference and the JAX implementation can be compared draw for draw.
+phases of Robnik et al. (2023) ("Microcanonical Hamiltonian Monte Carlo", JMLR 24; blackjax's
+``mclmc_find_L_and_step_size``), with the changes of MILE (``seeds/003``, section 3.2) available as
+parameters, run inside the chain's step and selected by its step counter :math:`t` (0-based). With
+phase lengths :math:`(n_1, n_2, n_3)` (``tuning_steps``):
 
-With phase lengths :math:`(n_1, n_2, n_3)` (``tuning_steps``):
+**Phases I and II** (:math:`t < n_1 + n_2`): from the energy error :math:`\Delta E_t` (SMILE eq. 2) of
+the step taken with :math:`\epsilon_t` and the desired energy variance per dimension :math:`V_t`,
 
-**Phases I and II** (:math:`t < n_1 + n_2`): step-size adaptation from the energy error
-:math:`\Delta E` (SMILE eq. 2) of the step just taken with step size :math:`\epsilon_t`,
+.. math:: \xi_t = \frac{\Delta E_t^2}{d\,V_t} + 10^{-8}, \quad
+          w_t = \exp\Big(-\tfrac12\big(\tfrac{\log\xi_t}{6\,\tau}\big)^2\Big), \quad
+          X_{t+1} = \gamma X_t + w_t\,\xi_t/\epsilon_t^6, \quad W_{t+1} = \gamma W_t + w_t, \quad
+          \epsilon_{t+1} = \min\big((X_{t+1}/W_{t+1})^{-1/6},\ \epsilon_{\max}\big);
 
-.. math:: \xi_t = \frac{\Delta E_t^2}{d\,V_t} + 10^{-8}, \qquad
-          w_t = \exp\Big(-\tfrac12\big(\tfrac{\log\xi_t}{6\,\tau}\big)^2\Big),
+a non-finite step is rejected and caps :math:`\epsilon_{\max} = 0.8\,\epsilon_t`. After phase II,
+:math:`L = \sqrt{\sum_i \widehat{\operatorname{Var}}[\theta_i]}` over phase II's positions (weights
+:math:`\epsilon_{t+1}`). **Phase III**: fixed :math:`(\epsilon, L)`; after it,
+:math:`L = \ell\,\epsilon\,\operatorname{mean}_i(n_3/\mathrm{ESS}_i)` (``l_factor`` :math:`\ell = 0.4`), from at
+most :math:`10^4` stored draws and 2000 coordinates. **Sampling** (:math:`t \ge n_1 + n_2 + n_3`): fixed
+parameters; the steps of the three phases are not posterior samples (``Info.is_sample`` False).
 
-.. math:: X_{t+1} = \gamma X_t + w_t\,\xi_t/\epsilon_t^6, \qquad W_{t+1} = \gamma W_t + w_t, \qquad
-          \epsilon_{t+1} = \min\big((X_{t+1}/W_{t+1})^{-1/6},\ \epsilon_{\max}\big),
+The formulas are written once for NumPy and JAX arrays; the phase logic twice, :func:`reference_tune`
+(NumPy) and :func:`optimized_tune` (JAX).
 
-with :math:`V_t` the desired energy variance per dimension (EEVPD; Robnik: a constant
-:math:`5\cdot10^{-4}`; MILE section 3.2.2: linear from a start to an end value over phase I, step
-:math:`t < n_1` targeting :math:`(1 - t/n_1)V_0 + (t/n_1)V_1` and phase II :math:`V_1`), the memory
-:math:`\gamma = (n_{\text{eff}} - 1)/(n_{\text{eff}} + 1)` (``num_effective_samples``), the trust
-:math:`\tau` (``trust_in_estimate``) and :math:`X_0 = W_0 = 0`, :math:`\epsilon_{\max} = \infty`. The
-exponent 6 is the scaling :math:`\operatorname{Var}[\Delta E] \propto \epsilon^6`; the weight
-discounts steps far from the target; :math:`10^{-8}` keeps :math:`\log\xi` finite.
-A step whose position, momentum, gradient or energy error is not finite is rejected: the chain keeps
-its previous position, momentum, log density and gradient, the step counts as :math:`\Delta E = 0`
-in the averages above, and the cap becomes :math:`\epsilon_{\max} = 0.8\,\epsilon_t` (blackjax's and
-MILE's code; blackjax's kernel also draws a new momentum direction, MILE's keeps the old one, as here:
-no extra random numbers).
-During phase II (:math:`n_1 \le t < n_1 + n_2`) the positions after each accepted step are
-accumulated, with weight :math:`\epsilon_{t+1}` (the step size after the update, as Robnik's code),
-into a weighted mean and variance (West's 1979 streaming update); after the last step of phase II
-
-.. math:: L = \sqrt{\textstyle\sum_i \widehat{\operatorname{Var}}[\theta_i]}.
-
-No diagonal preconditioning is estimated.
-
-**Phase III** (:math:`n_1 + n_2 \le t < n_1 + n_2 + n_3`): the kernel runs with fixed
-:math:`(\epsilon, L)` and its positions are stored; after its last step
-
-.. math:: L = \ell\,\epsilon\,\operatorname{mean}_i\big(n_3/\mathrm{ESS}_i\big)
-
-(``l_factor`` :math:`\ell = 0.4`), the mean over the coordinates whose ESS is finite (:math:`L`
-unchanged if there is none), as blackjax. Neither phase guards against a collapsed step size.
-After a first step so large that every weight underflows, :math:`X/W = 0/0` makes the step size
-NaN: every later step of phases I-II is rejected and phase III's positions are NaN. A step size
-that collapses to 0 or to a tiny value leaves a frozen, finite chain. These are the NaN (and frozen)
-chains of naive MCLMC in MILE's Table 5 (``tests/test_mile.py``); the drivers count the NaN ones.
-
-The phase-III store is bounded as MILE section 3.2.4 proposes: only every
-:math:`k`-th step is kept, :math:`k = \lceil n_3/10^4\rceil` (at most :math:`10^4` rows: the
-paper's "10e3" read as :math:`10^4`, as in MILE's code), and for :math:`d > 2000` only 2000
-coordinates, a fixed random subset (seed 0; the same for every chain and both implementations;
-MILE's code takes :math:`10^4` evenly spaced draws and a subset drawn from the chain's key).
-The ESS is computed once, at the end of phase III, by :func:`effective_sample_size`.
-
-**Sampling** (:math:`t \ge n_1 + n_2 + n_3`): fixed parameters; the steps of the three phases are
-not posterior samples (``Info.is_sample`` False).
-
-The formulas (:func:`predict_step_size`, :func:`add_weighted`, the two lengths and the ESS) are
-written once for NumPy and JAX arrays; the phase logic is written twice, :func:`reference_tune`
-(NumPy, ``if``) and :func:`optimized_tune` (JAX, ``where``; the ESS under a while loop of at most
-one iteration, so that under ``vmap`` it runs only at the end of phase III).
+Derivation and notes: docs/derivations.md, section samplers._mclmc_tuning.
 """
 
 from __future__ import annotations

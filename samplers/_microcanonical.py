@@ -7,37 +7,20 @@ The dynamics (MCLMC; SMILE paper ``seeds/000``, eq. 1; MILE paper ``seeds/003``,
 
 .. math:: d\theta = u\,dt, \qquad du = (1 - uu^\top)\big((d-1)^{-1} g\,dt + \eta\,dW\big).
 
-One step of size :math:`\Delta t` (SMILE appendix F.2): half a partial refreshment, the
-deterministic palindromic scheme of ``INTEGRATORS`` (momentum kicks P and position drifts Q with
-the given coefficients; the minimal-norm P Q P Q P scheme of Omelyan et al. by default), then the
-other half refreshment. A drift of time :math:`\epsilon` is :math:`\theta \leftarrow \theta +
-\epsilon u`; a kick of time :math:`\epsilon` is the ESH map :math:`B_\epsilon`
+One step (SMILE appendix F.2): half a partial refreshment, the palindromic scheme of ``INTEGRATORS``
+(kicks P, drifts Q; minimal-norm P Q P Q P by default), then the other half refreshment. A drift is
+:math:`\theta \leftarrow \theta + \epsilon u`; a kick is the ESH map
 
 .. math:: u \leftarrow \frac{u + (\sinh\delta + e^\top u(\cosh\delta - 1))\,e}{\cosh\delta + e^\top u\sinh\delta},
           \qquad e = g/\lVert g\rVert, \quad \delta = \epsilon\lVert g\rVert/(d - 1),
 
-whose kinetic energy change is :math:`(d-1)\log(\cosh\delta + e^\top u\sinh\delta)`. It is
-computed here in the algebraically equal form without :math:`e^{+\delta}` (:math:`\zeta =
-e^{-\delta}`; no overflow for large :math:`\delta`): :math:`u \propto (1-\zeta)(1+\zeta+e^\top
-u(1-\zeta))\,e + 2\zeta u`, normalised, and :math:`\log(\cosh\delta + e^\top u\sinh\delta) =
-\delta - \log 2 + \log(1 + e^\top u + \zeta^2(1 - e^\top u))`. The momentum is a direction, so a
-zero momentum (the guardrail's reset, SMILE eq. 6, and the start) becomes :math:`e` at the next
-kick. Sign: the papers write :math:`e = -\nabla\log p/\lVert\nabla\log p\rVert`, the sign of
-Robnik et al.'s loss :math:`\mathcal L = -\log p`; with the log density it is :math:`+g`, the
-direction in which eq. 1 turns :math:`u`.
+and the energy error (SMILE eq. 2) is
+:math:`\Delta E = \Delta\log p - \sum_{\text{kicks}} (d-1)\log(\cosh\delta + e^\top u\sinh\delta)`. The
+refreshment is :math:`u \leftarrow (u + \nu z)/\lVert u + \nu z\rVert`, :math:`\nu = \sqrt{(e^{2\epsilon/L} - 1)/d}`
+(Robnik & Seljak 2024). A diagonal preconditioner :math:`s` (pSMILE) kicks with :math:`s \odot g` and
+drifts by :math:`\epsilon\, s \odot u`.
 
-The energy error of a step (SMILE eq. 2, summed over the step's kicks) is
-
-.. math:: \Delta E = \Delta\log p - \textstyle\sum_{\text{kicks}} (d-1)\log(\cosh\delta + e^\top u\sinh\delta),
-
-zero for the exact dynamics. The partial refreshment of time :math:`\epsilon` (Robnik & Seljak
-2024; F.2's "half stochastic update followed by normalization") is :math:`u \leftarrow (u + \nu
-z)/\lVert u + \nu z\rVert`, :math:`\nu = \sqrt{(e^{2\epsilon/L} - 1)/d}`, :math:`z \sim \mathcal
-N(0, I)`: the same as :math:`u \leftarrow c_1 u + c_2 z/\sqrt d` with :math:`c_1 = e^{-\epsilon/L}`,
-:math:`c_2 = \sqrt{1 - c_1^2}`, normalised. :math:`L = \infty` is the deterministic dynamics.
-A diagonal preconditioner :math:`s` (pSMILE) maps the kick's gradient to :math:`s \odot g` and the
-drift to :math:`\theta \leftarrow \theta + \epsilon\, s \odot u` (the dynamics of
-:math:`\theta' = \theta / s`).
+Derivation and notes: docs/derivations.md, section samplers._microcanonical.
 """
 
 from __future__ import annotations

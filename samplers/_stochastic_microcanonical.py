@@ -1,49 +1,27 @@
 r"""Stochastic microcanonical Langevin dynamics: what SMILE-naive, pSMILE-naive, SMILE and pSMILE
 share (SMILE paper, ``seeds/000``): hyperparameters, state, and the two implementations of a step.
 
-SMILE-naive (section 3.1, eq. 3) is the deterministic MCLMC dynamics driven by the stochastic
-gradient (already scaled by :math:`N/B`), with no explicit noise (:math:`\eta = 0`), integrated
-with the minimal-norm scheme of appendix F.2 (``samplers._microcanonical``).
+- SMILE-naive (section 3.1, eq. 3): the deterministic MCLMC dynamics driven by the stochastic gradient
+  (scaled by :math:`N/B`), no explicit noise (:math:`\eta = 0`), the minimal-norm integrator of appendix
+  F.2 (``samplers._microcanonical``).
+- pSMILE-naive (section 3.2): the same dynamics in :math:`\theta' = c\,\sigma\odot\theta`,
+  :math:`c = \sqrt d/\lVert\sigma\rVert`, with moving averages of smoothing :math:`\alpha` (0.01), from
+  :math:`\bar g = 0` and :math:`\sigma = 1`, updated before each step's integration:
 
-Gradient-noise preconditioning (pSMILE-naive, section 3.2): moving averages with smoothing
-:math:`\alpha` (0.01) of the stochastic gradient :math:`g` and of its standard deviation,
+  .. math:: \bar g \leftarrow (1-\alpha)\bar g + \alpha g, \qquad
+            \sigma \leftarrow \sqrt{(1-\alpha)\sigma^2 + \alpha(g - \bar g)^2}.
 
-.. math:: \bar g \leftarrow (1-\alpha)\bar g + \alpha g, \qquad
-          \sigma \leftarrow \sqrt{(1-\alpha)\sigma^2 + \alpha(g - \bar g)^2},
+- SMILE and pSMILE (section 4.2, Algorithm 1, eqs. 4-7; ``samplers._energy_tuning``): after each step
+  with step size :math:`\eta`, the guardrail rejects it (:math:`(\theta, u) \leftarrow (\theta_{prev}, 0)`)
+  if :math:`|\Delta E| > Ga^{-1}(\kappa)`, and the step size becomes :math:`\eta(1+\delta)` if
+  :math:`|\Delta E| < Ga^{-1}(a/3)`, :math:`\eta(1-\delta)` if :math:`|\Delta E| > Ga^{-1}(1 - 2a/3)`
+  (defaults :math:`\beta = 0.01`, :math:`\kappa = 0.98`, :math:`\delta = 0.02`, :math:`a = 0.1`). A step that
+  starts at rest is not observed.
 
-define the variable :math:`\theta' = c\,\sigma\odot\theta`, :math:`c = \sqrt d/\lVert\sigma\rVert`
-(:math:`\theta' = \theta` for isotropic noise), in which the dynamics runs: the kicks see
-:math:`\nabla_{\theta'} = g/(c\sigma)` and a drift of time :math:`\epsilon` moves
-:math:`\theta \leftarrow \theta + \epsilon\,u/(c\sigma)`. The paper gives no starting values:
-here :math:`\bar g = 0` and :math:`\sigma = 1` (no preconditioning until the averages have seen
-gradients; only :math:`\sigma`'s direction matters), and each step first updates the averages
-with the gradient at its starting point, then integrates with the updated :math:`\sigma`.
+Each step evaluates the log density and gradient at its starting point on its own draw: three gradient
+evaluations per step.
 
-Energy-variance tuning (SMILE and pSMILE, section 4.2, Algorithm 1, eqs. 4-7; the Gamma model in
-``samplers._energy_tuning``). After each integration step with step size :math:`\eta`:
-(2) fit :math:`Ga(k, \theta)` to the moving moments of :math:`|\Delta E|` seen so far, (3) update
-the moments with this step's :math:`|\Delta E|` (eq. 4), (4) the guardrail (eq. 6): if
-:math:`|\Delta E| > Ga^{-1}(\kappa)`, reject the step: :math:`(\theta, u) \leftarrow
-(\theta_{prev}, 0)`, (5) adapt (eq. 7): :math:`\eta \leftarrow \eta(1+\delta)` if :math:`|\Delta
-E| < Ga^{-1}(a/3)`, :math:`\eta(1-\delta)` if :math:`|\Delta E| > Ga^{-1}(1 - 2a/3)`. Defaults
-:math:`\beta = 0.01`, :math:`\kappa = 0.98`, :math:`\delta = 0.02`, :math:`a = 0.1`. Before the
-first observation there is no fit and steps 4-5 are skipped. Where the paper is silent: a step
-whose energy error or position is not finite is rejected and shrinks the step size, and does not
-enter the moving moments; and a step that starts at rest (the first step, and the step after
-each reset) is not observed at all (no moments, no guardrail, no adaptation): its first kick
-lifts the momentum from 0 onto the unit sphere, a jump of the kinetic term (the ESH energy
-:math:`(d-1)\log\lVert u\rVert` is :math:`-\infty` at rest) that is not an integration error.
-Observed on the 10-d ICG with isotropic noise, eq. 2's value for such a step is about ten times a
-typical one; feeding it to the moments collapses the fitted shape, every step then exceeds the
-clamped quantiles, and the step size decays geometrically.
-
-Each step evaluates the log density and gradient at its starting point on its own draw (the
-driver binds one minibatch, or one noise draw, per step), so :math:`\Delta E` compares two log
-densities of the same draw and measures the integrator's error, not the difference between two
-minibatches: three gradient evaluations per step with the minimal-norm scheme (``mclmc``, full
-batch, reuses the previous step's, two per step). The state records per step the energy error,
-the step size, the Gamma fit (0 where none is used), whether the guardrail fired, and the number
-of resets so far.
+Derivation and notes: docs/derivations.md, section samplers._stochastic_microcanonical.
 """
 
 from __future__ import annotations

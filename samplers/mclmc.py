@@ -12,22 +12,12 @@ deterministic dynamics) and :math:`\Phi` the isokinetic minimal-norm scheme P Q 
 ESH kick (``samplers._microcanonical``; ``integrator="leapfrog"`` is velocity Verlet). The state
 caches the log density and gradient at its position, so a step costs two gradient evaluations
 (one with leapfrog), and records the step's energy error :math:`\Delta E` (SMILE eq. 2). The chain
-starts at rest (momentum 0): the first half refreshment makes it a uniform random direction.
-With a stochastic oracle the cached values come from the previous step's draw, so the energy
-error includes the difference between two draws' log densities (on the ICG with isotropic noise
-256 it dwarfs the integration error, and the tuner drives the step size to 0): MCLMC is for full
-batches; the stochastic variants (``smile_naive`` and the others) evaluate on each step's own draw.
+starts at rest (momentum 0). MCLMC is for full batches. ``tuning_steps = (n1, n2, n3)`` (default
+(0, 0, 0): the fixed kernel) runs Robnik et al.'s three phases inside the step
+(``samplers._mclmc_tuning``); their steps are not posterior samples. There is no Metropolis
+adjustment: a diverging chain shows as non-finite positions.
 
-Tuning (``tuning_steps = (n1, n2, n3)``, default (0, 0, 0): the fixed kernel): Robnik et al.'s
-three phases (MILE section 2.2; ``samplers._mclmc_tuning``) run inside the step, driven by the step
-counter: phase I adapts :math:`\Delta t` to the desired energy variance per dimension, phase II
-too and sets :math:`L` from the position's variance, phase III sets :math:`L` from the effective
-sample size (no diagonal preconditioning). ``step_size`` and ``L`` are then initial values (None:
-Robnik's :math:`\sqrt d/4` and :math:`\sqrt d`); the state carries the current ones. The steps of
-the three phases are not posterior samples (``Info.is_sample`` False); the drivers' ``num_burnin``
-need not cover them. During phases I-II a non-finite step is rejected (``samplers._mclmc_tuning``);
-otherwise there is no Metropolis adjustment and no divergence handling: a diverging chain shows
-as non-finite positions, which the drivers count per chain.
+Derivation and notes: docs/derivations.md, section samplers.mclmc.
 """
 
 from __future__ import annotations

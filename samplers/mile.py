@@ -4,35 +4,20 @@ the ensemble tuning itself from its own deep-ensemble start (section 3.1). The s
 ``samplers.mclmc``'s with its online tuning (``samplers._mclmc_tuning``); this module only sets
 MILE's parameters and starting points:
 
-- start: ``initial_positions`` fits a deep ensemble of ``num_chains`` members
-  (``samplers._deep_ensemble``: AdamW, early stopping on the validation split) on data targets with
-  a validation split (``bnn``), member :math:`k` starting chain :math:`k`; other targets start at
-  their initial position;
-- initial step size (section 3.2.1): the optimiser's learning rate instead of Robnik's
-  :math:`\sqrt d/4`. ``step_size`` defaults to the deep ensemble's default learning rate
-  (``samplers._deep_ensemble.LEARNING_RATE``, 1e-3), the one ``initial_positions`` fits with;
-  whoever fits the ensemble with another rate passes ``step_size=ensemble.learning_rate``.
-  The initial :math:`L` is Robnik's :math:`\sqrt d` (``L=None``; the paper does not change it);
-- EEVPD (section 3.2.2, footnote 2): linear from 0.5 to 0.1 over phase I (then 0.1 in phase II),
-  ``desired_energy_variance=(0.5, 0.1)``;
-- effective samples of the step-size predictor (section 3.2.3 and appendix "Optimization &
-  sampling"): 10 % of the number of posterior samples, at least 100:
-  :math:`\max(100,\ 0.1\,S/\text{thin})` with ``sampling_steps`` :math:`S` = 10 000 and ``thin`` =
-  10 (1000 samples: 100). These two only set this number: the thinning itself is the drivers'
-  ``thin``, and the run length their ``num_steps``;
-- phase III bottleneck (section 3.2.4): at most 2000 coordinates and :math:`10^4` draws enter the
-  FFT (always so in ``samplers._mclmc_tuning``);
-- budget (section 3.3): phases of 40 000, 5000 and 5000 steps (``tuning_steps``), then
-  ``sampling_steps`` = 10 000 sampling steps (thinned by 10 to 1000 samples in the paper): a run of
-  ``num_steps`` = 60 000 with ``thin`` = 10; the 50 000 tuning steps are not samples.
+- start: ``initial_positions`` fits a deep ensemble of ``num_chains`` members (``samplers._deep_ensemble``)
+  on data targets with a validation split (``bnn``), member :math:`k` starting chain :math:`k`;
+- initial step size (section 3.2.1): the ensemble's learning rate (``step_size``, default 1e-3);
+  the initial :math:`L` is Robnik's :math:`\sqrt d`;
+- EEVPD (section 3.2.2): linear from 0.5 to 0.1 over phase I, ``desired_energy_variance=(0.5, 0.1)``;
+- effective samples of the step-size predictor (section 3.2.3): :math:`\max(100,\ 0.1\,S/\text{thin})`;
+- phase III bottleneck (section 3.2.4): at most 2000 coordinates and :math:`10^4` draws enter the FFT;
+- budget (section 3.3): ``tuning_steps`` (40 000, 5000, 5000), then ``sampling_steps`` = 10 000
+  sampling steps, ``thin`` = 10.
 
 Two gradient evaluations per step (minimal-norm integrator), as in the paper, plus one at the start.
+Where the authors' code differs from the paper, the paper is followed.
 
-Where the authors' code (``experiments/replicate_uci/mclmc.yaml`` and its warm-up routine) differs
-from the paper, the paper is followed: its EEVPD schedule runs over phases I and II together, here
-over phase I (section 3.2.2); it starts :math:`L` at :math:`\max(\sqrt d, 15)`, here at Robnik's
-:math:`\sqrt d`; its phase-III bounds keep evenly spaced draws and a random coordinate subset, here
-every :math:`k`-th draw and a fixed subset (``samplers._mclmc_tuning``).
+Derivation and notes: docs/derivations.md, section samplers.mile.
 """
 
 from __future__ import annotations

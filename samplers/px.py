@@ -9,68 +9,19 @@ products of new parameters,
           \qquad \mathbf P_{1:c} = \mathbf P_c \cdots \mathbf P_1, \quad
           \mathbf Q_{1:d} = \mathbf Q_1 \cdots \mathbf Q_d,
 
-in the paper's orientation :math:`\mathbf h \mapsto \mathbf W \mathbf h + \mathbf b` (eq. 2), with
-square expanded matrices :math:`\mathbf P_i` (out x out) and :math:`\mathbf Q_j` (in x in) and the base
-matrix :math:`\mathbf V` of :math:`\mathbf W`'s shape. The targets here use the row convention
-:math:`h \mapsto h W + b` (``targets.bnn``), so :math:`W = \mathbf W^\top = \mathbf Q_{1:d}^\top V \mathbf P_{1:c}^\top`
-with :math:`V = \mathbf V^\top`. The sampler (SGLD, SGHMC, ...) runs unchanged on the expanded position
-:math:`\theta` of eq. (10) (and, for SGHMC, the momentum of eq. 11), whose log density is
+in the paper's orientation :math:`\mathbf h \mapsto \mathbf W \mathbf h + \mathbf b` (eq. 2); the targets use
+the row convention :math:`h \mapsto h W + b`, so :math:`W = \mathbf W^\top`. The base sampler runs unchanged
+on the expanded position :math:`\theta` (eq. 10), whose log density is
+:math:`\log p(\mathcal D \mid W(\theta), b(\theta)) + \log \mathcal N(\theta; 0, \sigma^2 I)` (eq. 6), with the
+chain rule written by hand (appendix A.1, eq. 18). Chains start at :math:`\mathbf P_i = \mathbf Q_j = I`,
+:math:`V = W`, :math:`a = b`; ``low_rank`` :math:`k > 0` stores every expanded matrix as
+:math:`\mathrm{diag}(\mathbf d) + \mathbf U \mathbf L^\top` (appendix B.6). SGHMC's ``friction`` acts on
+:math:`V, a`, ``expanded_friction`` (default ``friction / 100``, table 11) on :math:`\mathbf P, \mathbf Q`.
+A PX sampler's ``State`` is ``(position, base)``: :math:`(W(\theta), b(\theta))` in the target's flat
+layout, and the base sampler's state over :math:`\theta`. The samples' law on :math:`W` is not the
+target's posterior (with expansion (0, 0) it is).
 
-.. math:: \log \tilde p(\theta) = \log p(\mathcal D \mid W(\theta), b(\theta)) + \log \mathcal N(\theta; 0, \sigma^2 I),
-
-the likelihood of the network at the mapped-back parameters and the isotropic Gaussian prior of
-appendix C ("the variance of the zero-mean Gaussian prior over the neural network parameters") on
-every expanded parameter, eq. (6) with :math:`\theta` the expanded parameters. Its stochastic
-gradient comes from the driver's oracle (the gradient of the target's log *posterior* at
-:math:`W(\theta)` on this step's minibatch, scaled by N/B): the target's own prior gradient
-:math:`-W/v` is removed, the chain rule :math:`J(\theta)^\top` is applied by hand (per layer, with
-:math:`G = \partial/\partial W` and :math:`g_b = \partial/\partial b`, :math:`\mathbf G = G^\top`,
-:math:`\mathbf A = \mathbf P_{1:c}`, :math:`\mathbf B = \mathbf Q_{1:d}`):
-
-.. math:: \partial_{\mathbf V} = \mathbf A^\top \mathbf G \mathbf B^\top, \quad
-          \partial_{\mathbf a} = \mathbf A^\top g_b, \quad
-          \partial_{\mathbf A} = \mathbf G \mathbf B^\top \mathbf V^\top + g_b \mathbf a^\top, \quad
-          \partial_{\mathbf B} = \mathbf V^\top \mathbf A^\top \mathbf G,
-
-and a factor :math:`X_j` of a product :math:`M = X_1 \cdots X_k` gets
-:math:`(X_1 \cdots X_{j-1})^\top \partial_M (X_{j+1} \cdots X_k)^\top` (appendix A.1, eq. 18), and the
-expanded prior's gradient :math:`-\theta/\sigma^2` is added. Gradient flow on :math:`\theta` is then
-the preconditioned flow of Lemma 3.1 on :math:`\mathrm{vec}(\mathbf W)` (eqs. 20-23; checked in
-``tests/test_px.py``). Note that the samples' marginal law on :math:`W` is not the target's
-posterior: the Gaussian prior on the factors induces a different prior on their product (with
-expansion (0, 0) and the default ``prior_scale`` it is exactly the target).
-
-Layout of :math:`\theta` (one flat vector): first the base parameters :math:`V, a` of every layer in
-exactly the target's flat layout of :math:`W, b` (so with expansion (0, 0) :math:`\theta` *is* the
-target's position, and the base sampler's draws line up), then per layer
-:math:`\mathbf P_1, \dots, \mathbf P_c, \mathbf Q_1, \dots, \mathbf Q_d`, each row-major in the paper's
-orientation. Chains start at :math:`\mathbf P_i = \mathbf Q_j = I`, :math:`V = W`, :math:`a = b` (so
-:math:`W(\theta_0) = W_0`). With ``low_rank`` :math:`k > 0` every expanded matrix is the
-"low-rank plus diagonal" :math:`\mathrm{diag}(\mathbf d) + \mathbf U \mathbf L^\top` of appendix B.6
-(:math:`\mathbf U, \mathbf L` of shape p x k, stored after :math:`\mathbf d`; :math:`p(1 + 2k)` numbers
-instead of :math:`p^2`), starting at :math:`\mathbf d = 1`, :math:`\mathbf U = \mathbf L = 0`; the
-products are formed densely (the saving is in the sampler's state, as in the paper's count).
-
-SGHMC friction (section 5, table 11): ``friction`` acts on the :math:`V, a` coordinates (a number or a
-vector of the target's dimension), ``expanded_friction`` on the :math:`\mathbf P, \mathbf Q` ones
-(default ``friction / 100``: table 11 uses 100 and 1).
-
-A PX sampler's ``State`` is ``(position, base)``: ``position`` is :math:`(W(\theta), b(\theta))` in the
-target's flat layout (what the drivers record), ``base`` the base sampler's state over :math:`\theta`.
-Targets: a network with layer matrices (``targets.get("bnn", ...)``, whose ``layer_shapes`` and
-``unflatten`` give the layout), or any vector target wrapped by :func:`targets.single_layer` as one matrix
-layer without bias (section 5.1's :math:`x = \mathbf W_3 \mathbf W_2 \mathbf W_1 x`).
-
-Practical notes (measured in ``tests/test_px.py``): the expanded chain is stiffer than the base
-one, increasingly so as the expanded matrices grow (Lemma 3.1's preconditioner scales with their
-singular values), so a step size stable for the base sampler can diverge with the expansion
-(section 5.1's mixture: PX-SGLD at 5e-3, PX-SGHMC at 0.05). Under the prior a p x p factor
-drifts towards N(0, sigma^2) entries, spectral norm about :math:`2\sigma\sqrt p`: a wide layer with
-the default sigma of 1 is strongly preconditioned (the paper's PX-SGHMC uses
-:math:`\sigma^2 = 0.02`, table 11). Cost per step: the products of eq. (9), their pullback and
-the mapped-back position, about four products of in x in x out and four of in x out x out per
-layer for c = d = 1
-(``bench/perf/px_overhead.py``).
+Derivation and notes: docs/derivations.md, section samplers.px.
 """
 
 from __future__ import annotations

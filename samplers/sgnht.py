@@ -3,86 +3,29 @@ r"""Stochastic gradient Nosé-Hoover thermostat (SGNHT).
 Ding et al. (2014), Algorithm 1, in two parametrisations (:math:`g = \widehat{\nabla\log p}`,
 :math:`\zeta \sim \mathcal N(0, I)`, dimension :math:`D`, temperature :math:`T`):
 
-- ``form="chen"`` (default): MAMBA (``seeds/001``), appendix D.2, eq. (7), the parametrisation of
-  Chen et al.'s SGHMC (``samplers.sghmc``): with Ding et al.'s step :math:`\delta` (their
-  :math:`h`), step size :math:`h = \delta^2`, momentum :math:`v = p\delta` (stationary law
-  :math:`\mathcal N(0, hT)`), per-step thermostat :math:`\alpha = \xi\delta`, diffusion
-  :math:`a = A\delta` (MAMBA fixes :math:`a = 0.01`):
+- ``form="chen"`` (default): MAMBA (``seeds/001``), appendix D.2, eq. (7), in the units of Chen et al.'s
+  SGHMC (``samplers.sghmc``): with Ding et al.'s step :math:`\delta`, step size :math:`h = \delta^2`,
+  momentum :math:`v = p\delta`, per-step thermostat :math:`\alpha = \xi\delta`, diffusion :math:`a = A\delta`:
 
   .. math:: v_{n+1} = v_n + h\,g(x_n) - \alpha_n v_n + \sqrt{2ahT}\,\zeta_n, \qquad
             x_{n+1} = x_n + v_{n+1}, \qquad
             \alpha_{n+1} = \alpha_n + \tfrac1D v_{n+1}^\top v_{n+1} - hT;
 
-- ``form="practical"``: Algorithm 4 of the PX paper (``seeds/004``, appendix C), literally,
-  its sign convention included (:math:`r` is minus the usual momentum; the paper's
-  :math:`\nabla\tilde U = -g`): step :math:`\epsilon_t`, thermostat :math:`\xi` (a friction rate),
-  diffusion :math:`a` (the paper's "initial thermostat value :math:`\xi`", which also scales the
-  noise at every step):
+- ``form="practical"``: Algorithm 4 of the PX paper (``seeds/004``, appendix C), its sign convention
+  included (:math:`r` is minus the usual momentum), step :math:`\epsilon_t`, diffusion :math:`a`:
 
   .. math:: r_t = (1 - \xi_{t-1}\epsilon_t) r_{t-1} - \epsilon_t\,g(\theta_{t-1})
             + \sqrt{2a\epsilon_t T}\,z_t, \qquad
             \theta_t = \theta_{t-1} - \epsilon_t r_t, \qquad
             \xi_t = \xi_{t-1} + \epsilon_t\big(\tfrac1D r_{t-1}^\top r_{t-1} - T\big).
 
-Order of the updates (the integrator), as the sources write it. Both forms are the same
-semi-implicit Euler step: friction with the thermostat's old value and a kick with the gradient
-at the OLD position (one gradient evaluation per step), then a drift with the NEW momentum. They
-differ in which momentum the thermostat reads: the Chen form the new one, :math:`v_{n+1}` (MAMBA
-eq. 7; Ding et al.'s Algorithm 1: :math:`\xi_t = \xi_{t-1} + (p_t^\top p_t/n - 1)\delta`), the
-practical form the old one, :math:`r_{t-1}` (Algorithm 4 as printed: an explicit Euler step of
-the thermostat). With :math:`h = \epsilon^2`, :math:`v = -\epsilon r`, :math:`\alpha = \xi\epsilon`
-and the Chen form's :math:`a` equal to the practical one's times :math:`\epsilon`, the position and
-momentum updates coincide, and the thermostat increments agree up to that choice of momentum; a
-schedule scales :math:`h` in one form and :math:`\epsilon` in the other.
+Both are semi-implicit Euler (a kick at the old position, then a drift with the new momentum; one
+gradient evaluation per step); the Chen form's thermostat reads the new momentum, the practical form's
+the old one. The stationary law is :math:`p^{1/T}` (PX eq. 8). The momentum starts at 0, the thermostat
+at ``initial_thermostat`` (default :math:`a`); ``diffusion`` :math:`a` defaults to 0.01 (Chen form) and 100
+(practical form). Typos of MAMBA's eq. (7) and PX's Algorithm 4 are corrected.
 
-Temperature: the thermostat drives the mean kinetic energy per dimension to :math:`T` times the
-momentum's stationary variance (:math:`hT` for :math:`v`, :math:`T` for :math:`r`) and the noise
-is :math:`\sqrt{2ahT}` (:math:`\sqrt{2a\epsilon T}`), so the stationary law of the SDE is
-:math:`p^{1/T}` (PX eq. 8) times :math:`\mathcal N(0, T)` momenta (in Ding's units) times a
-thermostat law :math:`\mathcal N(A, T/D)`; :math:`T = 1` is the papers' algorithms exactly.
-
-Start: momentum 0 (PX Algorithm 4; Ding et al. draw :math:`p_0 \sim \mathcal N(0, I)`, but
-``init`` takes no random numbers and the thermostat heats the chain within a few hundred steps),
-thermostat ``initial_thermostat``, :math:`a` by default (Ding et al.'s :math:`\xi_0 = A`; PX
-Algorithm 4's :math:`\xi_{0,T} \leftarrow \xi`).
-
-Defaults: ``diffusion`` :math:`a` = 0.01 in the Chen form (MAMBA appendix D.2) and 100 in the
-practical form: PX gives no SGNHT value, and describes SGNHT as SGHMC with a learnable friction
-(appendix C), so its initial value is their SGHMC friction (table 11), as in
-``samplers._hamiltonian.DEFAULT_FRICTION``; at PX's step sizes (1e-4 to 3e-4) that is a per-step
-diffusion :math:`a\epsilon` of 0.01 to 0.03, MAMBA's value.
-
-Typos in the sources, corrected here. MAMBA eq. (7) prints the drift as
-":math:`x_{n+1} = x_{n+1} + v_n`"; it is :math:`x_{n+1} = x_n + v_{n+1}` (Ding et al., Algorithm 1:
-:math:`\theta_t = \theta_{t-1} + p_t\delta`), and "fix a = 0.01)" has a stray parenthesis. PX
-Algorithm 4 (like Algorithm 3) initialises each cycle with ":math:`(\theta_{m,0}, r_{m,0},
-\xi_{m,0}) \leftarrow (\theta_{m-1,T}, \theta_{m-1,T}, \xi_{m-1,T})`"; the momentum is carried
-over, :math:`r_{m,0} \leftarrow r_{m-1,T}` (the cycles are one continuous chain here); its drift
-uses ":math:`\epsilon_m`" for :math:`\epsilon_t`, and its thermostat line drops the cycle index
-(":math:`\xi_t = \xi_{t-1} + \dots r_{t-1}`" is :math:`\xi_{m,t} = \xi_{m,t-1} + \epsilon_t(\dots
-r_{m,t-1})`).
-
-Bias. On a Gaussian target with additive gradient noise :math:`\mathcal N(0, V)` and the
-thermostat frozen at a per-step friction :math:`c` (Chen units), the step is a linear recursion in
-:math:`(x, v)`; in one dimension with precision :math:`\lambda` its stationary law has
-:math:`\mathrm{Var}(x) = \mathrm{Var}(v)(2 - c)/(2h\lambda)`, and the thermostat sets
-:math:`\mathrm{Var}(v) = hT`, so :math:`\mathrm{Var}(x) = (T/\lambda)(1 - c^*/2)` at its fixed
-point :math:`c^* \approx a + hV/(2T)`: the position variance is biased low by about
-:math:`c^*/2` (plus :math:`O(h\lambda)` where the modes' kinetic energies differ, and a smaller
-correction from the thermostat's fluctuations). In the practical form :math:`c^* \approx
-a\epsilon + \epsilon^2 V/(2T)`, a bias of order the step; in the Chen form it is of order
-:math:`\sqrt h` when :math:`a = A\delta = A\sqrt h` follows Ding's diffusion :math:`A`, but tends to
-:math:`a/2` (0.5 % at MAMBA's :math:`a = 0.01`) when :math:`a` is held fixed as :math:`h \to 0`.
-``tests/test_sgnht.py`` derives the bias from the discrete Lyapunov equation and measures it.
-
-Validation: ``step_size`` > 0, ``temperature`` > 0, ``diffusion`` > 0 with a per-step diffusion
-(:math:`a`, or :math:`a\epsilon_0` at the schedule's peak) below 1/2 (a frozen per-step friction
-:math:`c` gives :math:`v` the variance :math:`2ahT/(c(2 - c)) \ge 2ahT`, so the thermostat can
-balance the injected noise with a stable friction only if :math:`2a < 1`), ``initial_thermostat``
->= 0 with a per-step value (itself, or times :math:`\epsilon_0`) < 2. Gradient noise tightens the
-first condition to about :math:`2a + hV/T < 1` (Chen units), which ``Params`` cannot check: the
-Chen form at :math:`h = 10^{-2}` on the ICG with :math:`V = 256 I` (:math:`hV = 2.56`) diverges,
-the practical form at :math:`\epsilon = 10^{-2}` (:math:`\epsilon^2 V = 0.0256`) does not.
+Derivation and notes: docs/derivations.md, section samplers.sgnht.
 """
 
 from __future__ import annotations
