@@ -1,60 +1,27 @@
 r"""blackjax 1.7.1's SGMCMC and MCLMC kernels under the suite's JAX driver (jit, vmap, scan).
 
 ``sgld``, ``sghmc``, ``sgnht`` and ``mclmc`` call blackjax's own ``build_kernel`` unchanged. The
-gradient comes from the suite's oracle: the step's ``grad_fn`` is handed to blackjax as its
-``minibatch``, and the ``grad_estimator(position, minibatch)`` blackjax calls is ``grad_fn(position)``;
-MCLMC, which differentiates a log density itself, gets one whose value and gradient are
-``grad_fn.value_and_grad`` (a ``jax.custom_jvp``, so each gradient blackjax takes is one oracle
-evaluation). The PRNG key blackjax takes is made inside the jitted step from the step's ``seed``
-draw (``bench.adapters._seeds``): blackjax's generator then makes the variates, so the suite
-cannot feed shared draws to it. Conventions below are from blackjax's source: ``sgmcmc/diffusions.py``
-(lines 26-126), ``sgmcmc/sgld.py`` (kernel, lines 28-47), ``sgmcmc/sghmc.py`` (kernel, lines 35-56),
-``sgmcmc/sgnht.py`` (``init`` and kernel, lines 43-66; line 135), ``mcmc/mclmc.py`` (lines 56-143,
-215-284) and ``mcmc/integrators.py`` (lines 104-150, 175-207, 321-369, 378-485, 548-615).
-:math:`g` is the oracle's gradient of the log density,
-:math:`\xi` standard normal, :math:`\epsilon` blackjax's ``step_size``, :math:`T` its temperature.
+gradient comes from the suite's oracle (the ``grad_estimator(position, minibatch)`` blackjax calls is
+``grad_fn(position)``; MCLMC differentiates a ``jax.custom_jvp`` log density whose value and gradient are
+``grad_fn.value_and_grad``), and blackjax's PRNG key is made from the step's ``seed`` draw, so the suite
+cannot feed shared draws to it. With blackjax's ``step_size`` :math:`\epsilon`, temperature :math:`T`,
+:math:`g` the oracle's gradient of the log density and :math:`\xi` standard normal, each adapter is the
+suite's sampler (``to_reference``) at:
 
-- ``sgld``: :math:`x' = x + \epsilon g(x) + \sqrt{2T\epsilon}\,\xi` (``diffusions.overdamped_langevin``):
-  the suite's standard convention (``samplers/sgld.py``, ``convention="standard"``), ``step_size``
-  :math:`h = \epsilon` and the same temperature; not Welling & Teh's :math:`\epsilon/2` form.
-- ``sghmc``: each call redraws the momentum :math:`p \sim \mathcal N(0, I)` and makes
-  ``num_integration_steps`` :math:`L` explicit Euler steps on ONE minibatch (the step's oracle):
-  :math:`x' = x + \epsilon p`, :math:`p' = (1 - \alpha\epsilon) p + \epsilon g(x) +
-  \sqrt{\epsilon T(2\alpha - \epsilon T\beta)}\,\xi`, the gradient at the OLD position. One adapter
-  step is therefore :math:`L` gradient evaluations (``Info.num_grad_evals = L``), all seeing the
-  same minibatch or noise draw: their errors are correlated within a call, unlike :math:`L` steps
-  of the suite's ``sghmc`` (one new draw per gradient), and only every :math:`L`-th position is
-  recorded. In the suite's Chen units (``samplers/_hamiltonian.py``) this is ``form="chen"``,
-  :math:`h = \epsilon^2`, friction :math:`\alpha\epsilon`, :math:`v = \epsilon p`, ``noise_estimate``
-  :math:`\beta T^2` (blackjax's :math:`\beta` is the noise variance of :math:`g/T`), ``refresh_every``
-  :math:`L`; but explicit, not semi-implicit, Euler (unstable whenever :math:`h\lambda > \alpha\epsilon`
-  on a Gaussian of precision :math:`\lambda`, unless the refresh every :math:`L` steps stops the
-  growth), and the refresh draws :math:`\mathcal N(0, 1)` whatever :math:`T` (the momentum's
-  stationary law is :math:`\mathcal N(0, T)`).
-- ``sgnht``: :math:`x' = x + \epsilon p`, :math:`p' = (1 - \xi\epsilon) p + \epsilon g(x) +
-  \sqrt{\epsilon T(2\alpha - \epsilon T\beta)}\,\xi`, :math:`\xi' = \xi + \epsilon(p'^\top p'/d - T)`:
-  the suite's Chen-form ``sgnht`` with :math:`h = \epsilon^2`, ``diffusion`` :math:`\alpha\epsilon`,
-  thermostat :math:`\xi\epsilon`, except that the position moves with the OLD momentum (explicit
-  Euler). The momentum starts as blackjax's ``init`` draws it, :math:`\mathcal N(0, I)` (drawn in the
-  first step from its key); the thermostat starts at ``initial_thermostat`` (blackjax's
-  ``init_xi or alpha`` would replace a requested 0 by :math:`\alpha`; the adapter does not).
-- ``mclmc``: blackjax's MCLMC kernel, half a partial refreshment, one step of the isokinetic
-  integrator, half a refreshment, with its energy-based rejection (off at the default ratio inf)
-  and its NaN handling: a non-finite step is replaced by the previous state with a fresh random
-  momentum, so a divergence never reaches the driver's non-finite count; the adapter counts those
-  steps in ``State.nan_steps``. Each position update of the integrator evaluates one gradient
-  (``euclidean_position_update_fn``); the first kick reuses the cached one, so a step costs
-  (len(coefficients) - 1) / 2 evaluations: 2 for ``"mclachlan"`` (minimal norm), 1 for
-  ``"velocity_verlet"``, 3 for ``"yoshida"``, 5 for ``"omelyan"``; ``prime`` evaluates the cached
-  log density and gradient once at the start. The momentum starts as blackjax's ``init`` draws it,
-  a uniform unit vector (drawn in the first step). The suite's ``mclmc`` (``minimal_norm`` or
-  ``leapfrog``) starts at rest and does not hide non-finite steps.
+- ``sgld``: :math:`x' = x + \epsilon g(x) + \sqrt{2T\epsilon}\,\xi`, the suite's standard convention
+  with ``step_size`` :math:`h = \epsilon`;
+- ``sghmc``: the Chen form with :math:`h = \epsilon^2`, friction :math:`\alpha\epsilon`, ``noise_estimate``
+  :math:`\beta T^2`, ``refresh_every`` :math:`L`; but explicit Euler, :math:`L` gradient evaluations on one
+  minibatch per call, and a refresh from :math:`\mathcal N(0, 1)` whatever :math:`T`;
+- ``sgnht``: the Chen form with :math:`h = \epsilon^2`, ``diffusion`` :math:`\alpha\epsilon`, thermostat
+  :math:`\xi\epsilon`; but explicit Euler;
+- ``mclmc``: blackjax's MCLMC kernel, (len(coefficients) - 1) / 2 gradient evaluations per step; its
+  non-finite steps are reverted, and the adapter counts them in ``State.nan_steps``.
 
-float32 chains: the suite runs JAX in 64-bit mode, where blackjax's ``generate_gaussian_noise``
-(``util.py`` lines 66-91, via ``linear_map``'s promotion with the float64 scalar sigma) returns float64
-noise for a float32 position. SGLD and SGNHT then return float64 states (the adapters round them back
-to the chain's dtype); SGHMC's own inner ``lax.scan`` fails outright on the changed carry, so its
-adapter runs the kernel on a float64 copy of the position and rounds the result.
+float32 chains: blackjax returns float64 noise under JAX's 64-bit mode; the adapters round the state
+back to the chain's dtype (SGHMC runs on a float64 copy of the position).
+
+Conventions line by line and notes: docs/tutorial.md, section bench.adapters.blackjax.
 """
 
 from __future__ import annotations

@@ -1,63 +1,25 @@
 r"""posteriors' SGMCMC updates under the suite's NumPy driver, one chain at a time, in float64.
 
 ``sgld``, ``sghmc``, ``sgnht``, ``baoa`` and ``sglrw`` call ``posteriors.sgmcmc.<name>.update`` (and
-``init`` for the momenta) unchanged. Each step converts the NumPy state to torch tensors and back;
-the ``batch`` posteriors passes to ``log_posterior(params, batch)`` is the step's oracle, and
-``log_posterior`` is a ``torch.autograd.Function`` whose value and gradient are the oracle's
-``value_and_grad`` (one evaluation; ``torch.func.grad_and_value`` reads the gradient from its
-backward, never from torch autograd through a model). posteriors draws from torch's global
-generator (``torch.randn_like``, ``torch.rand_like``): each step seeds it from the step's ``seed``
-draw (``bench.adapters._seeds``) and restores the caller's generator state afterwards, so runs are
-reproducible, but the variates are torch's: the suite cannot feed shared draws to them.
+``init`` for the momenta) unchanged. The ``batch`` posteriors passes to ``log_posterior(params, batch)``
+is the step's oracle (one gradient evaluation per step for every adapter), and torch's global generator
+is seeded from the step's ``seed`` draw, so runs are reproducible, but the variates are torch's.
 
-**Convention** (posteriors ``docs/log_posteriors.md``; every ``build`` docstring): the log posterior
-is averaged over the data, :math:`\ell = \log p / N`, and the temperature is usually :math:`\tau = 1/N`,
-so that :math:`\exp(\ell/\tau) = p`. The adapters take ``num_data`` :math:`N` (default 1) and hand
-posteriors :math:`\ell = \log p/N` of the suite's target; ``temperature`` :math:`\tau` defaults to
-:math:`1/N`, which samples the suite's target at temperature 1 whatever :math:`N`. In general the
-suite's temperature is :math:`T = N\tau`. With ``lr`` :math:`\epsilon`, :math:`g = \nabla\log p`
-(the oracle's), momenta :math:`m` of scale ``sigma`` :math:`\sigma`, friction ``alpha`` :math:`\alpha`:
+**Convention** (posteriors ``docs/log_posteriors.md``): posteriors sees :math:`\ell = \log p/N` with
+``num_data`` :math:`N` (default 1) and ``temperature`` :math:`\tau` (default :math:`1/N`); the suite's
+temperature is :math:`T = N\tau`. With ``lr`` :math:`\epsilon`, momentum scale ``sigma`` :math:`\sigma` and
+friction ``alpha`` :math:`\alpha`, each adapter is the suite's sampler (``to_reference``) at:
 
-- ``sgld`` (``sgmcmc/sgld.py`` lines 113-135): :math:`x' = x + \epsilon\,g/N + \sqrt{\epsilon\tau(2 -
-  \epsilon\tau\beta)}\,\xi`: the suite's ``sgld`` (standard convention) with step size
-  :math:`h = \epsilon/N` and :math:`T = N\tau` (for :math:`\beta = 0`; the suite's sgld has no noise
-  correction).
-- ``sglrw`` (``sgmcmc/sglrw.py`` lines 86-158): steps :math:`\pm\sqrt{2\epsilon\tau}`
-  with :math:`P(+) = (1 + \mathrm{clip}(\epsilon g/(N\sqrt{2\epsilon\tau}), -1, 1))/2`: the suite's
-  ``sglrw`` with :math:`h = \epsilon/N`, :math:`T = N\tau`, exactly.
-- ``sghmc`` (``sgmcmc/sghmc.py`` lines 146-176): :math:`x' = x + \epsilon\sigma^{-2} m`, :math:`m' = m +
-  \epsilon g(x)/N - \epsilon\sigma^{-2}\alpha m + \sqrt{\epsilon\tau(2\alpha - \epsilon\tau\beta)}\,\xi`,
-  the gradient at the OLD position and the position moved with the OLD momentum: explicit Euler. With
-  :math:`v = \epsilon\sigma^{-2} m` it is the suite's Chen-form ``sghmc`` with :math:`h = \epsilon^2/(\sigma^2 N)`,
-  friction :math:`\epsilon\alpha/\sigma^2`, ``noise_estimate`` :math:`\beta T^2` (posteriors' :math:`\beta`
-  is the noise variance of :math:`\nabla\ell/\tau = g/T`), :math:`T = N\tau`, but with the explicit
-  integrator the suite does not offer (unstable when :math:`h\lambda` exceeds the per-step friction).
-- ``sgnht`` (``sgmcmc/sgnht.py`` lines 155-189): as ``sghmc`` with the friction
-  :math:`\epsilon\sigma^{-2}\xi m` of a thermostat :math:`\xi' = \xi + \epsilon(\sigma^{-2}\overline{m^2} - \tau)`
-  that reads the OLD momentum, and the position moved with the OLD momentum: the suite's Chen-form
-  ``sgnht`` with :math:`h = \epsilon^2/(\sigma^2 N)`, ``diffusion`` :math:`\epsilon\alpha/\sigma^2`,
-  thermostat :math:`\epsilon\xi/\sigma^2`, :math:`T = N\tau`, explicit Euler (the suite's Chen form reads
-  the new momentum in both). The thermostat starts at ``initial_thermostat`` (default :math:`\alpha`;
-  posteriors' ``build`` passes ``xi or alpha``, turning a requested 0 into :math:`\alpha`; the adapter
-  calls ``init``, which does not, and keeps the thermostat in float64 where ``init`` stores
-  ``torch.tensor(xi)`` in float32).
-- ``baoa`` (``sgmcmc/baoa.py`` lines 151-180): B :math:`m \mathrel{+}= \epsilon g/N`, A
-  :math:`x \mathrel{+}= \tfrac\epsilon2\sigma^{-2}m`, O :math:`m \leftarrow e^{-\gamma\epsilon}m +
-  \sigma\sqrt{\tau(1 - e^{-2\gamma\epsilon})}\,\xi` (:math:`\gamma = \alpha/\sigma^2`), A: the suite's
-  ``sghmc`` with ``integrator="splitting"`` (A O A B; posteriors' B A O A is the same cycle started one
-  kick earlier, so the positions agree in law), Chen form, :math:`h = \epsilon^2/(\sigma^2N)`, friction
-  :math:`\epsilon\alpha/\sigma^2`, :math:`T = N\tau`. posteriors computes :math:`\gamma` as
-  ``torch.tensor(alpha * prec)``, in float32, so :math:`e^{-\gamma\epsilon}` and the noise scale are
-  rounded to float32 even for float64 parameters: at :math:`\gamma\epsilon = 10^{-5}` the injected
-  variance is about 0.1 % high; at :math:`10^{-7}` 10.6 % low with the friction 19 % high; at
-  :math:`10^{-8}` both round to 0 (deterministic dynamics without friction).
+- ``sgld``, ``sglrw``: step size :math:`h = \epsilon/N` (the standard convention), exactly;
+- ``sghmc``, ``sgnht``: the Chen form with :math:`h = \epsilon^2/(\sigma^2 N)`, friction or diffusion
+  :math:`\epsilon\alpha/\sigma^2`, but with the explicit Euler integrator, which the suite does not offer;
+- ``baoa``: ``sghmc`` with ``integrator="splitting"``, the same :math:`h` and friction (posteriors
+  computes the friction in float32).
 
-The momenta start as posteriors' ``init`` makes them (drawn in the first step from its seed):
-``initial_momenta=None`` is its default, :math:`\mathcal N(0, 1)` per coordinate whatever
-:math:`\tau` and :math:`\sigma` (the stationary law is :math:`\mathcal N(0, \sigma^2\tau)`, so with
-:math:`\tau = 1/N` the chain starts :math:`N/\sigma^2` times too hot in kinetic energy, and the friction
-cools it only at the per-step rate :math:`\epsilon\alpha/\sigma^2`); a number starts every momentum there.
-One gradient evaluation per step for every adapter.
+The momenta start as posteriors' ``init`` makes them, :math:`\mathcal N(0, 1)` per coordinate whatever
+:math:`\tau` and :math:`\sigma`.
+
+Conventions line by line and notes: docs/tutorial.md, section bench.adapters.posteriors.
 """
 
 from __future__ import annotations

@@ -1,43 +1,23 @@
 r"""The gate's cells: fixed (sampler, target, noise, hyperparameters, chains, steps) settings.
 
-Every cell starts its chains at exact draws of the target, so its statistics carry no burn-in
-bias, and reads each chain's time averages of :math:`x_i` and :math:`(x_i - \mu_i)^2`: chains are
-independent replicates, so the checks' standard errors come from the spread over chains.
+Every cell starts its chains at exact draws of the target and reads each chain's time averages of
+:math:`x_i` and :math:`(x_i - \mu_i)^2`, so chains are independent replicates. No cell sits at a setting
+where a factor of an update vanishes (gradient-noise variance 2, T = 0.5, frictions and diffusions not
+1). ``quick`` (the CI gate), 64 chains x 4000 steps per cell unless said otherwise:
 
-No cell sits at a setting where a factor of an update vanishes (issue 18: a gate is only as good
-as the bugs it can see): the gradient-noise variance is 2, not 1; every sampler that has a
-temperature runs at T = 0.5; frictions and diffusions are not 1 (SGHMC's practical friction 3,
-SGNHT's diffusion 2, PX-SGHMC's expanded friction 5); cyclical SGLD has an exploration stage;
-Welling & Teh's convention has its own cell; the clipped samplers have a cell where the clip binds
-(``icg4`` with condition number 16 and gradient-noise variance 16: about a third of the drift
-components are clipped); and every minibatch-capable sampler runs on ``linreg`` (8 of 40 points, so
-N/B = 5).
-
-``quick`` (the CI gate), 64 chains x 4000 steps per cell unless said otherwise:
-
-- every registered sampler once on ``icg4`` (4-d ICG, condition number 4, rotated, isotropic
-  gradient noise of variance 2; the PX samplers on it as one 1 x 4 layer,
-  :func:`targets.single_layer`; MILE, a full-batch method, with exact gradients), at steps
-  where the slowest coordinate relaxes in 100 steps or less;
+- every registered sampler once on ``icg4`` (MILE with exact gradients);
 - variants: SGLD in Welling & Teh's convention, SGHMC in Chen's form with a noise estimate and a
   momentum refresh, Clipped-SGLD and SGLRW where the clip binds;
 - every minibatch-capable sampler on ``linreg``;
-- exact-law cells (``exact_law``): the linear samplers (SGLD in both conventions, SGLD-CV, pSGLD
-  with a frozen preconditioner, SGHMC and SGHMC-CV in both forms and integrators) checked against
-  the exact expected time average of their discrete law (``reference.linear_laws``), not a
-  measured design bias, with 1024 chains, so a change of 0.04 in r is detected;
-- reference cells (``backend="numpy"``): every sampler's NumPy reference step on its ``icg4``
-  setting, 16 chains x 500 steps, checked against the same design bias as the JAX cell.
+- exact-law cells (``exact_law``), 1024 chains, checked against ``reference.linear_laws``;
+- reference cells (``backend="numpy"``), 16 chains x 500 steps.
 
-``full`` adds the ``icg4`` cells again at a larger step (twice, unless the sampler's settings say
-otherwise: where the design bias is larger) and with exact gradients.
+``full`` adds the ``icg4`` cells again at a larger step and with exact gradients. Each sampler's file
+declares its cells (``samplers._benchmarks.GateSettings``) and the target wrapper it needs; this module
+holds what every cell shares: the targets, the temperature, the chains and steps. Each group of a suite
+lists the samplers in the order of ``samplers.names()``.
 
-Each sampler's file declares its cells (``samplers._benchmarks.GateSettings``: its hyperparameters
-on ``icg4`` and ``linreg``, variants, exact-law settings, burn-in, exact gradients, heavy tails:
-where the design runs' excess kurtosis of a per-chain statistic is far above the at most 2.5 to 3
-of the other cells) and the target wrapper it needs; this module holds what every cell shares: the
-targets, the temperature (added to the hyperparameters of a sampler that has one), the chains and
-steps. Each group of a suite lists the samplers in the order of ``samplers.names()``.
+Why each setting, and the cells in full: docs/gates.md, section bench.gate.cells.
 """
 
 from __future__ import annotations

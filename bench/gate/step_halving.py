@@ -1,38 +1,22 @@
 r"""Is a claimed reference configuration consistent, i.e. does its bias shrink with the step?
 
-``sgbench validate`` (``bench.gate.validate``) compares a candidate with the suite's sampler it claims,
-allowing the reference's bias at the claimed configuration. That is sound only if the reference
-itself samples the target there. Where no stored design bias covers the configuration, the
-reference is held to truth by its order in the step: a method whose bias comes from the step
-with order :math:`p \ge 1` has :math:`\beta(h/2) \approx \beta(h)/2^p`.
-
-The reference runs at step :math:`h` and again at :math:`h/2` for twice the steps (every other
-hyperparameter as claimed; :func:`halved`). Per statistic :math:`s` (the standardised mean error
-and the relative second-moment error :math:`r`, both against the law the reference samples) and
-coordinate :math:`i`, with :math:`\hat\beta_{si}`, :math:`\hat\beta'_{si}` the means over the
-independent chains of the two runs and :math:`se`, :math:`se'` their standard errors,
+Where no stored design bias covers a configuration claimed in ``sgbench validate``
+(``bench.gate.validate``), the reference is held to truth by its order in the step: a method whose bias
+comes from the step with order :math:`p \ge 1` has :math:`\beta(h/2) \approx \beta(h)/2^p`. The reference
+runs at step :math:`h` and again at :math:`h/2` for twice the steps (:func:`halved`). Per statistic
+:math:`s` (the standardised mean error, the relative second-moment error :math:`r`) and coordinate
+:math:`i`, with :math:`\hat\beta_{si}`, :math:`\hat\beta'_{si}` the means over the chains of the two runs and
+:math:`se`, :math:`se'` their standard errors,
 
 .. math:: z_{si} = \operatorname{sign}(\hat\beta_{si})\,(\hat\beta'_{si} - \hat\beta_{si}/2)
           \big/ \sqrt{se'^2_{si} + se^2_{si}/4}.
 
-The check fails when :math:`\max_{si} z_{si}` exceeds the one-sided Student critical value
-:math:`t_\nu(1 - \alpha/(2d))` (Bonferroni over the :math:`2d` statistics and coordinates;
-:math:`\nu = \min(n, n') - 1`, the conservative degrees of freedom of a two-sample difference with
-unequal variances). Under :math:`|\beta'| \le |\beta|/2` (same sign) its false-failure rate is at most
-:math:`\alpha`; where the true :math:`\beta_{si} = 0` the estimated sign makes the numerator's mean
-:math:`-E|\hat\beta_{si}|/2 \le 0` (conservative). It detects, with probability 0.9, an excess
-:math:`\operatorname{sign}(\beta)(\beta' - \beta/2)` of :math:`\delta_{0.9}\sqrt{se'^2 + se^2/4}`
-(``detectable``; :math:`\delta_{0.9}` the noncentral-t quantile, ``reference.checks.result``).
+The check fails when :math:`\max_{si} z_{si}` exceeds :math:`t_\nu(1 - \alpha/(2d))`,
+:math:`\nu = \min(n, n') - 1` (false-failure rate at most :math:`\alpha` under :math:`|\beta'| \le |\beta|/2`).
+It catches a bias that does not shrink with the step (a random walk, PX's prior, fixed per-step
+parameters), not a bias of the right order but the wrong size.
 
-What it catches: a bias that does not shrink with the step. A gradient-free random walk started at
-exact draws has :math:`r \propto h\,n` (:math:`n` steps), so :math:`\beta' = \beta`; PX's prior bias
-and any bias that stays at fixed per-step parameters (a per-step friction or diffusion, a momentum
-refresh every :math:`L` steps, Chen's form of SGHMC and SGNHT) do not halve either. What it cannot
-see: a bias of the right order but wrong size (that is the candidate's checks' job, and the stored
-design biases'). The gate's chains start at exact draws of the untempered target, so at a
-temperature :math:`T \ne 1` the run also carries a transient of the relaxation from
-:math:`\Sigma` to :math:`T\Sigma`, the same in both runs (same simulated time for a first-order
-method): it adds about half of itself to the numerator.
+Derivation and notes: docs/gates.md, section bench.gate.step_halving.
 """
 
 from __future__ import annotations

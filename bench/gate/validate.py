@@ -1,39 +1,22 @@
 r"""``sgbench validate MODULE:OBJECT``: is a sampler someone wrote correct, and how fast is it?
 
 The object is a :class:`samplers.Sampler` in the suite's contract, or an adapter of another
-library's sampler (:mod:`bench.adapters`). It runs on the gate's targets (``icg4``: 4-d ICG with
-isotropic gradient noise; ``linreg``: a 2-d Bayesian linear regression with minibatches of 8 of
-40 points) with the gate's chains and steps, from exact draws, and is checked with the gate's
-tier-2 checks (``bench.gate.truth``). What it is checked against depends on its claim
-(``--claims``, an adapter's claim, or its own name when that is registered; :func:`resolve_claim`):
+library's sampler (:mod:`bench.adapters`). It runs on the gate's targets (``icg4``, ``linreg``) with the
+gate's chains and steps, from exact draws, and is checked with the gate's tier-2 checks
+(``bench.gate.truth``) against what it claims (:func:`resolve_claim`):
 
-- *Another implementation of a suite sampler*: the suite's implementation runs with the same
-  hyperparameters (translated by the adapter's ``to_reference``) on 8 times the chains, and its
-  bias at this step is the bias allowed: the candidate must agree with truth shifted by the
-  reference's bias, per coordinate, within both standard errors, and its b^2 may not exceed the
-  reference's. The reference is itself held to truth, so that two identical wrong samplers cannot
-  agree: against the stored design bias of the gate cell with exactly these settings
-  (``bench.gate.design_bias``), or else by halving its step (``bench.gate.step_halving``: its
-  bias must at least halve).
-- *The suite's sampler itself* (the registered object, or one whose steps come from the module
-  of the registered one's): it is never compared with itself, but with the stored design bias of
-  the gate cell with exactly these settings, or else with exact truth, no bias allowed.
-- *No claim*: exact truth, no bias allowed; run it at a step small enough.
-
-"Exact truth" is the law the sampler is asked for: :math:`\mathcal N(\mu, T\Sigma)` at a
-hyperparameter ``temperature`` :math:`T` (both targets are Gaussian; the suite's convention
-:math:`p^{1/T}`). The chains start at exact draws of the untempered target, so at :math:`T \ne 1`
-the relaxation to :math:`T\Sigma` is part of the measured error.
+- *another implementation of a suite sampler*: truth shifted by the bias of the suite's implementation
+  at this step (8 times the chains), the reference itself held to truth by the stored design bias or by
+  halving its step (``bench.gate.step_halving``);
+- *the suite's sampler itself*: the stored design bias of the gate cell with these settings, or else
+  exact truth;
+- *no claim*: exact truth, :math:`\mathcal N(\mu, T\Sigma)` at ``temperature`` :math:`T`.
 
 **Error budget.** The validation fails by chance with probability at most ``ALPHA_RUN`` = 1e-3
-when the candidate and the reference are right: Bonferroni over all its statistical checks
-(candidate and reference, every target). The verdict is FAIL when any check fails; its first
-line says whether the candidate disagrees, or the claimed reference does not sample the target.
+(Bonferroni over all its statistical checks). The HTML report is ``validate_<name>.html``. Exit status 0
+only on a pass.
 
-The HTML report (``validate_<name>.html``, characters other than letters, digits, ``_.-`` in
-the name made ``_``) gives the verdict, the candidate's checks, the reference's checks against
-truth, b^2, the KL of the diagonal Gaussian fit and the KSD (of 1000 thinned draws) beside the
-reference's, and the time per gradient evaluation of both. Exit status 0 only on a pass.
+The claims, the error budget and the report in full: docs/gates.md, section bench.gate.validate.
 """
 
 from __future__ import annotations

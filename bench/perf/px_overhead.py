@@ -2,49 +2,18 @@ r"""PX-SGHMC's time and memory overhead against SGHMC on the digits BNN (the PX 
 analysis, appendix B.6 and Table 7 of ``seeds/004_36ef435241ec6d1f.txt``: +5 % time and +1 % GPU
 memory for c = d = 1 on a ResNet-20 with batch 256).
 
-Both samplers run the practical form of the PX paper's Algorithm 3 (friction 100; PX-SGHMC's P and
-Q coordinates 1, table 11) at the same step size on ``targets.get("bnn", task="classification")``
-(digits, MILE's two hidden layers of 16 units; ``--hidden`` and ``--batch-size`` change them), with
-the JAX driver (``bench.running.jax_driver.CompiledGrid``), float32, ``--chains`` chains x ``--steps``
-steps, PX-SGHMC with expansion (c, d) = (1, 1). Measured, per sampler:
-
-- ``us_per_chain_step``: wall time of one run of the compiled program divided by chains x steps,
-  the best of ``--repeats`` runs; compilation excluded (the program is compiled and run once
-  before the timed runs). ``compile_s``: its compile time.
-- ``parameters``: the length of the sampled position (Table 7's "space in theory"): the target's
-  dimension for SGHMC, the expanded dimension for PX-SGHMC (the momentum doubles both).
-- ``state_bytes``: the bytes of the sampler state of all chains as the driver carries it (SGHMC:
-  position, momentum, counter; PX-SGHMC: the mapped-back position, the expanded position and
-  momentum, counter).
-- ``xla_temp_bytes``, ``xla_total_bytes``: XLA's buffer sizes of the compiled program
-  (``memory_analysis``: temporaries; temporaries + arguments + outputs).
-- ``peak_rss_mb`` (unless ``--no-rss``): the peak resident memory (Linux ``VmHWM``; elsewhere
-  ``ru_maxrss``, which on Linux would keep the parent's high-water mark across ``exec``) of a fresh
-  Python process that imports the suite, builds the target and makes one whole ``bench.run`` of the
-  same size (compile, run, score), and ``rss_baseline_mb`` of the same process without the run;
-  most of it is the runtime (Python, JAX, XLA), so the difference between the samplers is what PX
-  adds.
-
-The ``overhead (relative)`` row is PX-SGHMC relative to SGHMC, (PX - SGHMC) / SGHMC. Run::
+Both samplers run the practical form of the PX paper's Algorithm 3 at the same step size on
+``targets.get("bnn", task="classification")`` with the JAX driver, float32, PX-SGHMC with expansion
+(c, d) = (1, 1). Measured per sampler: ``us_per_chain_step`` (the best of ``--repeats`` runs,
+compilation excluded), ``compile_s``, ``parameters``, ``state_bytes``, ``xla_temp_bytes``,
+``xla_total_bytes``, and ``peak_rss_mb`` and ``rss_baseline_mb`` (unless ``--no-rss``); the
+``overhead (relative)`` row is (PX - SGHMC) / SGHMC. Run::
 
     sgbench px-overhead [--chains 10] [--steps 2000] [--repeats 5] [--batch-size 32]
 
 Timings depend on the machine and its load; the run prints its settings with the table.
 
-Measured (2-core CPU, JAX 0.10.2, float32, 10 chains x 2000 steps, best of 5): on an idle
-machine, per chain-step 38.7 us (SGHMC) against 129.6 us (PX-SGHMC) at batch 32, +235 %; 1482
-against 6702 sampled parameters (+352 %), sampler state +402 % (the mapped-back position too), XLA
-buffers +177 %, peak RSS 1033 against 1826 MB (+77 %; 311 MB without the run). With other jobs
-running: 83-88 against 240-295 us at batch 32, and 132 against 271 us (+105 %) with
-``--batch-size 256``. Far from the
-paper's +5 % time and +1 % memory, for reasons of scale, not of implementation: here the
-expanded matrices dominate. The input layer's Q is 64 x 64 for a 64 x 16 weight matrix (the
-paper's convolutions expand channels only, adding 2/k^2 of a kernel's parameters), so the
-products of eq. (9), their pullback and the mapped-back position take four matrix products of
-64 x 64 x 16 and several of 64 x 16 x 16 per chain-step (about 0.34 M multiply-adds), more than
-the minibatch forward and backward pass of this small network at batch 32 (about 0.14 M), which a
-ResNet at batch 256 dwarfs; and the driver's per-block buffers of draws grow with the sampled
-dimension (the paper's memory is dominated by activations).
+What each column measures, and the measured overhead: docs/performance.md, section bench.perf.px_overhead.
 """
 
 from __future__ import annotations

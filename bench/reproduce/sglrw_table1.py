@@ -2,53 +2,23 @@ r"""Table 1 of the SGLRW paper at a reduced scale: KL between the linear-regress
 Gaussian fit of the samples, for SGLD, SGLRW and Clipped-SGLD, by minibatch size B and base step size.
 
 The paper (``seeds/002_f49e4b1a9ef6e505.txt``, section 5.2 and Table 1): Bayesian linear regression
-(eq. 19-20) with N = 1000, d = 20, :math:`\theta^* \sim N(0, I)`, :math:`\sigma^2 = 1.5`,
-:math:`\tau = 10^{-2}` (the defaults of ``targets.get("linreg")``); minibatch gradients of size B scaled by
-N/B (eq. 6; ``noise="minibatch"``); 2000 parallel particles, 10,000 iterations, the decaying
-schedule :math:`\delta_t = \delta(1 + t)^{-0.55}` (``schedule={"kind": "polynomial_decay"}``); the score
-is the analytic :math:`KL(N(\mu, \Sigma)\,\|\,N(m, S))` from the true posterior to the Gaussian fit
-(mean and covariance) of the samples (``reference.metrics.kl_to_fit``, direction "truth_to_fit").
+(eq. 19-20) with N = 1000, d = 20 (the defaults of ``targets.get("linreg")``); minibatch gradients of
+size B scaled by N/B (eq. 6; ``noise="minibatch"``); the decaying schedule
+:math:`\delta_t = \delta(1 + t)^{-0.55}` (``schedule={"kind": "polynomial_decay"}``); the score is the
+analytic :math:`KL(N(\mu, \Sigma)\,\|\,N(m, S))` from the true posterior to the Gaussian fit of the
+particles' final positions (``reference.metrics.kl_to_fit``). Here with fewer particles (default 500)
+and the paper's 10,000 iterations; the table gives each KL with a bootstrap standard error, its excess
+over the exact-sampling floor, and the expected KL of the moment recursion of SGLD and SGLRW
+(:func:`predicted_moments`, :func:`expected_fit_kl`).
 
-**Which samples.** The fit is of the particles' final positions (one draw per particle after the
-10,000 iterations), not of all iterates: the paper's "Monte Carlo reference KL is 0.055201" is what
-the fit of 2000 exact draws gives (its expectation, ``exact_sampling_kl(20, 2000)``, is 0.0585),
-whereas the fit of 2000 x 10,000 iterates would have a floor near 10^-5; and the table's KLs at
-large B level off at 0.051 - 0.058, on that 2000-draw floor. Here each particle is a chain run for
-``num_iterations - 1`` burn-in steps and one kept step (``bench.run_grid`` with ``keep_samples``; the
-step sizes of one sampler and B run as one vmapped grid, with common random numbers).
-
-**Reduced scale.** Fewer particles (default 500), the paper's 10,000 iterations (the schedule, hence
-the final step size and the bias, depends on the number of iterations; the number of particles only
-sets the sampling noise of the fit). The exact-sampling floor grows as :math:`\approx d(d+3)/(4n)`
-with n particles (0.247 at n = 500 against 0.0585 at 2000), so the table also gives the *excess* KL
-over that floor, ours and the paper's, roughly comparable across particle numbers (not exactly:
-the floor is not additive, an over-dispersed fit lowers it); the Monte Carlo reference (the fit of
-``num_particles`` exact posterior draws, as the paper's) shows the floor of one realisation, and
-each KL comes with a bootstrap standard error.
-
-**Prediction.** For SGLD (exactly) and SGLRW (ignoring its clip) the particles' mean and covariance
-follow a closed recursion on this target (:func:`predicted_moments`), so the expected KL of the fit
-of n particles is known (:func:`expected_fit_kl`); the table shows it beside ours. It matches our
-runs, and it shows that in the stated setting SGLD's minibatch-noise bias after 10,000 decaying
-steps is small (predicted KL of infinitely many particles 0.24 at B = 8, 0.02 at B = 32, 0.002 at
-B = 128 for the base step 10^-3), far below the paper's SGLD column (19.8, 2.4, 0.26 above its
-floor): the paper's run must differ from its stated setting in something that multiplies the
-gradient noise's effect (data scale, initialisation, step-size convention; not published), so the
-reproduction recovers the ordering at B = 8 but not the magnitudes, and at B >= 32 the gap that
-the acceptance check asks about is below the sampling noise of any affordable number of particles.
-
-Differences from the paper that remain: the paper's data set is not published (here
-``data_seed=0``, design matrix with standard normal entries); minibatches are drawn with
-replacement (``targets.noise.minibatch``; the paper's ``posteriors`` loader is not stated); the
-particles start at the posterior mean (the target's initial position; the paper does not state
-its initialisation); float64 by default.
-
-Reproduce (the default scale: 6 minutes on 2 shared CPU cores, 12 under a load of 6; most of it
-at B = 128, whose 128 minibatch indices per chain-step dominate)::
+Reproduce (the default scale: 6 minutes on 2 shared CPU cores)::
 
     python -c "from bench.reproduce.sglrw_table1 import main; main()"
 
 or, in Python, ``table = reproduce(); print(render(table))``.
+
+Which samples, the reduced scale, the prediction and the differences from the paper:
+docs/reproductions.md, section bench.reproduce.sglrw_table1.
 """
 
 from __future__ import annotations

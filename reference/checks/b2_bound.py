@@ -1,35 +1,20 @@
 r"""A bound on the squared relative error :math:`b^2` of second moments (a chi-square bound).
 
-Per coordinate :math:`i = 1..d`, :math:`r_i` is an estimated error of a second moment, e.g. the relative
-error :math:`r_i = (m_i - E[x_i^2]) / E[x_i^2]` of the estimate :math:`m_i` (or, for Hoffman & Sountsov's
-:math:`b^2`, :math:`(m_i - E[x_i^2]) / \operatorname{sd}[x_i^2]`), with standard error :math:`\tau_i`, and
-:math:`\hat b^2 = \frac1d \sum_i r_i^2`. Under the CLT :math:`r_i = \delta_i + \tau_i Z_i` with :math:`Z_i`
-standard normal (independent across coordinates, or not: only their squares' sum enters below),
-where the bias :math:`\delta` satisfies :math:`\frac1d\sum_i \delta_i^2 \le f`, the floor (the step-size bias
-the method has by design; 0 for an unbiased estimate). By the triangle inequality in
-:math:`\mathbb R^d` (norm :math:`\lVert v\rVert = (\frac1d\sum_i v_i^2)^{1/2}`),
-
-.. math:: \sqrt{\hat b^2} \le \lVert\delta\rVert + \lVert\tau Z\rVert
-          \le \sqrt f + \tau_{max} \sqrt{\chi^2_d / d},
-
-with :math:`\chi^2_d = \sum_i Z_i^2` for independent coordinates. :func:`b2_check` passes iff
+Per coordinate :math:`i = 1..d`, :math:`r_i` is an estimated error of a second moment (e.g. the relative
+error :math:`(m_i - E[x_i^2]) / E[x_i^2]` of the estimate :math:`m_i`), with standard error :math:`\tau_i`,
+and :math:`\hat b^2 = \frac1d \sum_i r_i^2`. For a bias within the floor :math:`f`
+(:math:`\frac1d\sum_i \delta_i^2 \le f`), :func:`b2_check` passes iff
 
 .. math:: \sqrt{\hat b^2} \le \sqrt f + \tau_{max}\sqrt{q/d}, \qquad q = \chi^2_d(1 - \alpha),
 
-so it fails with probability at most :math:`\alpha` whenever the bias is within the floor (at most:
-both inequalities are loose unless :math:`\delta = 0` and all :math:`\tau_i` are equal, where the rate is
-exactly :math:`\alpha`). When the :math:`\tau_i` are themselves estimated from ``df`` + 1 replicates,
-:math:`q = d\,F_{d, df}(1 - \alpha)` replaces the chi-square quantile: for a common :math:`\tau`,
-:math:`\hat b^2 / \hat\tau^2 \sim (\chi^2_d/d) / (\chi^2_{df}/df) = F_{d, df}` (the largest estimate
-:math:`\hat\tau_{max}` is at least that of the coordinate with the largest :math:`\tau`, which keeps it
-conservative for unequal ones).
-
-Power, by the reverse triangle inequality: :math:`\sqrt{\hat b^2} \ge \lVert\delta\rVert - \tau_{max}\sqrt{\chi^2_d/d}`,
-and :math:`\chi^2_d \le q_{0.9}` (the 0.9 quantile of the same law) with probability 0.9, so a squared bias
+so it fails with probability at most :math:`\alpha` (:math:`q = d\,F_{d, df}(1 - \alpha)` when the
+:math:`\tau_i` are estimated from ``df`` + 1 replicates). A squared bias
 
 .. math:: \lVert\delta\rVert^2 \ge \big(\sqrt f + \tau_{max}\sqrt{q/d} + \tau_{max}\sqrt{q_{0.9}/d}\big)^2
 
 fails the check with probability at least 0.9: that is ``detectable``, in :math:`b^2` units.
+
+Derivation: docs/gates.md, section reference.checks.b2_bound.
 """
 
 from __future__ import annotations

@@ -4,36 +4,19 @@ replicates' own spread, so no autocorrelation model is needed.
 
 For replicates :math:`x_1..x_n` (per coordinate) with mean :math:`\bar x`, variance :math:`s^2`
 (``ddof = 1``) and third central moment :math:`\hat\mu_3`, the statistic of :math:`H_0: E[x] = \mu_0` is
-Student's :math:`t = (\bar x - \mu_0)/(s/\sqrt n)` with :math:`n - 1` degrees of freedom, exact for
-Gaussian replicates and up to the CLT otherwise. The leading CLT error is the replicates'
-skewness, which makes the far tails of :math:`t` asymmetric; Johnson (1978), "Modified t tests and
-confidence intervals for asymmetrical populations", JASA 73:536-544, corrects it to first order:
+Student's :math:`t = (\bar x - \mu_0)/(s/\sqrt n)`, or Johnson's (1978, JASA 73:536-544) skewness-corrected
 
 .. math:: t_J = \Big(d + \frac{\hat\mu_3}{6 s^2 n} + \frac{\hat\mu_3 d^2}{3 s^4}\Big) \Big/ (s/\sqrt n),
-          \qquad d = \bar x - \mu_0.
+          \qquad d = \bar x - \mu_0
 
-(:math:`t_J` is not monotone in :math:`d`: where :math:`\hat\mu_3 d < 0` it turns at
-:math:`|d| = 3 s^4/(2|\hat\mu_3|)`, i.e. :math:`3\sqrt n/(2|\hat\gamma|)` standard errors from :math:`\mu_0`
-(:math:`\hat\gamma` the sample skewness), and changes sign at twice that: 34 standard errors for
-:math:`n = 500, \hat\gamma = 1`, far from the critical values, but 3.4 for :math:`n = 20, \hat\gamma = 2`.
-Beyond the turning point :func:`johnson_t` returns Student's t, so that a huge deviation is never
-accepted. Use it with many replicates; with few, Student's t at a reduced nominal level.)
+(:func:`johnson_t`, Student's t beyond its turning point). :func:`mean_check` tests
+:math:`|E[x] - \mu_0| \le a` per coordinate as two one-sided tests at the Bonferroni critical value
+:math:`t_c = t_{n-1}(1 - \alpha/(2m))` over :math:`m` coordinates (family-wise false-failure rate at most
+:math:`\alpha`); it detects a deviation of :math:`a + \delta_{0.9}\,\widehat{se}` with probability 0.9.
+:func:`law_check` adds power against named wrong answers, each rejected with probability at least
+:math:`1 - \alpha_{sure}` by design.
 
-:func:`mean_check` tests :math:`|E[x] - \mu_0| \le a` (allowance :math:`a \ge 0`) per coordinate as
-two one-sided tests, :math:`t(\mu_0 + a) \le t_c` and :math:`t(\mu_0 - a) \ge -t_c`, with the
-two-sided Bonferroni critical value :math:`t_c = t_{n-1}(1 - \alpha/(2m))` over :math:`m` coordinates
-(``alternative="greater"`` or ``"less"``: one side, :math:`t_c = t_{n-1}(1 - \alpha/m)`). Family-wise
-false-failure rate at most :math:`\alpha` (exactly :math:`1 - (1 - \alpha/m)^m \approx \alpha` for
-independent Gaussian coordinates without allowance). Detectable deviation, per coordinate:
-:math:`a + \delta_{0.9}\,\widehat{se}`, :math:`\delta_{0.9}` the noncentrality at which the one-sided t-test
-rejects with probability 0.9 (about :math:`t_c + z_{0.9}`; see ``result.detection_quantile``), exact
-for Student's t on Gaussian replicates; Johnson's correction adds noise under alternatives (simulated
-power at that deviation: 0.87 with 20 replicates, 0.90 from about 100).
-
-:func:`law_check` adds power against named wrong answers (the discrete-time law ignoring a term,
-a wrong temperature, ...): each must be rejected with probability at least :math:`1 - \alpha_{sure}`
-by design (its largest standardized distance beyond the allowance exceeds the detection quantile at
-that probability) and be rejected by the data.
+Derivation and notes: docs/gates.md, section reference.checks.replicates.
 """
 
 from __future__ import annotations
