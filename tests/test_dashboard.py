@@ -1,8 +1,9 @@
 """``sgbench dashboard``: a tiny real asv run, its site published offline, rendered by headless Chromium.
 
-The rendering tests need Debian's chromium at /usr/bin/chromium (``apt-get install -y chromium``) and skip without
-it; ``--offline`` fetches asv's JavaScript libraries once with npm. Two negative checks show that the detectors fail
-on a page whose script throws and on a site whose graph data is missing.
+The rendering tests need ``chromium`` on PATH (Debian: ``apt-get install -y chromium``) and the offline site,
+whose JavaScript libraries ``--offline`` fetches once with npm; each skips, saying which is absent. Serving the
+site (``--serve``) needs neither. Two negative checks show that the detectors fail on a page whose script throws
+and on a site whose graph data is missing.
 """
 
 from __future__ import annotations
@@ -26,11 +27,12 @@ from bench.perf import dashboard
 from bench.cli import main
 
 REPO = Path(__file__).resolve().parents[1]
-CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM = shutil.which("chromium")
+NPM = shutil.which("npm")
 BENCHMARK = "sgld_icg.TimeNumpyDriver.time_run"
 MACHINE = "sgbench-test-machine"
-needs_chromium = pytest.mark.skipif(not CHROMIUM.exists(), reason=f"{CHROMIUM} is absent: the dashboard rendering "
-                                                                 "tests need `apt-get install -y chromium`")
+needs_chromium = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not on PATH: the dashboard rendering "
+                                                              "tests need it (`apt-get install -y chromium`)")
 # Chromium logs each console message of a page as `...:CONSOLE:LINE] "MESSAGE", source: URL (LINE)`
 # (older builds: `CONSOLE(LINE)]`).
 CONSOLE_LINE = re.compile(r"CONSOLE[(:]\d*\)?\]\s*\"(?P<message>.*)\", source: (?P<source>\S*)")
@@ -53,8 +55,8 @@ def write_config(folder: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def published(tmp_path_factory):
-    """A real `sgbench asv --quick` of one cheap benchmark and its site published with --offline."""
+def asv_results(tmp_path_factory) -> Path:
+    """The config of a real `sgbench asv --quick` of one cheap benchmark, its results beside it."""
     folder = tmp_path_factory.mktemp("asv")
     config = write_config(folder)
     with pytest.MonkeyPatch.context() as patch:
@@ -62,6 +64,16 @@ def published(tmp_path_factory):
         status = main(["asv", "--quick", "--bench", BENCHMARK, "--config", str(config), "--machine", MACHINE])
     assert status == 0
     assert dashboard.has_results(folder / "results")
+    return config
+
+
+@pytest.fixture(scope="module")
+def published(asv_results):
+    """The results' site published with --offline (npm fetches asv's JavaScript libraries once)."""
+    if NPM is None:
+        pytest.skip("npm is not on PATH: the offline site's JavaScript libraries are fetched with npm "
+                    "(`apt-get install -y npm`)")
+    config, folder = asv_results, asv_results.parent
     site = folder / "www" / "site"
     assert main(["dashboard", "--config", str(config), "--out", str(site), "--offline",
                  "--assets", str(folder / "assets")]) == 0
@@ -196,9 +208,9 @@ def test_detector_reports_a_site_without_its_graph_data(server, published, tmp_p
     assert any(path.split("?")[0].endswith(f"{BENCHMARK}.json") for path, _ in failed_requests(requests, since))
 
 
-def test_serve_publishes_and_serves_until_ctrl_c(published):
-    config, out = published.parent.parent / "asv.conf.json", published.parent / "served"
-    log = published.parent / "serve.log"
+def test_serve_publishes_and_serves_until_ctrl_c(asv_results):
+    config, out = asv_results, asv_results.parent / "served"
+    log = asv_results.parent / "serve.log"
     with log.open("w") as stream:
         process = subprocess.Popen([sys.executable, "-m", "bench.cli", "dashboard", "--config", str(config), "--out",
                                     str(out), "--serve", "--port", "0"], cwd=REPO, stdout=stream, stderr=stream)

@@ -87,7 +87,8 @@ def test_readme_is_short_and_keeps_its_opening_commands():
     readme = (ROOT / "README.md").read_text()
     assert len(readme.splitlines()) <= 220
     first_block = re.search(r"```bash\n(.*?)```", readme, re.DOTALL).group(1)
-    assert first_block.splitlines() == ["python -m pip install -e . && sgbench run",
-                                        'python -m pip install -e ".[test]" && python -m pytest']
+    assert first_block.splitlines() == [
+        "python3 -m venv .venv && . .venv/bin/activate && python -m pip install -e . && sgbench run",
+        'python3 -m venv .venv && . .venv/bin/activate && python -m pip install -e ".[test]" && python -m pytest']
     for link in re.findall(r"\]\((docs/[^)#]+)", readme):
         assert (ROOT / link).is_file(), link
