@@ -174,16 +174,21 @@ def _load_csv(path: pathlib.Path, label: str):
 
 
 def _load_npz(path: pathlib.Path, label: str):
-    try:
+    unreadable = ValueError(f"data file {str(path)!r} is not a readable .npz archive of numeric arrays (numpy.savez "
+                            "of features and labels; object arrays are refused: loading them can run code)")
+    try:  # numpy's own messages suggest allow_pickle, which would run code from the file: not repeated
         archive = np.load(path, allow_pickle=False)
-    except (OSError, ValueError) as error:
-        raise ValueError(f"data file {str(path)!r} is not a readable .npz archive: {error}") from None
+    except (OSError, ValueError):
+        raise unreadable from None
     with archive:
         missing = [name for name in ("X", label) if name not in archive.files]
         if missing:
             raise ValueError(f"data file {str(path)!r} lacks array(s) {missing}; it has {sorted(archive.files)}, "
                              f"and needs 'X' (features) and {label!r} (labels)")
-        features, labels = archive["X"], archive[label]
+        try:
+            features, labels = archive["X"], archive[label]
+        except (OSError, ValueError):
+            raise unreadable from None
     return checked(features, labels, f"data file {str(path)!r}")
 
 

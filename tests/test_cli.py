@@ -89,7 +89,11 @@ def test_an_adhoc_sweep_on_the_reference_backend(capsys, tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("argv, named", [
     (["run", "--sampler", "nope", "--target", "icg", "--step-size", "0.1"], ["'nope'", "sgld"]),
-    (["run", "--sampler", "sgld", "--target", "icg", "--step-size", "-0.1"], ["step_size", "> 0"]),
+    (["run", "--sampler", "sgld", "--target", "icg", "--step-size", "-0.1"], ["--step-size", "> 0"]),
+    (["run", "--sampler", "sgld", "--target", "icg", "--step-size", "-1e-3"], ["--step-size", "> 0", "-0.001"]),
+    (["run", "--sampler", "sgld", "--target", "icg", "--step-size", "1e-3", "-1e-3"], ["--step-size", "> 0"]),
+    (["run", "--sampler", "sgld", "--target", "icg", "--step-size", "1e-3", "--sampler-param", "step_size=0.1"],
+     ["given twice", "--step-size"]),
     (["run", "--sampler", "sgld", "--target", "nope", "--step-size", "0.1"], ["'nope'", "icg"]),
     (["run", "--sampler", "sgld", "--target", "icg", "--step-size", "0.1", "--target-param", "colour=red"],
      ["colour", "dim"]),
@@ -108,6 +112,7 @@ def test_an_adhoc_sweep_on_the_reference_backend(capsys, tmp_path, monkeypatch):
      ["JSON"]),
 ])
 def test_bad_input_exits_2_with_a_one_line_message(capsys, tmp_path, argv, named):
+    """Each bad value is refused by name before any work starts, and nothing is written."""
     status, _, err = _run(capsys, *argv, "--db", str(tmp_path / "r.sqlite"), "--out", str(tmp_path / "out"))
     assert status == 2
     assert err.startswith("sgbench: error:") and len(err.strip().splitlines()) == 1
@@ -137,3 +142,24 @@ def test_module_entry_point_in_a_subprocess(tmp_path):
                           check=False, capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert "unknown sampler 'nope'" in done.stderr
+
+
+@pytest.mark.parametrize("command", [["run", "--suite", "tiny"], ["report"], ["gate"]])
+def test_unusable_paths_exit_2_naming_the_flag_before_any_work(capsys, tmp_path, command):
+    a_file = tmp_path / "a_file"
+    a_file.write_text("")
+    store = tmp_path / "r.sqlite"
+    if command == ["report"]:  # report reads an existing store
+        assert _run(capsys, "run", "--suite", "tiny", "--db", str(store), "--out", str(tmp_path / "first"),
+                    "--no-progress")[0] == 0
+    for flag, value, words in [("--out", a_file, "--out names a file"),
+                               ("--out", a_file / "below", "is a file"),
+                               ("--db", tmp_path, "--db names a folder"),
+                               ("--db", a_file / "r.sqlite", "--db: cannot create the folder")]:
+        if command == ["report"] and flag == "--db":
+            continue  # report's --db must exist: its own error
+        paths = {"--db": str(store), "--out": str(tmp_path / "out"), flag: str(value)}
+        status, _, err = _run(capsys, *command, *[x for item in paths.items() for x in item])
+        assert status == 2 and err.startswith("sgbench: error:") and len(err.strip().splitlines()) == 1, err
+        assert words in err
+    assert not (tmp_path / "out").exists()

@@ -398,6 +398,12 @@ def test_bad_files_are_named_errors(tmp_path):
     np.savez(tmp_path / "c.npz", X=np.ones(3), y=np.ones(3))
     with pytest.raises(ValueError, match=r"features must be a 2-d array, got shape \(3,\)"):
         datasets.load_file(tmp_path / "c.npz")
+    (tmp_path / "garbage.npz").write_bytes(b"garbage")
+    np.savez(tmp_path / "objects.npz", X=np.array([{"a": 1}] * 3, dtype=object), y=np.ones(3))
+    for name in ("garbage.npz", "objects.npz"):  # refused without advising allow_pickle, which runs code
+        with pytest.raises(ValueError, match="not a readable .npz archive of numeric arrays") as raised:
+            datasets.load_file(tmp_path / name)
+        assert "allow_pickle" not in str(raised.value)
     np.savez(tmp_path / "d.npz", X=np.array([[1.0, np.nan]]), y=np.ones(1))
     with pytest.raises(ValueError, match="NaN"):
         datasets.load_file(tmp_path / "d.npz")

@@ -26,21 +26,21 @@ status 2. Each command module has ``add_parser(commands)``, which sets the handl
 
 from __future__ import annotations
 
-import argparse
 import sys
 
 from bench.cli import (asv, baseline, dashboard, design_bias, gate, listing, nuts_speed, px_overhead, reference,
                        report, reproduce, run, speed, validate)
+from bench.cli._common import Parser
 from bench.sweeps.store import StoreError
 
 COMMANDS = (listing, run, report, reproduce, reference, gate, baseline, design_bias, validate, asv, dashboard, speed,
             px_overhead, nuts_speed)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser() -> Parser:
     """The ``sgbench`` parser with every command of ``COMMANDS``."""
-    parser = argparse.ArgumentParser(prog="sgbench", description=__doc__.split("\n\n")[0])
-    commands = parser.add_subparsers(dest="command", required=True)
+    parser = Parser(prog="sgbench", description=__doc__.split("\n\n")[0])
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
     for command in COMMANDS:
         command.add_parser(commands)
     return parser
@@ -55,7 +55,7 @@ def main(argv=None) -> int:
         return exit_.code
     try:
         return args.handler(args, argv)
-    except (ValueError, TypeError, LookupError, StoreError) as error:
+    except (ValueError, TypeError, LookupError, StoreError, OSError) as error:
         print(f"sgbench: error: {error}", file=sys.stderr)
         return 2
 

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import argparse
 import json
+import math
+import os
+import re
 import sys
 from pathlib import Path
 
@@ -12,6 +16,58 @@ DEFAULT_OUT = Path("reports") / "latest"
 
 class UsageError(ValueError):
     """A command line that asks for something inconsistent (exit status 2)."""
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, reading ``-1e-3`` as a (negative) number, not as an option, so that a bad value gets its
+    own error naming the flag and the accepted range instead of "expected one argument"."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._negative_number_matcher = re.compile(r"^-(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$|^-(inf|nan)$")
+
+
+def positive_numbers(values, flag: str) -> list[float]:
+    """``values`` if every one is a finite number > 0; else a UsageError naming ``flag``."""
+    bad = [v for v in values if not (math.isfinite(v) and v > 0)]
+    if bad:
+        raise UsageError(f"{flag} takes finite numbers > 0, got {bad[0]:g}")
+    return list(values)
+
+
+def _writable_folder(folder: Path, flag: str, create: bool) -> None:
+    """UsageError naming ``flag`` unless ``folder`` is (or, below its nearest existing ancestor, can be made)
+    a writable folder; ``create`` makes it now (a store is written at once, a report only at the end)."""
+    if create:
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise UsageError(f"{flag}: cannot create the folder {folder} ({error.strerror})") from None
+    existing = next(p for p in (folder, *folder.parents) if p.exists())
+    if not existing.is_dir():
+        raise UsageError(f"{flag}: {existing} is a file, so {folder} cannot be a folder")
+    if not os.access(existing, os.W_OK):
+        raise UsageError(f"{flag}: the folder {existing} is not writable")
+
+
+def store_file(path: Path, flag: str = "--db") -> Path:
+    """``path`` if a results store can be written there (a file in a writable folder, made if missing);
+    else a UsageError naming ``flag``, before any work starts."""
+    path = Path(path)
+    if path.is_dir():
+        raise UsageError(f"{flag} names a folder ({path}); give a file, e.g. {path / 'results.sqlite'}")
+    _writable_folder(path.parent, flag, create=True)
+    return path
+
+
+def output_folder(path: Path, flag: str = "--out") -> Path:
+    """``path`` if pages can be written into it (a writable folder, or one that can be made there: the
+    writer makes it); else a UsageError naming ``flag``, before any work starts."""
+    path = Path(path)
+    if path.exists() and not path.is_dir():
+        raise UsageError(f"{flag} names a file ({path}); give a folder for the report")
+    _writable_folder(path, flag, create=False)
+    return path
 
 
 def parse_value(text: str):

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from bench.cli._common import DEFAULT_DB, DEFAULT_OUT, progress
+from bench.cli._common import DEFAULT_DB, DEFAULT_OUT, output_folder, progress, store_file
 from bench.gate.cells import GATE_SUITES
 
 
@@ -42,6 +42,7 @@ def execute(args, argv) -> int:
     from bench.gate.runner import reseed, run_gate
     from bench.sweeps.store import ResultsStore
 
+    output_folder(args.out)
     use_baseline = not args.no_baseline
     if args.power:
         return _power(args)
@@ -59,6 +60,7 @@ def execute(args, argv) -> int:
                           {"Failure rate per check": per_check}, {})
         print(f"report: {page}")
         return 0
+    store_file(args.db)
     outcome = run_gate(args.suite, args.seed, args.baseline, use_baseline, progress=progress)
     with ResultsStore(args.db) as store:
         for rep in outcome.replicates:

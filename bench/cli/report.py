@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bench.cli._common import UsageError
+from bench.cli._common import UsageError, output_folder
 from bench.cli.run import add_store_options
 
 
@@ -18,6 +18,7 @@ def execute(args, argv) -> int:
 
     if not args.db.is_file():
         raise UsageError(f"no results store at {args.db}; run `sgbench run --db {args.db}` first")
+    output_folder(args.out)
     with ResultsStore(args.db) as store:
         print(f"report: {write_report(store, args.out)}")
     return 0

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bench.cli._common import DEFAULT_OUT
+from bench.cli._common import DEFAULT_OUT, output_folder
 
 
 def add_parser(commands) -> None:
@@ -26,6 +26,7 @@ def execute(args, argv) -> int:
     from bench.html import render_page
     from bench.reproduce import sglrw_table1
 
+    output_folder(args.out)
     table = sglrw_table1.reproduce(num_particles=args.particles, num_iterations=args.iterations, seed=args.seed,
                                    progress=not args.no_progress)
     print(sglrw_table1.render(table))

@@ -6,7 +6,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from bench.cli._common import DEFAULT_DB, DEFAULT_OUT, UsageError, parse_key_values
+from bench.cli._common import (DEFAULT_DB, DEFAULT_OUT, UsageError, output_folder, parse_key_values, positive_numbers,
+                               store_file)
 from bench.running.config import BACKENDS, DTYPES, RunConfig
 from bench.sweeps import run_suites
 
@@ -63,6 +64,9 @@ def entries_from_args(args) -> tuple[list[run_suites.Entry], str | None]:
     given = {name: getattr(args, name) for name in _CONFIG_OPTIONS}
     config = RunConfig(**{name: value for name, value in given.items() if value is not None})
     sampler_params = parse_key_values(args.sampler_param, "--sampler-param")
+    if "step_size" in sampler_params:
+        raise UsageError("the step size is given twice: use --step-size alone, not --sampler-param step_size=...")
+    positive_numbers(args.step_size, "--step-size")
     entry = run_suites.Entry(args.sampler, args.target, parse_key_values(args.target_param, "--target-param"),
                          run_suites.step_size_grid(args.step_size, **sampler_params), config)
     return [entry], None
@@ -75,6 +79,8 @@ def execute(args, argv) -> int:
     from bench.sweeps.sweep import points, run_suite
 
     entries, suite_name = entries_from_args(args)
+    store_file(args.db)
+    output_folder(args.out)
     keys = {(p.config_hash, p.seed) for entry in entries for p in points(entry)}
     with ResultsStore(args.db) as store:
         try:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from bench.cli._common import DEFAULT_OUT, UsageError
+from bench.cli._common import DEFAULT_OUT, UsageError, output_folder
 
 
 def add_parser(commands) -> None:
@@ -35,6 +35,7 @@ def execute(args, argv) -> int:
             raise UsageError(f"--{option.replace('_', '-')} must be an integer >= 1, got {getattr(args, option)}")
     if args.grid_steps < 0:
         raise UsageError(f"--grid-steps must be an integer >= 0 (0 leaves the grid out), got {args.grid_steps}")
+    output_folder(args.out)
     names = args.sampler or samplers.names()
     for name in names:
         samplers.get(name)  # an unknown name lists the registered ones

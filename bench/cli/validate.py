@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bench.cli._common import DEFAULT_OUT, parse_key_values, progress
+from bench.cli._common import DEFAULT_OUT, output_folder, parse_key_values, progress
 
 
 def add_parser(commands) -> None:
@@ -32,6 +32,7 @@ def execute(args, argv) -> int:
     from bench.adapters import load_sampler
     from bench.gate.validate import validate
 
+    output_folder(args.out)
     verdict = validate(load_sampler(args.sampler), params=parse_key_values(args.param, "--param"),
                        claims=args.claims, targets=args.targets, seed=args.seed, num_chains=args.chains,
                        num_steps=args.steps, out=args.out, progress=progress)
