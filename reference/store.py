@@ -1,7 +1,10 @@
 """Stored gold-standard references in ``reference/data/``: per target, ``<name>-<params hash>.npz``
 (the thinned draws, float32, compressed) and a ``.json`` header with the moments, their Monte
 Carlo standard errors, the diagnostics, the provenance (command, seed, library versions) and the
-sha256 of the ``.npz``. Loading checks the checksum and that the header is the target's."""
+sha256 of the ``.npz``, and ``header_sha256``, the sha256 of the header's own canonical JSON (every
+field but itself). Loading checks both checksums, so that neither the draws nor anything the gates
+read from the header (moments, standard errors, diagnostics, parameters) can be edited by hand, and
+that the header is the target's."""
 
 from __future__ import annotations
 
@@ -80,6 +83,12 @@ def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+def header_digest(header: dict) -> str:
+    """sha256 of ``header``'s canonical JSON (sorted keys, no spaces), ``header_sha256`` left out."""
+    body = {key: value for key, value in header.items() if key != "header_sha256"}
+    return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
 def save(target, stored, diagnostics: dict, provenance: dict, directory=None) -> tuple[Path, Path]:
     """Write ``stored`` draws (chains, draws, dim) and their header for ``target``; return the paths."""
     npz, header_path = paths(target, directory)
@@ -91,13 +100,15 @@ def save(target, stored, diagnostics: dict, provenance: dict, directory=None) ->
     header = {"format_version": FORMAT_VERSION, "target": target.name, "params": canonical_params(target),
               "dim": int(target.dim), "draws_file": npz.name, "sha256": _sha256(npz), "moments": moments,
               "diagnostics": diagnostics, **provenance}
+    header["header_sha256"] = header_digest(header)
     header_path.write_text(json.dumps(header, indent=1) + "\n")
     return npz, header_path
 
 
 def read_header(target, directory=None) -> dict:
     """The verified header of ``target``'s reference: ReferenceFileError if a file is missing, the
-    header is not ``target``'s, or the draws' sha256 differs from the header's."""
+    header is not ``target``'s, the header was edited (its ``header_sha256``), or the draws' sha256
+    differs from the header's."""
     npz, header_path = paths(target, directory)
     for path in (header_path, npz):
         if not path.is_file():
@@ -107,6 +118,10 @@ def read_header(target, directory=None) -> dict:
         header = json.loads(header_path.read_text())
     except json.JSONDecodeError as error:
         raise ReferenceFileError(f"reference header {header_path} is not valid JSON: {error}") from None
+    if header.get("header_sha256") != header_digest(header):
+        raise ReferenceFileError(f"reference header {header_path} was edited after it was built (its moments, "
+                                 "diagnostics or parameters no longer match its header_sha256); rebuild it with "
+                                 f"`sgbench reference build {target.name}` and the target's --param values")
     if header.get("target") != target.name or header.get("params") != canonical_params(target):
         raise ReferenceFileError(f"reference header {header_path} is for {header.get('target')!r} with params "
                                  f"{header.get('params')}, not for {target!r}")

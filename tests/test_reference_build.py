@@ -103,12 +103,34 @@ def test_stored_reference_checksum_and_corruption(icg_reference, tmp_path):
         store.load(target, tmp_path)
 
 
+@pytest.mark.parametrize("edit", ["mean", "mean_se", "diagnostics", "seed"])
+def test_a_hand_edited_header_is_refused(icg_reference, tmp_path, edit):
+    """One digit of what the gates read (a moment, its standard error), a diagnostic or the provenance."""
+    target, directory = icg_reference
+    npz, header = store.paths(target, directory)
+    shutil.copy(npz, tmp_path / npz.name)
+    text = header.read_text()
+    content = json.loads(text)
+    if edit in ("mean", "mean_se"):
+        content["moments"][edit][0] = float(f"{content['moments'][edit][0]:.6g}".replace("1", "2", 1)) + 1e-3
+    elif edit == "diagnostics":
+        content["diagnostics"]["max_rhat"] = 1.0
+    else:
+        content["seed"] = content["seed"] + 1
+    assert content != json.loads(text)
+    (tmp_path / header.name).write_text(json.dumps(content, indent=1) + "\n")
+    with pytest.raises(store.ReferenceFileError, match="was edited after it was built") as raised:
+        store.load(target, tmp_path)
+    assert str(tmp_path / header.name) in str(raised.value) and "sgbench reference build icg" in str(raised.value)
+
+
 def test_mismatched_or_missing_reference_is_refused(icg_reference, tmp_path):
     target, directory = icg_reference
     npz, header = store.paths(target, directory)
     shutil.copy(npz, tmp_path / npz.name)
     content = json.loads(header.read_text())
     content["params"]["dim"] = 4
+    content["header_sha256"] = store.header_digest(content)  # a consistent header, of another target
     (tmp_path / header.name).write_text(json.dumps(content))
     with pytest.raises(store.ReferenceFileError, match="not for"):
         store.load(target, tmp_path)
