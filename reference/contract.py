@@ -16,7 +16,6 @@ import dataclasses
 
 import numpy as np
 
-from reference.metrics import ess, split_rhat
 from base.arguments import integer_at_least, positive_finite
 
 
@@ -60,6 +59,8 @@ def thin(draws, num_stored: int) -> np.ndarray:
 def violations(result, contract: Contract) -> tuple[list[str], dict, np.ndarray]:
     """The failed checks of ``result`` (a ``NutsResult``) as messages naming the check and its
     values, the diagnostics (a JSON-ready dict), and the thinned draws."""
+    from reference.metrics import ess, split_rhat  # ArviZ, imported when a contract is applied
+
     failures = []
     chains = result.draws.shape[0]
     if not np.all(np.isfinite(result.draws)):

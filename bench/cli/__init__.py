@@ -31,7 +31,6 @@ import sys
 from bench.cli import (asv, baseline, dashboard, design_bias, gate, listing, nuts_speed, px_overhead, reference,
                        report, reproduce, run, speed, validate)
 from bench.cli._common import Parser
-from bench.sweeps.store import StoreError
 
 COMMANDS = (listing, run, report, reproduce, reference, gate, baseline, design_bias, validate, asv, dashboard, speed,
             px_overhead, nuts_speed)
@@ -55,7 +54,7 @@ def main(argv=None) -> int:
         return exit_.code
     try:
         return args.handler(args, argv)
-    except (ValueError, TypeError, LookupError, StoreError, OSError) as error:
+    except (ValueError, TypeError, LookupError, OSError) as error:  # bench.sweeps.store.StoreError is a ValueError
         print(f"sgbench: error: {error}", file=sys.stderr)
         return 2
 

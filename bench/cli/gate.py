@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pandas as pd
-
 from bench.cli._common import DEFAULT_DB, DEFAULT_OUT, output_folder, progress, store_file
 from bench.gate.cells import GATE_SUITES
 
@@ -38,6 +36,8 @@ def add_parser(commands) -> None:
 
 
 def execute(args, argv) -> int:
+    import pandas as pd
+
     from bench.html import error_bar_figure, write_page
     from bench.gate.runner import reseed, run_gate
     from bench.sweeps.store import ResultsStore
@@ -93,6 +93,8 @@ def execute(args, argv) -> int:
 def _power(args) -> int:
     """``sgbench gate --power``: exit 0 when the gate alone catches at least ``POWER_AIM`` of the
     planted bugs that change a cell's law."""
+    import pandas as pd
+
     from bench.html import write_page
     from bench.gate.power import POWER_AIM, gate_share, measure_power
 

@@ -24,16 +24,16 @@ import math
 from pathlib import Path
 
 import numpy as np
-import scipy.stats
+from typing import TYPE_CHECKING
 
-from bench.gate.replicates import Replicates
-from reference.checks import CheckResult
+if TYPE_CHECKING:  # the CLI reads DEFAULT_SEEDS without loading JAX and SciPy
+    from bench.gate.replicates import Replicates
+    from reference.checks import CheckResult
 
 DIRECTORY = Path(__file__).resolve().parents[2] / "reports" / "baselines"
 DEFAULT_SEEDS = 32
 SEED = 500  # baseline seeds: disjoint from the gate's (0, 1) and the design bias's (700)
 EXACT = ("grad_evals_per_chain", "num_diverged")
-Z90 = scipy.stats.norm.ppf(0.9)
 
 
 class BaselineError(LookupError):
@@ -111,6 +111,10 @@ def load(path: Path) -> dict:
 
 def compare(cell_name: str, values: dict[str, float], document: dict, alpha: float) -> tuple[CheckResult, list]:
     """(the check, rows of the what-moved table) of one run's metrics against the cell's baseline."""
+    import scipy.stats
+
+    from reference.checks import CheckResult
+
     entry = document["cells"].get(cell_name)
     if entry is None:
         raise BaselineError(f"the baseline has no cell {cell_name!r}; regenerate it with "
@@ -130,7 +134,7 @@ def compare(cell_name: str, values: dict[str, float], document: dict, alpha: flo
         else:
             z = abs(value - mean) / (sd * widen) if sd > 0 else (0.0 if value == mean else math.inf)
             ok = bool(z <= crit)  # NaN (a metric lost) fails
-            detectable[name] = (crit + Z90) * sd * widen
+            detectable[name] = (crit + scipy.stats.norm.ppf(0.9)) * sd * widen
         passed &= bool(ok)
         worst = max(worst, z) if not math.isnan(z) else math.inf
         rows.append({"cell": cell_name, "metric": name, "value": value, "baseline_mean": mean, "baseline_sd": sd,

@@ -88,7 +88,7 @@ VERSIONED_PACKAGES = ("numpy", "jax", "jaxlib", "scipy", "pandas", "sgmcmc-bench
 _JSON_COLUMNS = ("params", "target_params", "config", "diagnostics", "curves", "versions")
 
 
-class StoreError(Exception):
+class StoreError(ValueError):
     """A results store that cannot be used as asked."""
 
 
