@@ -14,6 +14,7 @@ from bench.sweeps import run_suites
 _CONFIG_OPTIONS = ("num_chains", "num_steps", "num_burnin", "thin", "seed", "dtype", "backend", "num_checkpoints",
                    "block_size")
 _ADHOC_ONLY = ("step_size", "target_param", "sampler_param", *_CONFIG_OPTIONS)
+DEFAULTS = RunConfig()  # what an ad-hoc sweep runs with, unless a flag says otherwise (printed by --help)
 
 
 def add_store_options(parser) -> None:
@@ -30,20 +31,26 @@ def add_parser(commands) -> None:
     adhoc.add_argument("--target", help="target name (see `sgbench list targets`)")
     adhoc.add_argument("--step-size", type=float, nargs="+", metavar="H", help="step sizes, one run each")
     adhoc.add_argument("--target-param", action="append", metavar="KEY=VALUE",
-                       help="target parameter (repeatable); VALUE is read as int, float or string")
+                       help="target parameter (repeatable); VALUE is read as int, float or string. The target's "
+                            "own defaults apply otherwise: no gradient noise unless noise=... is given (the "
+                            "quick suite uses noise=isotropic)")
     adhoc.add_argument("--sampler-param", action="append", metavar="KEY=VALUE",
                        help="sampler hyperparameter besides the step size (repeatable); VALUE as for --target-param, "
                             "or JSON, e.g. schedule='{\"kind\": \"cyclical\", \"cycle_length\": 5000}'")
-    adhoc.add_argument("--num-chains", type=int, help="chains per step size (RunConfig default otherwise)")
-    adhoc.add_argument("--num-steps", type=int, help="recorded steps per chain")
-    adhoc.add_argument("--seed", type=int, help="random seed")
-    adhoc.add_argument("--num-burnin", type=int, help="discarded steps per chain before the recorded ones")
-    adhoc.add_argument("--thin", type=int, help="record every THIN-th step")
-    adhoc.add_argument("--num-checkpoints", type=int, help="record the running b^2 at about this many steps")
+    adhoc.add_argument("--num-chains", type=int, help=f"chains per step size (default: {DEFAULTS.num_chains})")
+    adhoc.add_argument("--num-steps", type=int, help=f"recorded steps per chain (default: {DEFAULTS.num_steps:,})")
+    adhoc.add_argument("--seed", type=int, help=f"random seed (default: {DEFAULTS.seed})")
+    adhoc.add_argument("--num-burnin", type=int, help="discarded steps per chain before the recorded ones "
+                       f"(default: {DEFAULTS.num_burnin})")
+    adhoc.add_argument("--thin", type=int, help=f"record every THIN-th step (default: {DEFAULTS.thin})")
+    adhoc.add_argument("--num-checkpoints", type=int, help="record the running b^2 at about this many steps "
+                       f"(default: {DEFAULTS.num_checkpoints}: none)")
     adhoc.add_argument("--block-size", type=int, help="steps of random numbers the JAX driver draws at once "
-                       "(default 1024; smaller for many chains in high dimension)")
-    adhoc.add_argument("--dtype", help=f"chain dtype, one of {', '.join(DTYPES)}")
-    adhoc.add_argument("--backend", help=f"driver, one of {', '.join(BACKENDS)} (numpy: the float64 reference)")
+                       f"(default: {DEFAULTS.block_size}; smaller for many chains in high dimension)")
+    adhoc.add_argument("--dtype", help=f"chain dtype, one of {', '.join(DTYPES)} (default: {DEFAULTS.dtype}; "
+                       "the quick suite runs float32)")
+    adhoc.add_argument("--backend", help=f"driver, one of {', '.join(BACKENDS)} (default: {DEFAULTS.backend}; "
+                       "numpy: the float64 reference)")
     add_store_options(run)
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
     run.set_defaults(handler=execute)
