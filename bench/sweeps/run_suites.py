@@ -10,7 +10,7 @@ steps at 9 step sizes log-spaced from 1e-4 to 1e-2 plus 0.025, beyond SGLD's sta
 h < 2/100 (largest precision 100), to show a diverged run being reported. The slowest mode
 (variance 100) relaxes in about 1/(0.01 h) steps, so the small step sizes are still biased by
 the start at the mean after 10^6 steps and the large ones by discretisation: b^2 is U-shaped in
-h. About 35 s on 2 CPU cores, compile included. ``tiny``: the same with 2 chains, 2 step sizes
+h (its run time: docs/running.md). ``tiny``: the same with 2 chains, 2 step sizes
 and 2000 steps, for tests (seconds).
 
 ``langevin``: every Langevin-family sampler on the same ICG and noise, 10 float32 chains of 10^6
