@@ -4,10 +4,12 @@ with a diverged grid point reported rather than dropped."""
 import base64
 import re
 
+import numpy as np
+import pandas as pd
 import pytest
 
 import bench
-from bench.sweeps.report import format_table, write_report
+from bench.sweeps.report import B2, format_table, no_truth_note, write_report
 from bench.sweeps.store import ResultsStore
 
 
@@ -55,3 +57,13 @@ def test_report_from_a_frame_and_from_an_empty_store(store, tmp_path):
     assert format_table(frame.iloc[:0]) == "(no runs)"
     with pytest.raises(TypeError, match="store_or_frame"):
         write_report("results.sqlite", tmp_path / "c")
+
+
+def test_a_target_without_truth_is_said_in_words():
+    """b² is missing because the target has no truth (not because every chain diverged): the note names it."""
+    frame = pd.DataFrame({"target": ["bnn", "icg", "icg"], "num_chains": [2, 2, 2],
+                          "num_diverged_chains": [0, 2, 0], B2: [np.nan, np.nan, 0.1]})
+    note = no_truth_note(frame)
+    assert note.startswith("no known truth for target bnn ") and "sgbench reference build" in note
+    assert no_truth_note(frame.iloc[1:]) == ""  # icg: one run diverged, one has its b²
+    assert no_truth_note(frame.drop(columns=B2).iloc[:1]) == no_truth_note(frame.iloc[:1])  # no b² column at all

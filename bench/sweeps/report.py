@@ -11,6 +11,7 @@ import dataclasses
 import io
 import json
 import math
+import textwrap
 from pathlib import Path
 
 import numpy as np
@@ -141,12 +142,26 @@ def display_frame(frame: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(columns).reset_index(drop=True)
 
 
+def no_truth_note(frame: pd.DataFrame) -> str:
+    """A sentence naming the targets of ``frame`` whose runs have no b² although some chain did not
+    diverge (the target has no known truth at these parameters), or "" when there are none."""
+    alive = frame["num_diverged_chains"] < frame["num_chains"]
+    missing = alive & (frame[B2].isna() if B2 in frame else True)
+    names = sorted(frame.loc[missing, "target"].unique())
+    if not names:
+        return ""
+    return (f"no known truth for target {', '.join(names)} at these parameters (no analytic moments and no stored "
+            "NUTS reference; `sgbench reference build TARGET` makes one), so b² and the other metrics against "
+            "truth are not computed (—)")
+
+
 def format_table(frame: pd.DataFrame) -> str:
-    """The table of runs as plain text for a terminal."""
+    """The table of runs as plain text for a terminal, and why metrics are missing where they are."""
     if frame.empty:
         return "(no runs)"
     table = display_frame(frame).to_string(index=False)
-    return f"settings shared by all runs: {shared_settings(frame)}\n{table}"
+    note = textwrap.fill(no_truth_note(frame), 100)
+    return f"settings shared by all runs: {shared_settings(frame)}\n{table}" + (f"\n{note}" if note else "")
 
 
 def plot_b2(frame: pd.DataFrame) -> bytes:
@@ -277,5 +292,6 @@ def write_report(store_or_frame, out_dir) -> Path:
         sections.append(("Running b² against gradient evaluations",
                          image(running, "running b² against gradient evaluations")))
     sections += [("How to read this", Markup(HOW_TO_READ)), ("Provenance", Markup(_provenance(frame)))]
-    return render_page(path, "sgmcmc-bench report", sections,
-                       intro=Markup(f"{len(frame)} runs from {source}."))
+    note = no_truth_note(frame)
+    intro = Markup(f"{len(frame)} runs from {source}.") + (f" {note[0].upper()}{note[1:]}." if note else "")
+    return render_page(path, "sgmcmc-bench report", sections, intro=intro)
