@@ -11,6 +11,7 @@ import dataclasses
 import io
 import json
 import math
+import re
 import textwrap
 from pathlib import Path
 
@@ -293,5 +294,7 @@ def write_report(store_or_frame, out_dir) -> Path:
                          image(running, "running b² against gradient evaluations")))
     sections += [("How to read this", Markup(HOW_TO_READ)), ("Provenance", Markup(_provenance(frame)))]
     note = no_truth_note(frame)
-    intro = Markup(f"{len(frame)} runs from {source}.") + (f" {note[0].upper()}{note[1:]}." if note else "")
+    runs = f"{len(frame)} run{'s' if len(frame) != 1 else ''}"
+    note = re.sub(r"`([^`]+)`", r"<code>\1</code>", str(escape(f" {note[0].upper()}{note[1:]}."))) if note else ""
+    intro = Markup(f"{runs} from {source}.{note}")
     return render_page(path, "sgmcmc-bench report", sections, intro=intro)
