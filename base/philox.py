@@ -129,16 +129,8 @@ def uniform(key, shape, dtype="float32"):
 def normal(key, shape, dtype="float32"):
     r""":math:`\sqrt 2\,\mathrm{erf}^{-1}(u)`, :math:`u` uniform on (-1, 1): standard normal.
 
-    Args:
-        key: a JAX key of two uint32 words.
-        shape: the shape of the draws.
-        dtype: ``"float32"`` or ``"float64"``.
 
-    Returns:
-        array of ``shape`` and ``dtype``.
-
-    Raises:
-        ValueError: ``dtype`` is neither float32 nor float64.
+    Arguments, result and errors: those of :func:`uniform`.
     """
     u = 2 * uniform(key, shape, dtype) - 1
     u = jnp.maximum(u, np.nextafter(np.array(-1, u.dtype), np.array(0, u.dtype)))
@@ -148,15 +140,7 @@ def normal(key, shape, dtype="float32"):
 def exponential(key, shape, dtype="float32"):
     r""":math:`-\log(1 - u)`, :math:`u` uniform on [0, 1): standard exponential.
 
-    Args:
-        key: a JAX key of two uint32 words.
-        shape: the shape of the draws.
-        dtype: ``"float32"`` or ``"float64"``.
 
-    Returns:
-        array of ``shape`` and ``dtype``.
-
-    Raises:
-        ValueError: ``dtype`` is neither float32 nor float64.
+    Arguments, result and errors: those of :func:`uniform`.
     """
     return -jnp.log1p(-uniform(key, shape, dtype))

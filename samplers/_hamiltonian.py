@@ -183,16 +183,9 @@ def draw_spec(dim: int, params: HamiltonianParams) -> dict[str, Variate]:
 def reference_step(state: State, grad_fn, draws, params: HamiltonianParams):
     """One step, the papers' equations line by line (NumPy, one chain).
 
-    Args:
-        state: the chain's State (position, momentum, step).
-        grad_fn: GradientOracle bound to this step's minibatch or noise draw (or any callable x -> gradient of
-            the log density, shape (dim,)); called once.
-        draws: this step's variates, keyed as draw_spec gives them (``noise``, and ``refresh`` with a
-            refresh).
-        params: validated HamiltonianParams.
-
-    Returns:
-        (new State, Info): the state after one step, and Info with ``num_grad_evals`` 1.
+    Arguments ``(state, grad_fn, draws, params)`` as in the step contract (``samplers._contract``); ``draws``:
+    ``noise``, and ``refresh`` with a refresh. It returns (new State, Info): the state after one step, and Info
+    with ``num_grad_evals`` 1.
     """
     h = params.step_size_at(state.step, np)
     theta, m = state.position, state.momentum
@@ -239,16 +232,7 @@ def coefficients(params: HamiltonianParams, h):
 def optimized_step(state: State, grad_fn, draws, params: HamiltonianParams):
     """The same step from its coefficients (JAX; jit- and vmap-able).
 
-    Args:
-        state: the chain's State (position, momentum, step).
-        grad_fn: GradientOracle bound to this step's minibatch or noise draw (or any callable x -> gradient of
-            the log density, shape (dim,)); called once.
-        draws: this step's variates, keyed as draw_spec gives them (``noise``, and ``refresh`` with a
-            refresh).
-        params: validated HamiltonianParams.
-
-    Returns:
-        (new State, Info): the state after one step, and Info with ``num_grad_evals`` 1.
+    Arguments and result: those of :func:`reference_step`; the step contract is in ``samplers._contract``.
     """
     h = params.step_size_at(state.step, jnp)
     drift, kick, decay = coefficients(params, h)

@@ -169,17 +169,9 @@ def reference_step(state: State, grad_fn, draws, params: NaiveParams):
     preconditioner's moving averages where ``params`` has them, the integrator, then the energy-variance
     tuning where ``params`` has it.
 
-    Args:
-        state: the chain's State.
-        grad_fn: GradientOracle bound to this step's minibatch or noise draw; ``grad_fn.value_and_grad`` is
-            called at the start and after every drift.
-        draws: this step's variates, keyed as draw_spec gives them (none).
-        params: validated NaiveParams, PreconditionedParams, TunedParams or PreconditionedTunedParams (the
-            class selects the preconditioning and the tuning).
-
-    Returns:
-        (new State, Info): the state after one step, and Info with ``num_grad_evals`` 1 plus the integrator's
-        gradients per step (3 with the minimal-norm scheme).
+    Arguments ``(state, grad_fn, draws, params)`` as in the step contract (``samplers._contract``); ``draws``:
+    none. It returns (new State, Info): the state after one step, and Info with ``num_grad_evals`` 1 plus the
+    integrator's gradients per step (3 with the minimal-norm scheme).
     """
     start = state.position
     logdensity, gradient = grad_fn.value_and_grad(start)
@@ -223,17 +215,7 @@ def _reference_tune(state: State, params: TunedParams, previous, at_rest) -> Sta
 def optimized_step(state: State, grad_fn, draws, params: NaiveParams):
     """The same step in JAX (jit- and vmap-able); the tuning's branches are selects.
 
-    Args:
-        state: the chain's State.
-        grad_fn: GradientOracle bound to this step's minibatch or noise draw; ``grad_fn.value_and_grad`` is
-            called at the start and after every drift.
-        draws: this step's variates, keyed as draw_spec gives them (none).
-        params: validated NaiveParams, PreconditionedParams, TunedParams or PreconditionedTunedParams (the
-            class selects the preconditioning and the tuning).
-
-    Returns:
-        (new State, Info): the state after one step, and Info with ``num_grad_evals`` 1 plus the integrator's
-        gradients per step (3 with the minimal-norm scheme).
+    Arguments and result: those of :func:`reference_step`; the step contract is in ``samplers._contract``.
     """
     start = state.position
     logdensity, gradient = grad_fn.value_and_grad(start)

@@ -48,17 +48,9 @@ class Params(LangevinParams):
 def reference_step(state: State, grad_fn, draws, params: Params):
     """One cSGLD step (NumPy, one chain): SGLD, without the noise in the exploration stage of the cycle.
 
-    Args:
-        state: the chain's State (position, step).
-        grad_fn: GradientOracle bound to this step's minibatch or noise draw (or any callable x -> gradient of
-            the log density, shape (dim,)); called once.
-        draws: this step's variates, keyed as draw_spec gives them (``noise``, a standard normal vector of
-            shape (dim,)).
-        params: validated Params.
-
-    Returns:
-        (new State, Info): the state after one step, and Info with ``num_grad_evals`` 1 and ``is_sample``
-        False in the exploration stage.
+    Arguments ``(state, grad_fn, draws, params)`` as in the step contract (``samplers._contract``); ``draws``:
+    ``noise``, a standard normal vector of shape (dim,). It returns (new State, Info): the state after one step,
+    and Info with ``num_grad_evals`` 1 and ``is_sample`` False in the exploration stage.
     """
     h = params.step_size_at(state.step, np)
     sampling = params.schedule.phase(state.step, np) >= params.exploration_fraction
@@ -70,17 +62,7 @@ def reference_step(state: State, grad_fn, draws, params: Params):
 def optimized_step(state: State, grad_fn, draws, params: Params):
     """The same step in JAX (jit- and vmap-able).
 
-    Args:
-        state: the chain's State (position, step).
-        grad_fn: GradientOracle bound to this step's minibatch or noise draw (or any callable x -> gradient of
-            the log density, shape (dim,)); called once.
-        draws: this step's variates, keyed as draw_spec gives them (``noise``, a standard normal vector of
-            shape (dim,)).
-        params: validated Params.
-
-    Returns:
-        (new State, Info): the state after one step, and Info with ``num_grad_evals`` 1 and ``is_sample``
-        False in the exploration stage.
+    Arguments and result: those of :func:`reference_step`; the step contract is in ``samplers._contract``.
     """
     h = params.step_size_at(state.step, jnp)
     sampling = params.schedule.phase(state.step, jnp) >= params.exploration_fraction

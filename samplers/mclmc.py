@@ -144,16 +144,10 @@ def reference_step(state: State, grad_fn, draws, params: Params):
     """One MCLMC step (NumPy, one chain): half a refreshment, the integrator, half a refreshment, then the
     tuning of the step's phase where ``tuning_steps`` has one.
 
-    Args:
-        state: the chain's State, primed.
-        grad_fn: GradientOracle bound to this step's minibatch or noise draw; ``grad_fn.value_and_grad`` is
-            called once per drift.
-        draws: this step's variates, keyed as draw_spec gives them (``refresh``, shape (2, dim)).
-        params: validated Params.
-
-    Returns:
-        (new State, Info): the state after one step, and Info with ``num_grad_evals`` the integrator's
-        gradients per step (2 minimal-norm, 1 leapfrog) and ``is_sample`` False during the tuning phases.
+    Arguments ``(state, grad_fn, draws, params)`` as in the step contract (``samplers._contract``); ``draws``:
+    ``refresh``, shape (2, dim). It returns (new State, Info): the state after one step, and Info with
+    ``num_grad_evals`` the integrator's gradients per step (2 minimal-norm, 1 leapfrog) and ``is_sample`` False
+    during the tuning phases.
     """
     momentum = reference_refresh(state.momentum, state.step_size / 2, state.L, draws["refresh"][0])
     position, momentum, logdensity, gradient, energy_error = integrate(
@@ -171,16 +165,7 @@ def reference_step(state: State, grad_fn, draws, params: Params):
 def optimized_step(state: State, grad_fn, draws, params: Params):
     """The same step in JAX (jit- and vmap-able).
 
-    Args:
-        state: the chain's State, primed.
-        grad_fn: GradientOracle bound to this step's minibatch or noise draw; ``grad_fn.value_and_grad`` is
-            called once per drift.
-        draws: this step's variates, keyed as draw_spec gives them (``refresh``, shape (2, dim)).
-        params: validated Params.
-
-    Returns:
-        (new State, Info): the state after one step, and Info with ``num_grad_evals`` the integrator's
-        gradients per step (2 minimal-norm, 1 leapfrog) and ``is_sample`` False during the tuning phases.
+    Arguments and result: those of :func:`reference_step`; the step contract is in ``samplers._contract``.
     """
     momentum = optimized_refresh(state.momentum, state.step_size / 2, state.L, draws["refresh"][0])
     position, momentum, logdensity, gradient, energy_error = integrate(

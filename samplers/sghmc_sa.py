@@ -109,17 +109,9 @@ def init(position, params: Params) -> State:
 def reference_step(state: State, grad_fn, draws, params: Params):
     """One step, the paper's equations line by line (NumPy, float64, one chain).
 
-    Args:
-        state: the chain's State (position, momentum, step, tau, grad_average, square_average).
-        grad_fn: GradientOracle bound to this step's minibatch or noise draw (or any callable x -> gradient of
-            the log density, shape (dim,)); called once.
-        draws: this step's variates, keyed as draw_spec gives them (``noise``, a standard normal vector of
-            shape (dim,)).
-        params: validated Params.
-
-    Returns:
-        (new State, Info): the state after one step, and Info with ``num_grad_evals`` 1 and ``is_sample``
-        ``step >= burn_in_steps``.
+    Arguments ``(state, grad_fn, draws, params)`` as in the step contract (``samplers._contract``); ``draws``:
+    ``noise``, a standard normal vector of shape (dim,). It returns (new State, Info): the state after one step,
+    and Info with ``num_grad_evals`` 1 and ``is_sample`` ``step >= burn_in_steps``.
     """
     eps = params.step_size_at(state.step, np)
     alpha, temp = params.momentum_decay, params.temperature
@@ -141,17 +133,7 @@ def reference_step(state: State, grad_fn, draws, params: Params):
 def optimized_step(state: State, grad_fn, draws, params: Params):
     """The same step in JAX (jit- and vmap-able); the burn-in branch is a select.
 
-    Args:
-        state: the chain's State (position, momentum, step, tau, grad_average, square_average).
-        grad_fn: GradientOracle bound to this step's minibatch or noise draw (or any callable x -> gradient of
-            the log density, shape (dim,)); called once.
-        draws: this step's variates, keyed as draw_spec gives them (``noise``, a standard normal vector of
-            shape (dim,)).
-        params: validated Params.
-
-    Returns:
-        (new State, Info): the state after one step, and Info with ``num_grad_evals`` 1 and ``is_sample``
-        ``step >= burn_in_steps``.
+    Arguments and result: those of :func:`reference_step`; the step contract is in ``samplers._contract``.
     """
     eps = params.step_size_at(state.step, jnp)
     alpha, temp = params.momentum_decay, params.temperature

@@ -63,16 +63,9 @@ def drift_step(params: Params, step, xp=np):
 def reference_step(state: State, grad_fn, draws, params: Params):
     """One SGLD step, the update of the module docstring (NumPy, one chain).
 
-    Args:
-        state: the chain's State (position, step).
-        grad_fn: GradientOracle bound to this step's minibatch or noise draw (or any callable x -> gradient of
-            the log density, shape (dim,)); called once.
-        draws: this step's variates, keyed as draw_spec gives them (``noise``, a standard normal vector of
-            shape (dim,)).
-        params: validated Params.
-
-    Returns:
-        (new State, Info): the state after one step, and Info with ``num_grad_evals`` 1.
+    Arguments ``(state, grad_fn, draws, params)`` as in the step contract (``samplers._contract``); ``draws``:
+    ``noise``, a standard normal vector of shape (dim,). It returns (new State, Info): the state after one step,
+    and Info with ``num_grad_evals`` 1.
     """
     h = drift_step(params, state.step, np)
     grad = grad_fn(state.position)
@@ -83,16 +76,7 @@ def reference_step(state: State, grad_fn, draws, params: Params):
 def optimized_step(state: State, grad_fn, draws, params: Params):
     """The same step in JAX (jit- and vmap-able).
 
-    Args:
-        state: the chain's State (position, step).
-        grad_fn: GradientOracle bound to this step's minibatch or noise draw (or any callable x -> gradient of
-            the log density, shape (dim,)); called once.
-        draws: this step's variates, keyed as draw_spec gives them (``noise``, a standard normal vector of
-            shape (dim,)).
-        params: validated Params.
-
-    Returns:
-        (new State, Info): the state after one step, and Info with ``num_grad_evals`` 1.
+    Arguments and result: those of :func:`reference_step`; the step contract is in ``samplers._contract``.
     """
     h = drift_step(params, state.step, jnp)
     grad = grad_fn(state.position)

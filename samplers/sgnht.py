@@ -110,16 +110,9 @@ def init(position, params: Params) -> State:
 def reference_step(state: State, grad_fn, draws, params: Params):
     """One step, the papers' equations line by line (NumPy, one chain).
 
-    Args:
-        state: the chain's State (position, momentum, thermostat, step).
-        grad_fn: GradientOracle bound to this step's minibatch or noise draw (or any callable x -> gradient of
-            the log density, shape (dim,)); called once.
-        draws: this step's variates, keyed as draw_spec gives them (``noise``, a standard normal vector of
-            shape (dim,)).
-        params: validated Params.
-
-    Returns:
-        (new State, Info): the state after one step, and Info with ``num_grad_evals`` 1.
+    Arguments ``(state, grad_fn, draws, params)`` as in the step contract (``samplers._contract``); ``draws``:
+    ``noise``, a standard normal vector of shape (dim,). It returns (new State, Info): the state after one step,
+    and Info with ``num_grad_evals`` 1.
     """
     h = params.step_size_at(state.step, np)
     theta, m, xi = state.position, state.momentum, state.thermostat
@@ -156,16 +149,7 @@ def coefficients(params: Params, h):
 def optimized_step(state: State, grad_fn, draws, params: Params):
     """The same step from its coefficients (JAX; jit- and vmap-able).
 
-    Args:
-        state: the chain's State (position, momentum, thermostat, step).
-        grad_fn: GradientOracle bound to this step's minibatch or noise draw (or any callable x -> gradient of
-            the log density, shape (dim,)); called once.
-        draws: this step's variates, keyed as draw_spec gives them (``noise``, a standard normal vector of
-            shape (dim,)).
-        params: validated Params.
-
-    Returns:
-        (new State, Info): the state after one step, and Info with ``num_grad_evals`` 1.
+    Arguments and result: those of :func:`reference_step`; the step contract is in ``samplers._contract``.
     """
     h = params.step_size_at(state.step, jnp)
     friction, kick, drift, rate, target = coefficients(params, h)
