@@ -20,7 +20,10 @@ One module per command:
 ``gate`` and ``validate`` exit with status 1 when a check fails; ``asv`` exits with asv's status.
 
 Bad input (unknown names, parameters out of range) prints one line to stderr and exits with
-status 2. Each command module has ``add_parser(commands)``, which sets the handler
+status 2. Without ``--out``, a command's pages go to a folder of its own under ``reports/history/`` and
+are then copied into ``reports/latest/`` (:mod:`bench.cli._report_folders`). Warnings raised while a
+command runs (NumPy, ArviZ, matplotlib) are counted and summarised at its end (:mod:`bench.cli._warnings`).
+Each command module has ``add_parser(commands)``, which sets the handler
 ``execute(args, argv) -> exit status``.
 """
 
@@ -30,7 +33,9 @@ import sys
 
 from bench.cli import (asv, baseline, dashboard, design_bias, gate, listing, nuts_speed, px_overhead, reference,
                        report, reproduce, run, speed, validate)
+from bench.cli import _report_folders
 from bench.cli._common import Parser
+from bench.cli._warnings import summarised_warnings
 
 COMMANDS = (listing, run, report, reproduce, reference, gate, baseline, design_bias, validate, asv, dashboard, speed,
             px_overhead, nuts_speed)
@@ -52,9 +57,18 @@ def main(argv=None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exit_:
         return exit_.code
+    new_folder = getattr(args, "out", None) is _report_folders.NEW_FOLDER
     try:
-        return args.handler(args, argv)
+        if new_folder:
+            args.out = _report_folders.new_folder(args.command)
+        with summarised_warnings():
+            return args.handler(args, argv)
     except (ValueError, TypeError, LookupError, OSError) as error:  # bench.sweeps.store.StoreError is a ValueError
         print(f"sgbench: error: {error}", file=sys.stderr)
         return 2
+    finally:
+        if new_folder and args.out is not _report_folders.NEW_FOLDER:
+            copies = _report_folders.publish(args.out)
+            if copies:
+                print(f"copied into {copies[0].parent}/: {', '.join(path.name for path in copies)}")
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bench.cli._common import DEFAULT_DB, DEFAULT_OUT, output_folder, progress, store_file
+from bench.cli._common import DEFAULT_DB, output_folder, progress, store_file
+from bench.cli._report_folders import add_out_option
 from bench.gate.cells import GATE_SUITES
 
 
@@ -31,7 +32,7 @@ def add_parser(commands) -> None:
     gate.add_argument("--bug", action="append", metavar="NAME", help="with --power: only this planted bug (repeatable)")
     gate.add_argument("--no-tests", action="store_true", help="with --power: the gate layer only")
     gate.add_argument("--db", type=Path, default=DEFAULT_DB, help=f"results store (default: {DEFAULT_DB})")
-    gate.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"report folder (default: {DEFAULT_OUT})")
+    add_out_option(gate, "the gate's pages")
     gate.set_defaults(handler=execute)
 
 

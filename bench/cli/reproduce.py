@@ -3,9 +3,9 @@ table at reduced scale, printed and written as HTML with its figure."""
 
 from __future__ import annotations
 
-from pathlib import Path
 
-from bench.cli._common import DEFAULT_OUT, output_folder
+from bench.cli._common import output_folder
+from bench.cli._report_folders import add_out_option
 
 
 def add_parser(commands) -> None:
@@ -14,8 +14,7 @@ def add_parser(commands) -> None:
     reproduce.add_argument("--particles", type=int, default=500, help="parallel particles (default: 500; paper: 2000)")
     reproduce.add_argument("--iterations", type=int, default=10_000, help="iterations (default: the paper's 10000)")
     reproduce.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
-    reproduce.add_argument("--out", type=Path, default=DEFAULT_OUT,
-                           help=f"folder for sglrw_table1.html and .png (default: {DEFAULT_OUT})")
+    add_out_option(reproduce, "sglrw_table1.html and .png")
     reproduce.add_argument("--no-progress", action="store_true", help="no progress bar")
     reproduce.set_defaults(handler=execute)
 

@@ -6,8 +6,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from bench.cli._common import (DEFAULT_DB, DEFAULT_OUT, UsageError, output_folder, parse_key_values, positive_numbers,
+from bench.cli._common import (DEFAULT_DB, UsageError, output_folder, parse_key_values, positive_numbers,
                                store_file)
+from bench.cli._report_folders import add_out_option
 from bench.running.config import BACKENDS, DTYPES, RunConfig
 from bench.sweeps import run_suites
 
@@ -20,7 +21,7 @@ DEFAULTS = RunConfig()  # what an ad-hoc sweep runs with, unless a flag says oth
 def add_store_options(parser) -> None:
     """``--db`` and ``--out``, shared with ``sgbench report``."""
     parser.add_argument("--db", type=Path, default=DEFAULT_DB, help=f"results store (default: {DEFAULT_DB})")
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"report folder (default: {DEFAULT_OUT})")
+    add_out_option(parser, "the report")
 
 
 def add_parser(commands) -> None:
@@ -91,7 +92,7 @@ def execute(args, argv) -> int:
     keys = {(p.config_hash, p.seed) for entry in entries for p in points(entry)}
     with ResultsStore(args.db) as store:
         try:
-            new = run_suite(entries, store, suite_name, progress=not args.no_progress)
+            outcome = run_suite(entries, store, suite_name, progress=not args.no_progress)
         except KeyboardInterrupt:
             print(f"sgbench: interrupted; finished runs are saved in {args.db}, run again to resume",
                   file=sys.stderr)
@@ -99,7 +100,8 @@ def execute(args, argv) -> int:
         frame = store.to_frame()
     asked = frame.apply(lambda row: (row["config_hash"], row["seed"]) in keys, axis=1).astype(bool)
     frame = frame[asked & (frame["git_commit"] == store_module.git_commit())]
-    print(f"{len(new)} new runs, {len(keys) - len(new)} already in {args.db}")
+    print(f"{len(outcome.new)} new runs, {outcome.already_stored} already in {args.db}"
+          + (f", {outcome.by_others} computed meanwhile by another sgbench process" if outcome.by_others else ""))
     print(format_table(frame))
     print(f"report: {write_report(frame, args.out)}")
     return 0

@@ -5,9 +5,9 @@ per-chain-step times of every sampler against its random-number floor, SGLD agai
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
-from bench.cli._common import DEFAULT_OUT, UsageError, output_folder
+from bench.cli._common import UsageError, output_folder
+from bench.cli._report_folders import add_out_option
 
 
 def add_parser(commands) -> None:
@@ -20,7 +20,7 @@ def add_parser(commands) -> None:
     speed.add_argument("--no-bnn", action="store_true", help="leave out the 10^5-parameter bnn overhead")
     speed.add_argument("--sampler", action="append", help="only these samplers in the per-sampler table (repeatable)")
     speed.add_argument("--repeats", type=int, default=3, help="timed runs, the best is kept (default: 3)")
-    speed.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"folder for speed.html (default: {DEFAULT_OUT})")
+    add_out_option(speed, "speed.html")
     speed.set_defaults(handler=execute)
 
 

@@ -4,9 +4,9 @@ and the suite's implementation of what it claims (exit 1 when a check fails)."""
 
 from __future__ import annotations
 
-from pathlib import Path
 
-from bench.cli._common import DEFAULT_OUT, output_folder, parse_key_values, progress
+from bench.cli._common import output_folder, parse_key_values, progress
+from bench.cli._report_folders import add_out_option
 
 
 def add_parser(commands) -> None:
@@ -24,7 +24,7 @@ def add_parser(commands) -> None:
     validate.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
     validate.add_argument("--chains", type=int, default=64, help="chains per target (default: 64)")
     validate.add_argument("--steps", type=int, default=4000, help="steps per chain (default: 4000)")
-    validate.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"report folder (default: {DEFAULT_OUT})")
+    add_out_option(validate, "the verdict page")
     validate.set_defaults(handler=execute)
 
 

@@ -7,6 +7,11 @@ its seed and the code that ran it (the commit, ``+dirty`` with uncommitted chang
 files): the same sweep on the same code resumes, on new code it measures again. Adding a run
 already stored raises :class:`DuplicateRunError`: a sweep asks :meth:`ResultsStore.has` first.
 
+Concurrent sweeps into one store share the work: before computing a run, a sweep claims its key
+(:meth:`ResultsStore.claim`, one transaction under the write lock). A key stored or claimed by a
+live process (:mod:`bench.sweeps.claims`) is not computed again; storing a run or
+:meth:`ResultsStore.release` drops the claim, and a claim whose process died is taken over.
+
 The schema is versioned with ``PRAGMA user_version``: ``MIGRATIONS[i]`` takes a database from
 version ``i`` to ``i + 1``, so a later version adds a column by appending one migration. A
 database written by newer code than this (a higher version) is refused with
@@ -28,13 +33,14 @@ import platform
 import sqlite3
 import subprocess
 from pathlib import Path
-from typing import Self
+from typing import NamedTuple, Self
 
 import numpy as np
 import pandas as pd
 
-from bench.running.result import RunResult
 from base.provenance import library_versions
+from bench.running.result import RunResult
+from bench.sweeps.claims import Owner, is_live, new_owner
 
 MIGRATIONS: list[tuple[str, ...]] = [
     (
@@ -81,6 +87,18 @@ MIGRATIONS: list[tuple[str, ...]] = [
             machine TEXT NOT NULL
         )""",
     ),
+    (
+        """CREATE TABLE claims (
+            config_hash TEXT NOT NULL,
+            seed INTEGER NOT NULL,
+            git_commit TEXT NOT NULL,
+            host TEXT NOT NULL,
+            pid INTEGER NOT NULL,
+            token TEXT NOT NULL,
+            claimed_at TEXT NOT NULL,
+            PRIMARY KEY (config_hash, seed, git_commit)
+        )""",
+    ),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -116,6 +134,16 @@ def _encode(value):
 def to_json(value) -> str:
     """Standard JSON (no NaN tokens) of ``value``; keys sorted."""
     return json.dumps(_encode(value), sort_keys=True, allow_nan=False)
+
+
+class Claimed(NamedTuple):
+    """What :meth:`ResultsStore.claim` found for each key asked: claimed now by this store
+    connection (``mine``), stored already (``stored``), or claimed by another live process
+    (``others``: key -> its owner)."""
+
+    mine: list[tuple[str, int]]
+    stored: list[tuple[str, int]]
+    others: dict[tuple[str, int], Owner]
 
 
 def _decode_number(value):
@@ -177,6 +205,7 @@ class ResultsStore:
 
     def __init__(self, path):
         self.path = Path(path)
+        self.owner = new_owner()
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._conn = sqlite3.connect(self.path, isolation_level=None)
         try:
@@ -250,13 +279,49 @@ class ResultsStore:
         columns = ", ".join(row)
         placeholders = ", ".join(f":{name}" for name in row)
         try:
-            cursor = self._conn.execute(f"INSERT INTO runs ({columns}) VALUES ({placeholders})", row)
+            with self._conn:
+                self._conn.execute("BEGIN IMMEDIATE")
+                cursor = self._conn.execute(f"INSERT INTO runs ({columns}) VALUES ({placeholders})", row)
+                self._conn.execute("DELETE FROM claims WHERE config_hash = ? AND seed = ? AND git_commit = ?",
+                                   (row["config_hash"], row["seed"], row["git_commit"]))
         except sqlite3.IntegrityError as error:
             raise DuplicateRunError(
                 f"results store {self.path} already holds a run with config_hash "
                 f"{row['config_hash']} and seed {row['seed']} from code {row['git_commit']}"
             ) from error
         return cursor.lastrowid
+
+    def claim(self, keys) -> Claimed:
+        """Claim every ``(config_hash, seed)`` of ``keys`` that is neither stored for this code
+        version nor claimed by a live process (a dead one's claim is taken over), in one
+        transaction; return what was found for each key."""
+        commit, mine, stored, others = git_commit(), [], [], {}
+        with self._conn:
+            self._conn.execute("BEGIN IMMEDIATE")
+            for config_hash, seed in dict.fromkeys((h, int(s)) for h, s in keys):
+                key = (config_hash, seed)
+                if self.has(config_hash, seed):
+                    stored.append(key)
+                    continue
+                held = self._conn.execute(
+                    "SELECT host, pid, token, claimed_at FROM claims WHERE config_hash = ? AND seed = ? "
+                    "AND git_commit = ?", (config_hash, seed, commit)).fetchone()
+                if held is not None and Owner(*held[:3]) != self.owner and is_live(Owner(*held[:3]), held[3]):
+                    others[key] = Owner(*held[:3])
+                    continue
+                self._conn.execute(
+                    "INSERT OR REPLACE INTO claims (config_hash, seed, git_commit, host, pid, token, claimed_at) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?)", (config_hash, seed, commit, *self.owner, _utc_now()))
+                mine.append(key)
+        return Claimed(mine, stored, others)
+
+    def release(self, keys) -> None:
+        """Drop this connection's claims on ``keys`` (runs it will not compute after all)."""
+        with self._conn:
+            self._conn.execute("BEGIN IMMEDIATE")
+            self._conn.executemany(
+                "DELETE FROM claims WHERE config_hash = ? AND seed = ? AND git_commit = ? AND token = ?",
+                [(h, int(s), git_commit(), self.owner.token) for h, s in keys])
 
     def add_checks(self, rows: list[dict], suite: str, seed: int) -> None:
         """Store the outcome of gate checks (``CheckResult.as_row()`` with a ``cell`` key), one row

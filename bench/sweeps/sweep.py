@@ -2,14 +2,16 @@
 
 Each grid point is identified by its ``(config_hash, seed)``, computed from the same validated
 inputs :class:`bench.running.result.RunResult` hashes. Points already in the store are skipped; the
-missing points of an entry run in one :func:`bench.run_grid` call (one compilation) and each
-result is committed as soon as the call returns, so an interruption loses at most the entry
-being run and never repeats a stored row.
+missing points of an entry are claimed in the store and run in one :func:`bench.run_grid` call
+(one compilation); each result is committed as soon as the call returns, so an interruption loses
+at most the entry being run and never repeats a stored row, and concurrent sweeps into one store
+compute each point once.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import time
 from typing import NamedTuple
 
 from tqdm import tqdm
@@ -45,28 +47,68 @@ def _label(entry: Entry) -> str:
     return f"{entry.sampler} on {entry.target}"
 
 
-def run_suite(entries, store: ResultsStore, suite_name: str | None = None,
-              progress: bool = True) -> list[RunResult]:
-    """Run every grid point of ``entries`` not yet in ``store`` and add it (tagged
-    ``suite_name``); return the new results. A tqdm bar counts chain-steps (with their rate)
-    unless ``progress`` is False (or output is not a terminal)."""
+class SweepOutcome(NamedTuple):
+    """What a sweep did: the runs it computed and stored (``new``), how many of its points were
+    stored before it reached them (``already_stored``), and how many another process computed
+    while this one waited for them (``by_others``)."""
+
+    new: list[RunResult]
+    already_stored: int
+    by_others: int
+
+
+def run_suite(entries, store: ResultsStore, suite_name: str | None = None, progress: bool = True,
+              poll_seconds: float = 2.0) -> SweepOutcome:
+    """Run every grid point of ``entries`` not yet in ``store`` and add it (tagged ``suite_name``).
+
+    Each entry's missing points are claimed first (:meth:`ResultsStore.claim`) and only the
+    claimed ones are computed, so concurrent sweeps into one store split the work. Points another
+    live process holds are waited for (polling every ``poll_seconds``) and taken over if it dies.
+    A tqdm bar counts chain-steps (with their rate) unless ``progress`` is False (or output is not
+    a terminal). An interruption releases the claims of the points in flight.
+    """
     entries = list(entries)
     planned = [points(entry) for entry in entries]  # validates every entry before running any
-    missing = [[p.params for p in entry_points if not store.has(p.config_hash, p.seed)] for entry_points in planned]
-    chain_steps = [len(m) * entry.config.num_chains * entry.config.total_steps for entry, m in zip(entries, missing)]
+    steps_per_point = [entry.config.num_chains * entry.config.total_steps for entry in entries]
+    pending = {index: {(p.config_hash, p.seed): p.params for p in entry_points if not store.has(p.config_hash, p.seed)}
+               for index, entry_points in enumerate(planned)}
+    already_stored = sum(len(entry_points) - len(pending[i]) for i, entry_points in enumerate(planned))
     new: list[RunResult] = []
-    with tqdm(total=sum(chain_steps), unit="chain-step", unit_scale=True,
-              disable=None if progress else True) as bar:
-        for entry, entry_missing in zip(entries, missing):
-            if not entry_missing:
-                continue
-            bar.set_description(f"{_label(entry)}, {len(entry_missing)} points")
-            results = run_grid(entry.sampler, entry.target, target_params=entry.target_params,
-                               params_grid=entry_missing, progress=bar.update, **dataclasses.asdict(entry.config))
-            for result in results:
-                try:
-                    store.add(result, suite=suite_name)
-                    new.append(result)
-                except DuplicateRunError:
-                    pass  # another process stored this point while this one ran it
-    return new
+    total = sum(len(keys) * steps_per_point[i] for i, keys in pending.items())
+    with tqdm(total=total, unit="chain-step", unit_scale=True, disable=None if progress else True) as bar:
+        while pending := {i: keys for i, keys in pending.items() if keys}:
+            waiting: dict = {}
+            for index, keys in pending.items():
+                claimed = store.claim(keys)
+                bar.update(steps_per_point[index] * len(claimed.stored))  # stored by another process meanwhile
+                if claimed.mine:
+                    new += _run_claimed(entries[index], [keys[k] for k in claimed.mine], claimed.mine, store,
+                                        suite_name, bar)
+                pending[index] = {k: keys[k] for k in claimed.others}
+                waiting.update(claimed.others)
+            if waiting:
+                owners = ", ".join(sorted({str(owner) for owner in waiting.values()}))
+                bar.set_description(f"waiting for {len(waiting)} runs computed by {owners}")
+                time.sleep(poll_seconds)
+    by_others = sum(len(entry_points) for entry_points in planned) - already_stored - len(new)
+    return SweepOutcome(new, already_stored, by_others)
+
+
+def _run_claimed(entry: Entry, params_grid: list[dict], keys, store: ResultsStore, suite_name, bar) -> list[RunResult]:
+    """Run the claimed points ``params_grid`` (store keys ``keys``) of ``entry`` in one call and store
+    each result; the claims are released if the call does not finish."""
+    bar.set_description(f"{_label(entry)}, {len(params_grid)} points")
+    try:
+        results = run_grid(entry.sampler, entry.target, target_params=entry.target_params, params_grid=params_grid,
+                           progress=bar.update, **dataclasses.asdict(entry.config))
+    except BaseException:
+        store.release(keys)
+        raise
+    stored = []
+    for result in results:
+        try:
+            store.add(result, suite=suite_name)
+            stored.append(result)
+        except DuplicateRunError:
+            pass  # a process that took over this claim (this one looked dead to it) stored it first
+    return stored
