@@ -30,7 +30,7 @@ def add_out_option(parser, holds: str) -> None:
 def new_folder(command: str) -> Path:
     """The history folder of this invocation of ``command`` (made by the first page written into
     it); UsageError naming --out if pages cannot be written under ``reports``."""
-    stamp = datetime.datetime.now(datetime.UTC).strftime("%Y%m%dT%H%M%SZ")
+    stamp = datetime.datetime.now(datetime.UTC).strftime("%Y%m%dT%H%M%S.%fZ")
     folder = HISTORY / f"{stamp}-{command}-{os.getpid()}"
     output_folder(folder)
     output_folder(DEFAULT_OUT)
