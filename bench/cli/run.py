@@ -57,6 +57,19 @@ def add_parser(commands) -> None:
     run.set_defaults(handler=execute)
 
 
+def _config(args) -> RunConfig:
+    """The RunConfig of the config flags given (defaults otherwise); a bad value's error names its flag."""
+    given = {name: getattr(args, name) for name in _CONFIG_OPTIONS if getattr(args, name) is not None}
+    try:
+        return RunConfig(**given)
+    except ValueError as error:
+        message = str(error)
+        field = next((name for name in _CONFIG_OPTIONS if message.startswith(f"{name} ")), None)
+        if field is None:
+            raise
+        raise UsageError(f"--{field.replace('_', '-')}{message[len(field):]}") from None
+
+
 def entries_from_args(args) -> tuple[list[run_suites.Entry], str | None]:
     """The entries the ``run`` arguments ask for and the suite name to tag them with."""
     adhoc_given = [name for name in _ADHOC_ONLY if getattr(args, name) is not None]
@@ -69,12 +82,14 @@ def entries_from_args(args) -> tuple[list[run_suites.Entry], str | None]:
         raise UsageError("give either --suite or --sampler/--target, not both")
     if args.sampler is None or args.target is None or args.step_size is None:
         raise UsageError("an ad-hoc sweep needs --sampler, --target and --step-size")
-    given = {name: getattr(args, name) for name in _CONFIG_OPTIONS}
-    config = RunConfig(**{name: value for name, value in given.items() if value is not None})
+    config = _config(args)
     sampler_params = parse_key_values(args.sampler_param, "--sampler-param")
     if "step_size" in sampler_params:
         raise UsageError("the step size is given twice: use --step-size alone, not --sampler-param step_size=...")
     positive_numbers(args.step_size, "--step-size")
+    repeated = next((h for i, h in enumerate(args.step_size) if h in args.step_size[:i]), None)
+    if repeated is not None:
+        raise UsageError(f"--step-size lists {repeated:g} twice; give each step size once")
     entry = run_suites.Entry(args.sampler, args.target, parse_key_values(args.target_param, "--target-param"),
                          run_suites.step_size_grid(args.step_size, **sampler_params), config)
     return [entry], None
