@@ -61,25 +61,29 @@ def in_interval(name: str, value, low: float, high: float, low_open: bool = Fals
     return x
 
 
-def integer_at_least(name: str, value, minimum: int) -> int:
-    """``value`` as an int, or ValueError unless it is an integer >= ``minimum``.
+def integer_at_least(name: str, value, minimum: int, maximum: int | None = None) -> int:
+    """``value`` as an int, or ValueError unless it is an integer >= ``minimum`` (and <= ``maximum``
+    if given: a size beyond what can be held in memory).
 
     Args:
         name: the parameter's name, for the message.
         value: the value given.
         minimum: the smallest accepted value.
+        maximum: the largest accepted value, or None.
 
     Returns:
         int.
 
     Raises:
         TypeError: ``value`` is not an integer (a bool is not one).
-        ValueError: ``value`` < ``minimum``.
+        ValueError: ``value`` < ``minimum`` or > ``maximum``.
     """
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise TypeError(f"{name} must be an integer >= {minimum}, got {value!r}")
     if value < minimum:
         raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    if maximum is not None and value > maximum:
+        raise ValueError(f"{name} must be an integer in [{minimum}, {maximum}], got {value!r}")
     return int(value)
 
 
@@ -95,9 +99,14 @@ def one_of(name: str, value, allowed) -> str:
         ``value``.
 
     Raises:
-        ValueError: ``value`` is not in ``allowed`` (the message lists them, sorted).
+        ValueError: ``value`` is not in ``allowed`` (the message lists them, sorted); an unhashable
+            value (a list, a dict) is not in a dict of them either.
     """
-    if value not in allowed:
+    try:
+        known = value in allowed
+    except TypeError:  # an unhashable value looked up in a dict
+        known = False
+    if not known:
         raise ValueError(f"{name} must be one of {sorted(allowed)}, got {value!r}")
     return value
 
@@ -124,6 +133,29 @@ def check_keywords(what: str, function, given, prefix: str = "", skip=("self",))
             raise ValueError(f"{what} has no parameter {prefix + key!r}; it accepts: {shown}")
 
 
+def float_array(name: str, value, accepted: str = "a number or a vector of numbers"):
+    """``value`` as a float64 array, or ValueError naming ``name`` and what it ``accepted`` where it is
+    not numbers (a string, a dict, a ragged list).
+
+    Args:
+        name: the parameter's name, for the message.
+        value: the value given.
+        accepted: what the parameter accepts, for the message.
+
+    Returns:
+        a float64 ndarray (any shape).
+
+    Raises:
+        ValueError: ``value`` cannot be read as an array of numbers.
+    """
+    import numpy as np
+
+    try:
+        return np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError, OverflowError):
+        raise ValueError(f"{name} must be {accepted}, got {value!r}") from None
+
+
 def number_or_vector(name: str, value, minimum: float = 0.0, minimum_open: bool = False):
     """``value`` as a float, or as a float64 vector (1-d), whose entries are finite and >= ``minimum``
     (> ``minimum`` if ``minimum_open``); ValueError otherwise. A per-coordinate hyperparameter (a
@@ -139,15 +171,16 @@ def number_or_vector(name: str, value, minimum: float = 0.0, minimum_open: bool 
         a float, or a float64 array of shape (n,).
 
     Raises:
-        ValueError: ``value`` is not a finite number or vector within the bound.
+        ValueError: ``value`` is not a finite number or a non-empty vector within the bound.
     """
     import numpy as np
 
-    array = np.asarray(value, dtype=np.float64)
+    accepted = f"a finite number {'>' if minimum_open else '>='} {minimum:g} or a vector of them"
+    array = float_array(name, value, accepted)
     above = array > minimum if minimum_open else array >= minimum
-    if array.ndim > 1 or not np.all(np.isfinite(array)) or not np.all(above):
-        raise ValueError(f"{name} must be a finite number {'>' if minimum_open else '>='} {minimum:g} or a vector of "
-                         f"them, got {value!r}")
+    if array.ndim > 1 or array.size == 0 or not np.all(np.isfinite(array)) or not np.all(above):
+        empty = " (an empty vector has none)" if array.size == 0 else ""
+        raise ValueError(f"{name} must be {accepted}, got {value!r}{empty}")
     return float(array) if array.ndim == 0 else array
 
 

@@ -24,7 +24,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from base.arguments import integer_at_least
+from base.arguments import float_array, integer_at_least
 from samplers._contract import Sampler, hyperparameters
 
 
@@ -103,7 +103,7 @@ def prepare(target, params: dict) -> dict:
         params["centre"], gradient = find_map(target)
         params.setdefault("centre_grad", gradient)
     if params.get("centre_grad") is None:
-        centre = np.asarray(params["centre"], dtype=np.float64)
+        centre = float_array("centre", params["centre"], "a finite vector of the target's dimension")
         if centre.ndim != 1 or centre.shape[0] != target.dim:
             raise ValueError(f"centre has shape {centre.shape}, but the target has dimension {target.dim}")
         params["centre_grad"] = np.asarray(target.grad_logdensity(centre))
@@ -125,7 +125,7 @@ def check_centre(params) -> None:
         if value is None:
             raise ValueError(f"{name} is required: a vector of the target's dimension (bench.run and "
                              "Sampler.params_for fill it in from the target's MAP)")
-        array = np.asarray(value, dtype=np.float64)
+        array = float_array(name, value, "a finite vector (1-d)")
         if array.ndim != 1 or not np.all(np.isfinite(array)):
             raise ValueError(f"{name} must be a finite vector (1-d), got shape {array.shape}")
         object.__setattr__(params, name, array)

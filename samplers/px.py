@@ -536,8 +536,10 @@ def px(base_sampler, expansion=(1, 1), name=None, citation=None, benchmarks=None
         params["layers"] = layers
         precision = target_prior_precision(target)
         given = params.get("target_prior_precision")
-        if given is not None and not np.isclose(float(given), precision, rtol=1e-12, atol=0.0):
-            raise ValueError(f"sampler {name!r}: target_prior_precision {given} is not target {target.name!r}'s "
+        matches = (isinstance(given, numbers.Real) and not isinstance(given, bool)
+                   and np.isclose(float(given), precision, rtol=1e-12, atol=0.0))
+        if given is not None and not matches:
+            raise ValueError(f"sampler {name!r}: target_prior_precision {given!r} is not target {target.name!r}'s "
                              f"prior precision {precision}; leave it out (it is read from the target)")
         params["target_prior_precision"] = precision
         if params.get("prior_scale") is None:

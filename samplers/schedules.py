@@ -22,6 +22,8 @@ Schedules are frozen, validated dataclasses and JAX pytrees like ``Params`` (a s
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from base.arguments import check_keywords, in_interval, integer_at_least, one_of, positive_finite
@@ -134,11 +136,16 @@ def as_schedule(value):
     if isinstance(value, tuple(SCHEDULES.values())):
         return value
     if isinstance(value, str):
-        return SCHEDULES[one_of("schedule", value, SCHEDULES)]()
+        value = {"kind": one_of("schedule", value, SCHEDULES)}
     if isinstance(value, dict) and "kind" in value:
         fields = dict(value)
         cls = SCHEDULES[one_of("schedule kind", fields.pop("kind"), SCHEDULES)]
         check_keywords(f"schedule {cls.kind!r}", cls, fields)
+        missing = [f.name for f in dataclasses.fields(cls)
+                   if f.default is dataclasses.MISSING and f.name not in fields]
+        if missing:
+            raise ValueError(f"schedule {cls.kind!r} needs {', '.join(missing)}, e.g. "
+                             f"{{'kind': {cls.kind!r}, {', '.join(repr(m) + ': ...' for m in missing)}}}")
         return cls(**fields)
     raise TypeError(f"schedule must be one of {sorted(SCHEDULES)}, a dict with a 'kind' key, or a schedule "
                     f"object, got {value!r}")

@@ -20,6 +20,11 @@ from targets._truth import Truth
 from targets.noise import NoiseModel
 
 
+MAX_DIM = 10_000
+"""The largest dimension of an analytic target or a linear model: the truth holds dim x dim matrices
+(0.8 GB each at this size), and the ICG a dense rotation."""
+
+
 class NoExactSamplerError(RuntimeError):
     """The target has no exact sampler (its truth, if any, comes from a gold standard)."""
 

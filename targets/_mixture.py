@@ -47,8 +47,9 @@ class GaussianMixture1d:
         self.weights = np.asarray(weights, dtype=np.float64)
         self.means = np.asarray(means, dtype=np.float64)
         self.scales = np.asarray(scales, dtype=np.float64)
-        self.precisions = self.scales**-2
-        self.log_coefficients = np.log(self.weights) - 0.5 * np.log(2 * np.pi * self.scales**2)
+        with np.errstate(over="ignore", divide="ignore", under="ignore"):  # checked by truth_moments
+            self.precisions = self.scales**-2
+            self.log_coefficients = np.log(self.weights) - 0.5 * np.log(2 * np.pi * self.scales**2)
 
     def _terms(self, y):
         """t_k(y) and y - mu_k, each with the component axis last."""
@@ -64,6 +65,32 @@ class GaussianMixture1d:
         t, offset = self._terms(y)
         responsibilities = xp.exp(t - logsumexp(t, xp)[..., None])
         return -xp.sum(responsibilities * offset * constant(self.precisions, y), axis=-1)
+
+    def truth_moments(self, names: str) -> tuple[float, float, float]:
+        """E[y], E[y^2] and E[y^4], the moments a target's truth is made of; ValueError naming ``names``
+        (the target's parameters behind the components) where they, Var[y^2] or a precision
+        overflow float64.
+
+        Args:
+            names: the parameters that set the components, for the message.
+
+        Returns:
+            (E[y], E[y^2], E[y^4]).
+
+        Raises:
+            ValueError: a moment, Var[y^2] or a precision is not finite in float64.
+        """
+        with np.errstate(over="ignore", invalid="ignore"):
+            try:
+                moments = tuple(self.raw_moment(n) for n in (1, 2, 4))
+                finite = all(math.isfinite(m) for m in (*moments, moments[2] - moments[1] ** 2))
+            except (OverflowError, ValueError):  # math.fsum's intermediate overflow, inf - inf
+                finite = False
+        if not (finite and np.all(np.isfinite(self.precisions)) and np.all(np.isfinite(self.log_coefficients))):
+            raise ValueError(f"{names} make the truth's moments (up to E[y^4]) or the components' precisions "
+                             "overflow float64 (component means and standard deviations must lie within about "
+                             "1e-150 to 1e75 in size)")
+        return moments
 
     def raw_moment(self, order: int) -> float:
         """E[y^order].

@@ -43,6 +43,7 @@ TASKS = {"regression": "diabetes", "classification": "digits"}  # task -> defaul
 ACTIVATIONS = ("relu", "tanh")
 INIT_GAIN = {"relu": 2.0, "tanh": 1.0}
 SPLITS = ("train", "validation", "test")
+MAX_PARAMETERS = 10**7  # weights and biases: a chain position, its gradient and its moments hold this many numbers
 
 
 @targets.register("bnn")
@@ -99,6 +100,9 @@ class BayesianNeuralNetwork(DataTarget):
         self.layer_sizes = (raw_features.shape[1], *hidden, self.num_outputs)
         self.layer_shapes = list(zip(self.layer_sizes[:-1], self.layer_sizes[1:]))
         self.dim = sum(n_in * n_out + n_out for n_in, n_out in self.layer_shapes)
+        if self.dim > MAX_PARAMETERS:
+            raise ValueError(f"hidden={hidden} makes {self.dim:,} parameters (layers {self.layer_sizes}); at most "
+                             f"{MAX_PARAMETERS:,}")
         self.truth = None
         features, labels = self.splits["train"]
         self._targets = self._encode(labels)

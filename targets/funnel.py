@@ -27,21 +27,26 @@ import numpy as np
 import targets
 from base.arguments import integer_at_least, positive_finite
 from base.backend import constant, namespace
-from targets._contract import Target
+from targets._contract import MAX_DIM, Target
 from targets._truth import Truth
 from targets.noise import make_noise
+
+MAX_SCALE = 18.0  # the truth's Var[x_i^2] = 3 exp(2 scale^2) - exp(scale^2) overflows float64 beyond ~18.8
 
 
 @targets.register("funnel")
 class Funnel(Target):
-    """``dim`` (>= 2; default 10) coordinates: the log-scale ``v = x[0]`` with standard deviation
-    ``scale`` (> 0; default 3) and ``dim - 1`` coordinates of variance ``exp(v)``."""
+    """``dim`` (2 to ``MAX_DIM``; default 10) coordinates: the log-scale ``v = x[0]`` with standard deviation
+    ``scale`` (in (0, ``MAX_SCALE``]; default 3) and ``dim - 1`` coordinates of variance ``exp(v)``."""
 
     name = "funnel"
 
     def __init__(self, dim=10, scale=3.0, noise="none", **noise_params):
-        self.dim = integer_at_least("dim", dim, 2)
+        self.dim = integer_at_least("dim", dim, 2, MAX_DIM)
         self.scale = positive_finite("scale", scale)
+        if self.scale > MAX_SCALE:
+            raise ValueError(f"scale must be a number in (0, {MAX_SCALE:g}] (the truth's Var[x_i^2] = "
+                             f"3 exp(2 scale^2) - exp(scale^2) must be finite), got {scale!r}")
         s2 = self.scale**2
         self._log_normaliser = -0.5 * np.log(2 * np.pi * s2) - 0.5 * (self.dim - 1) * np.log(2 * np.pi)
         rest = np.ones(self.dim - 1)

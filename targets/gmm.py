@@ -32,12 +32,13 @@ import numpy as np
 import targets
 from base.arguments import integer_at_least, positive_finite
 from base.backend import constant, namespace
-from targets._contract import Target
+from targets._contract import MAX_DIM, Target
 from targets._mixture import GaussianMixture1d
 from targets._truth import Truth
 from targets.noise import make_noise
 
 MIXTURE_DIMS = 2
+MAX_GRID_POINTS = 1000  # components per axis: every density evaluation sums over them
 
 
 @targets.register("gmm")
@@ -50,16 +51,16 @@ class GridMixture(Target):
 
     def __init__(self, extra_dims=8, component_variance=0.3, spacing=2.0, grid_points=5, noise="none",
                  **noise_params):
-        self.extra_dims = integer_at_least("extra_dims", extra_dims, 0)
+        self.extra_dims = integer_at_least("extra_dims", extra_dims, 0, MAX_DIM - MIXTURE_DIMS)
         self.component_variance = positive_finite("component_variance", component_variance)
         self.spacing = positive_finite("spacing", spacing)
-        self.grid_points = integer_at_least("grid_points", grid_points, 1)
+        self.grid_points = integer_at_least("grid_points", grid_points, 1, MAX_GRID_POINTS)
         self.grid = self.spacing * (np.arange(self.grid_points) - (self.grid_points - 1) / 2)
         self.mixture = GaussianMixture1d(np.full(self.grid_points, 1 / self.grid_points), self.grid,
                                          np.full(self.grid_points, np.sqrt(self.component_variance)))
         self.dim = MIXTURE_DIMS + self.extra_dims
         self._extra_log_normaliser = -0.5 * self.extra_dims * np.log(2 * np.pi)
-        first, second, fourth = (self.mixture.raw_moment(n) for n in (1, 2, 4))
+        first, second, fourth = self.mixture.truth_moments("spacing, grid_points and component_variance")
         mixed, extra = np.ones(MIXTURE_DIMS), np.ones(self.extra_dims)
         mean = np.concatenate([first * mixed, 0 * extra])
         second_moment = np.concatenate([second * mixed, extra])

@@ -12,7 +12,10 @@ import numpy as np
 
 import targets
 from base.arguments import integer_at_least, positive_finite
+from targets._contract import MAX_DIM
 from targets._gaussian import GaussianTarget
+
+MAX_CONDITION_NUMBER = 1e12  # beyond ~1e16 the covariance is singular in float64
 
 
 def random_rotation(dim: int, seed: int) -> np.ndarray:
@@ -49,15 +52,19 @@ def log_spaced_eigenvalues(dim: int, condition_number: float) -> np.ndarray:
 
 @targets.register("icg")
 class IllConditionedGaussian(GaussianTarget):
-    """ICG in ``dim`` dimensions (>= 1) with condition number ``condition_number`` (>= 1)."""
+    """ICG in ``dim`` dimensions (1 to ``MAX_DIM``) with condition number ``condition_number`` (1 to
+    ``MAX_CONDITION_NUMBER``)."""
 
     name = "icg"
 
     def __init__(self, dim=10, condition_number=1e4, rotation_seed=0, noise="none", **noise_params):
-        dim = integer_at_least("dim", dim, 1)
+        dim = integer_at_least("dim", dim, 1, MAX_DIM)
         condition_number = positive_finite("condition_number", condition_number)
         if condition_number < 1:
             raise ValueError(f"condition_number must be a finite number >= 1, got {condition_number!r}")
+        if condition_number > MAX_CONDITION_NUMBER:
+            raise ValueError(f"condition_number must be a number in [1, {MAX_CONDITION_NUMBER:g}] (the covariance "
+                             f"must stay positive definite in float64), got {condition_number!r}")
         rotation_seed = integer_at_least("rotation_seed", rotation_seed, 0)
         self.eigenvalues = log_spaced_eigenvalues(dim, condition_number)
         self.rotation = random_rotation(dim, rotation_seed)

@@ -22,9 +22,14 @@ import scipy.linalg
 
 import targets
 from base.arguments import integer_at_least, positive_finite
+from targets._contract import MAX_DIM
 from targets._gaussian import GaussianTarget
 from targets._linear_model import LinearModelTarget
 from targets.datasets import linear_regression_data
+
+
+MAX_NUM_DATA = 1_000_000
+MAX_DESIGN_SIZE = 10**8  # entries of the design matrix (0.8 GB)
 
 
 @targets.register("linreg")
@@ -36,8 +41,11 @@ class LinearRegression(LinearModelTarget):
 
     def __init__(self, num_data=1000, dim=20, sigma2=1.5, tau=1e-2, data_seed=0, noise="minibatch",
                  **noise_params):
-        num_data = integer_at_least("num_data", num_data, 1)
-        self.dim = integer_at_least("dim", dim, 1)
+        num_data = integer_at_least("num_data", num_data, 1, MAX_NUM_DATA)
+        self.dim = integer_at_least("dim", dim, 1, MAX_DIM)
+        if num_data * self.dim > MAX_DESIGN_SIZE:
+            raise ValueError(f"num_data x dim must be at most {MAX_DESIGN_SIZE:.0e} (the design matrix holds them), "
+                             f"got {num_data} x {self.dim}")
         self.sigma2 = positive_finite("sigma2", sigma2)
         self.tau = positive_finite("tau", tau)
         data_seed = integer_at_least("data_seed", data_seed, 0)

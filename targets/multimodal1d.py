@@ -83,7 +83,7 @@ class Multimodal1d(Target):
         scales = per_component("scales", scales, positive_finite, len(weights))
         self.mixture = GaussianMixture1d(np.array(weights) / math.fsum(weights), means, scales)
         self.dim = 1
-        first, second, fourth = (self.mixture.raw_moment(n) for n in (1, 2, 4))
+        first, second, fourth = self.mixture.truth_moments("means and scales")
         self.truth = Truth.analytic([first], [second], [fourth - second**2], [[second - first**2]])
         self.noise = make_noise(noise, self, **noise_params)
         self.params = dict(weights=weights, means=means, scales=scales, **self.noise_params())

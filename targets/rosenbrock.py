@@ -35,7 +35,7 @@ import numpy as np
 import targets
 from base.arguments import integer_at_least, positive_finite
 from base.backend import constant, namespace
-from targets._contract import Target
+from targets._contract import MAX_DIM, Target
 from targets._moments import gaussian_raw_moment
 from targets._truth import Truth
 from targets.noise import make_noise
@@ -66,19 +66,25 @@ def pair_moments(Q: float) -> dict:
     )
 
 
+MIN_Q, MAX_Q = 1e-100, 1e100
+
+
 @targets.register("rosenbrock")
 class Rosenbrock(Target):
     """``dim`` (even, >= 2; default 10) coordinates in ``dim/2`` banana pairs with curvature
-    parameter ``Q`` (> 0; default 0.1)."""
+    parameter ``Q`` (in [``MIN_Q``, ``MAX_Q``]; default 0.1)."""
 
     name = "rosenbrock"
 
     def __init__(self, dim=10, Q=0.1, noise="none", **noise_params):
-        dim = integer_at_least("dim", dim, 2)
+        dim = integer_at_least("dim", dim, 2, MAX_DIM)
         if dim % 2:
             raise ValueError(f"dim must be an even integer >= 2 for rosenbrock, got {dim!r}")
         self.dim = dim
         self.Q = positive_finite("Q", Q)
+        if not MIN_Q <= self.Q <= MAX_Q:
+            raise ValueError(f"Q must be a number in [{MIN_Q:g}, {MAX_Q:g}] (the truth holds Q^2, the gradient 1/Q), "
+                             f"got {Q!r}")
         self._log_normaliser = -(dim / 2) * (np.log(np.pi) + 0.5 * np.log(self.Q))
         pair = pair_moments(self.Q)
         block = np.array([[pair["variance"][0], pair["covariance"]], [pair["covariance"], pair["variance"][1]]])

@@ -29,12 +29,13 @@ Each command module has ``add_parser(commands)``, which sets the handler
 
 from __future__ import annotations
 
+import os
 import sys
 
 from bench.cli import (asv, baseline, dashboard, design_bias, gate, listing, nuts_speed, px_overhead, reference,
                        report, reproduce, run, speed, validate)
 from bench.cli import _report_folders
-from bench.cli._common import Parser
+from bench.cli._common import Parser, one_line
 from bench.cli._warnings import summarised_warnings
 
 COMMANDS = (listing, run, report, reproduce, reference, gate, baseline, design_bias, validate, asv, dashboard, speed,
@@ -63,8 +64,11 @@ def main(argv=None) -> int:
             args.out = _report_folders.new_folder(args.command)
         with summarised_warnings():
             return args.handler(args, argv)
+    except BrokenPipeError:  # the reader went away (sgbench ... | head): stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
     except (ValueError, TypeError, LookupError, OSError) as error:  # bench.sweeps.store.StoreError is a ValueError
-        print(f"sgbench: error: {error}", file=sys.stderr)
+        print(f"sgbench: error: {one_line(error)}", file=sys.stderr)
         return 2
     finally:
         if new_folder and args.out is not _report_folders.NEW_FOLDER:

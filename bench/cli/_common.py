@@ -12,6 +12,8 @@ from pathlib import Path
 
 DEFAULT_DB = Path("reports") / "results.sqlite"
 DEFAULT_OUT = Path("reports") / "latest"
+# gate and validate seed their runs SEED x 1000003 + chunk, within a signed 64-bit integer
+MAX_GATE_SEED = 2**32 - 1
 
 
 class UsageError(ValueError):
@@ -20,11 +22,21 @@ class UsageError(ValueError):
 
 class Parser(argparse.ArgumentParser):
     """argparse, reading ``-1e-3`` as a (negative) number, not as an option, so that a bad value gets its
-    own error naming the flag and the accepted range instead of "expected one argument"."""
+    own error naming the flag and the accepted range instead of "expected one argument"; its own errors
+    (an unknown option, a value that is not a number) are one line, like every other usage error."""
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self._negative_number_matcher = re.compile(r"^-(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$|^-(inf|nan)$")
+
+    def error(self, message):
+        """Exit with status 2 after one line on stderr (argparse's own prints the usage first)."""
+        self.exit(2, f"sgbench: error: {one_line(message)} (see `{self.prog} --help`)\n")
+
+
+def one_line(message: str) -> str:
+    """``message`` on one line: a newline in it (one in a path or a value given) is shown as ``\\n``."""
+    return str(message).replace("\r", "\\r").replace("\n", "\\n")
 
 
 def positive_numbers(values, flag: str) -> list[float]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from base.arguments import integer_at_least
 from bench.cli._common import command_line, progress
 from bench.gate import baseline as baselines
 from bench.gate.cells import GATE_SUITES
@@ -35,6 +36,8 @@ def execute(args, argv) -> int:
     from bench.gate import design_bias
     from bench.gate.runner import update_baseline
 
+    integer_at_least("--seeds", args.seeds, 2)  # a baseline is the spread over them
+    integer_at_least("--groups", args.groups, 1)
     command = command_line(argv)
     if args.sampler is not None:  # a new sampler: its design biases first, which its gate cells need
         baselines.checked_why(args.why)

@@ -3,6 +3,7 @@ gate cells' design biases into reference/data/gate_design_bias.json."""
 
 from __future__ import annotations
 
+from base.arguments import integer_at_least
 from bench.cli._common import command_line, progress
 from bench.gate.cells import GATE_SUITES
 
@@ -19,6 +20,7 @@ def add_parser(commands) -> None:
 def execute(args, argv) -> int:
     from bench.gate import design_bias
 
+    integer_at_least("--groups", args.groups, 1)
     path = design_bias.build(args.suite, args.groups, command=command_line(argv), remeasure=args.remeasure,
                              sampler=args.sampler, progress=progress)
     print(f"design bias written: {path}")

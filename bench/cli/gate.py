@@ -10,9 +10,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bench.cli._common import DEFAULT_DB, output_folder, progress, store_file
+from base.arguments import integer_at_least
+from bench.cli._common import MAX_GATE_SEED, DEFAULT_DB, output_folder, progress, store_file
 from bench.cli._report_folders import add_out_option
 from bench.gate.cells import GATE_SUITES
+
+MAX_RESEED = 10_000
 
 
 def add_parser(commands) -> None:
@@ -43,6 +46,8 @@ def execute(args, argv) -> int:
     from bench.gate.runner import reseed, run_gate
     from bench.sweeps.store import ResultsStore
 
+    integer_at_least("--seed", args.seed, 0, MAX_GATE_SEED)
+    integer_at_least("--reseed", args.reseed, 0, MAX_RESEED)
     output_folder(args.out)
     use_baseline = not args.no_baseline
     if args.power:

@@ -7,7 +7,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from base.arguments import in_interval, integer_at_least, one_of, positive_finite
 from bench.cli._common import command_line, parse_key_values
+
+BACKENDS = ("numpyro", "blackjax")
+MAX_SEED = 2**63 - 2  # build cross-checks with seed + 1
+MAX_CHAINS = 1024
 
 
 def add_parser(commands) -> None:
@@ -21,7 +26,7 @@ def add_parser(commands) -> None:
     for sub, seed in ((build, 0), (check, 1)):
         sub.add_argument("target", help="target name (see `sgbench list targets`)")
         sub.add_argument("--param", action="append", metavar="KEY=VALUE", help="target parameter (repeatable)")
-        sub.add_argument("--backend", default="numpyro", help="numpyro (default) or blackjax")
+        sub.add_argument("--backend", default="numpyro", help=f"{' or '.join(BACKENDS)} (default: numpyro)")
         sub.add_argument("--chains", type=int, default=4, help="NUTS chains (default: 4)")
         sub.add_argument("--warmup", type=int, default=1000, help="adaptation steps per chain (default: 1000)")
         sub.add_argument("--draws", type=int, default=2500, help="kept draws per chain (default: 2500)")
@@ -47,6 +52,7 @@ def execute(args, argv) -> int:
     from reference.reproducibility import rebuild_and_compare
     from reference.contract import Contract
 
+    check_options(args)
     target = targets.get(args.target, **parse_key_values(args.param, "--param"))
     contract = Contract(num_stored=args.stored, min_ess=args.min_ess)
     options = dict(backend=args.backend, num_chains=args.chains, num_warmup=args.warmup, num_draws=args.draws,
@@ -65,3 +71,16 @@ def execute(args, argv) -> int:
     print(f"rebuild (seed {args.seed}) {verdict} the stored reference: max |z| = {result.max_abs_z:.2f} at "
           f"{result.worst}, threshold {result.threshold:.2f} (family-wise alpha {args.alpha:g})")
     return 0 if result.passed else 1
+
+
+def check_options(args) -> None:
+    """A ValueError naming the first option outside its range, before NUTS runs (minutes)."""
+    one_of("--backend", args.backend, BACKENDS)
+    integer_at_least("--chains", args.chains, 1, MAX_CHAINS)
+    integer_at_least("--warmup", args.warmup, 1)
+    integer_at_least("--draws", args.draws, 1)
+    integer_at_least("--seed", args.seed, 0, MAX_SEED)
+    integer_at_least("--stored", args.stored, 4)
+    positive_finite("--min-ess", args.min_ess)
+    in_interval("--target-accept", args.target_accept, 0.0, 1.0, low_open=True, high_open=True)
+    in_interval("--alpha", args.alpha, 0.0, 1.0, low_open=True, high_open=True)

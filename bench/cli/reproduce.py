@@ -3,7 +3,7 @@ table at reduced scale, printed and written as HTML with its figure."""
 
 from __future__ import annotations
 
-
+from base.arguments import integer_at_least
 from bench.cli._common import output_folder
 from bench.cli._report_folders import add_out_option
 
@@ -25,6 +25,11 @@ def execute(args, argv) -> int:
     from bench.html import render_page
     from bench.reproduce import sglrw_table1
 
+    from bench.running.config import MAX_CHAINS, MAX_SEED, MAX_TOTAL_STEPS
+
+    integer_at_least("--particles", args.particles, 23, MAX_CHAINS)  # the exact-sampling KL in d = 20 needs n > 22
+    integer_at_least("--iterations", args.iterations, 1, MAX_TOTAL_STEPS)
+    integer_at_least("--seed", args.seed, 0, MAX_SEED)
     output_folder(args.out)
     table = sglrw_table1.reproduce(num_particles=args.particles, num_iterations=args.iterations, seed=args.seed,
                                    progress=not args.no_progress)

@@ -4,9 +4,10 @@ and the suite's implementation of what it claims (exit 1 when a check fails)."""
 
 from __future__ import annotations
 
-
-from bench.cli._common import output_folder, parse_key_values, progress
+from base.arguments import integer_at_least
+from bench.cli._common import MAX_GATE_SEED, output_folder, parse_key_values, progress
 from bench.cli._report_folders import add_out_option
+
 
 
 def add_parser(commands) -> None:
@@ -31,7 +32,11 @@ def add_parser(commands) -> None:
 def execute(args, argv) -> int:
     from bench.adapters import load_sampler
     from bench.gate.validate import validate
+    from bench.running.config import MAX_CHAINS, MAX_TOTAL_STEPS
 
+    integer_at_least("--seed", args.seed, 0, MAX_GATE_SEED)
+    integer_at_least("--chains", args.chains, 2, MAX_CHAINS)
+    integer_at_least("--steps", args.steps, 1, MAX_TOTAL_STEPS)
     output_folder(args.out)
     verdict = validate(load_sampler(args.sampler), params=parse_key_values(args.param, "--param"),
                        claims=args.claims, targets=args.targets, seed=args.seed, num_chains=args.chains,

@@ -10,6 +10,11 @@ from base.arguments import integer_at_least, one_of
 
 BACKENDS = ("jax", "numpy")
 DTYPES = ("float32", "float64")
+# Upper bounds, so that a typo is refused by name instead of failing deep inside a driver or the store.
+MAX_SEED = 2**63 - 1  # a signed 64-bit integer: the results store's column, JAX's key
+MAX_TOTAL_STEPS = 2**32  # steps per chain (burn-in included) and block_size: block indices become 32-bit keys
+MAX_CHAINS = 2**20
+MAX_CHECKPOINTS = 10_000  # each one is a host copy of the running moments
 
 
 @dataclasses.dataclass(frozen=True)
@@ -20,6 +25,7 @@ class RunConfig:
     ``block_size`` steps of random numbers are drawn at once by the JAX driver.
     ``num_checkpoints`` > 0 records the running moments at about that many steps, log-spaced
     block boundaries ending at the last step (for the running-average curve b^2(t)).
+    Sizes are bounded by ``MAX_CHAINS``, ``MAX_TOTAL_STEPS``, ``MAX_SEED`` and ``MAX_CHECKPOINTS``.
     """
 
     num_chains: int = 10
@@ -34,17 +40,19 @@ class RunConfig:
     num_checkpoints: int = 0
 
     def __post_init__(self):
-        integer_at_least("num_chains", self.num_chains, 1)
-        integer_at_least("num_steps", self.num_steps, 1)
-        integer_at_least("num_burnin", self.num_burnin, 0)
+        integer_at_least("num_chains", self.num_chains, 1, MAX_CHAINS)
+        integer_at_least("num_steps", self.num_steps, 1, MAX_TOTAL_STEPS)
+        integer_at_least("num_burnin", self.num_burnin, 0, MAX_TOTAL_STEPS - self.num_steps)
         integer_at_least("thin", self.thin, 1)
         if self.thin > self.num_steps:
             raise ValueError(f"thin must be an integer in [1, num_steps={self.num_steps}], got {self.thin}")
-        integer_at_least("seed", self.seed, 0)
-        integer_at_least("block_size", self.block_size, 1)
-        integer_at_least("num_checkpoints", self.num_checkpoints, 0)
+        integer_at_least("seed", self.seed, 0, MAX_SEED)
+        integer_at_least("block_size", self.block_size, 1, MAX_TOTAL_STEPS)
+        integer_at_least("num_checkpoints", self.num_checkpoints, 0, MAX_CHECKPOINTS)
         one_of("backend", self.backend, BACKENDS)
         one_of("dtype", self.dtype, DTYPES)
+        if not isinstance(self.keep_samples, bool):
+            raise TypeError(f"keep_samples must be True or False, got {self.keep_samples!r}")
         if self.backend == "numpy" and self.dtype != "float64":
             raise ValueError(f"dtype must be 'float64' for the numpy reference backend, got {self.dtype!r}")
 

@@ -117,6 +117,12 @@ def check_block_memory(sampler, target, params_grid: list, config: RunConfig) ->
         v, Variate)))
     parallel = len(params_grid) * config.num_chains
     numbers = parallel * min(config.block_size, config.total_steps) * per_step
+    if parallel * per_step > BLOCK_NUMBERS_LIMIT:  # not even one step fits: no block_size helps
+        raise ValueError(
+            f"num_chains={config.num_chains} is too many here: one step of {len(params_grid)} grid points x "
+            f"{config.num_chains} chains x {per_step} random numbers and coordinates per step holds "
+            f"{parallel * per_step:.3g} numbers, over the JAX driver's limit of 2^28; num_chains must be an integer "
+            f"in [1, {max(1, BLOCK_NUMBERS_LIMIT // (len(params_grid) * per_step))}] here")
     if numbers > BLOCK_NUMBERS_LIMIT:
         raise ValueError(
             f"block_size={config.block_size} makes one block hold {numbers:.3g} numbers ({len(params_grid)} grid "
@@ -205,8 +211,10 @@ def _run_blocks(sampler, target, config: RunConfig, params, key, carry: _Carry, 
             samples=samples,
         )
 
-    # The block index is carried by the loop: no array scales with the number of blocks.
-    carry = jax.lax.fori_loop(start, stop, lambda b, c: block(c, b, config.block_size), carry)
+    # The block index is carried by the loop: no array scales with the number of blocks. A run shorter than one
+    # block has no full block, so none is traced (a huge block_size would otherwise be traced, though never run).
+    if config.total_steps >= config.block_size:
+        carry = jax.lax.fori_loop(start, stop, lambda b, c: block(c, b, config.block_size), carry)
     remainder = config.total_steps % config.block_size
     if remainder:
         carry = jax.lax.cond(finish, lambda c: block(c, stop, remainder), lambda c: c, carry)

@@ -39,6 +39,16 @@ def b2(second_moment, truth, over_dims: str = "mean"):
     return REDUCTIONS[one_of("over_dims", over_dims, set(REDUCTIONS) | {"none"})](per_dim, axis=-1)
 
 
+def _std(values) -> float:
+    """The standard deviation of ``values``, scaled first so that huge finite values (b^2 of chains far
+    from the truth, ~1e155) do not overflow its squares into inf."""
+    values = np.asarray(values, dtype=np.float64)
+    scale = float(np.max(np.abs(values))) if values.size else 0.0
+    if scale == 0.0 or not np.isfinite(scale):
+        return float(np.std(values))
+    return scale * float(np.std(values / scale))
+
+
 @dataclasses.dataclass(frozen=True)
 class B2Summary:
     """b^2 of one run: pooled over chains, per chain, chain average and bootstrap spreads."""
@@ -74,7 +84,7 @@ def b2_summary(chain_second_moments, truth, over_dims="mean", num_bootstrap=1000
         over_dims=over_dims,
         per_chain=per_chain,
         chain_average=float(per_chain.mean()),
-        chain_average_bootstrap_std=float(per_chain[resample].mean(axis=1).std()),
+        chain_average_bootstrap_std=_std(per_chain[resample].mean(axis=1)),
         pooled=float(b2(m.mean(axis=0), truth, over_dims)),
-        pooled_bootstrap_std=float(b2(m[resample].mean(axis=1), truth, over_dims).std()),
+        pooled_bootstrap_std=_std(b2(m[resample].mean(axis=1), truth, over_dims)),
     )
