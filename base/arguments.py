@@ -13,6 +13,24 @@ def _number(name: str, value) -> float:
     return float(value)
 
 
+def finite(name: str, value) -> float:
+    """``value`` as a float, or ValueError unless it is a finite real number.
+
+    Args:
+        name: the parameter's name, for the message.
+        value: the value given.
+
+    Returns:
+        float.
+
+    Raises:
+        ValueError: ``value`` is not a finite real number.
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
+        raise ValueError(f"{name} must be a finite number, got {value!r}")
+    return float(value)
+
+
 def positive_finite(name: str, value) -> float:
     """``value`` as a float, or ValueError unless 0 < value < inf.
 

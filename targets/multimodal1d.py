@@ -16,34 +16,15 @@ draws are those of :mod:`targets._mixture`. Chains start at the mean.
 from __future__ import annotations
 
 import math
-import numbers
 
 import numpy as np
 
 import targets
-from base.arguments import integer_at_least, positive_finite
+from base.arguments import finite, integer_at_least, positive_finite
 from targets._contract import Target
 from targets._mixture import GaussianMixture1d
 from targets._truth import Truth
 from targets.noise import make_noise
-
-
-def finite(name: str, value) -> float:
-    """``value`` as a float, or ValueError unless it is a finite real number.
-
-    Args:
-        name: the parameter's name, for the message.
-        value: the value given.
-
-    Returns:
-        float.
-
-    Raises:
-        ValueError: ``value`` is not a finite real number.
-    """
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
-        raise ValueError(f"{name} must be a finite number, got {value!r}")
-    return float(value)
 
 
 def per_component(name: str, values, check, size: int | None = None) -> tuple[float, ...]:
