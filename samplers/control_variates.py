@@ -96,17 +96,22 @@ def prepare(target, params: dict) -> dict:
         a new dict with ``centre`` and ``centre_grad`` filled in.
 
     Raises:
-        ValueError: a given ``centre`` is not a vector of the target's dimension.
+        ValueError: a given ``centre`` or ``centre_grad`` is not a finite vector of the target's dimension
+            (checked before the MAP search, which takes seconds).
     """
     params = dict(params)
+    for name in ("centre", "centre_grad"):
+        if params.get(name) is not None:
+            vector = float_array(name, params[name], "a finite vector of the target's dimension")
+            if vector.ndim != 1 or vector.shape[0] != target.dim:
+                raise ValueError(f"{name} has shape {vector.shape}, but the target has dimension {target.dim}")
+            if not np.all(np.isfinite(vector)):
+                raise ValueError(f"{name} must be a finite vector of the target's dimension, got {params[name]!r}")
     if params.get("centre") is None:
         params["centre"], gradient = find_map(target)
         params.setdefault("centre_grad", gradient)
     if params.get("centre_grad") is None:
-        centre = float_array("centre", params["centre"], "a finite vector of the target's dimension")
-        if centre.ndim != 1 or centre.shape[0] != target.dim:
-            raise ValueError(f"centre has shape {centre.shape}, but the target has dimension {target.dim}")
-        params["centre_grad"] = np.asarray(target.grad_logdensity(centre))
+        params["centre_grad"] = np.asarray(target.grad_logdensity(np.asarray(params["centre"], dtype=np.float64)))
     return params
 
 

@@ -158,9 +158,12 @@ def test_schedules_are_checked():
 def test_control_variate_centre_must_match_the_target():
     with pytest.raises(ValueError, match=r"centre has shape \(3,\), but the target has dimension 10"):
         bench.run("sgld_cv", "icg", params={"step_size": 0.1, "centre": [0.0, 0.0, 0.0]}, num_steps=10)
+    with pytest.raises(ValueError, match=r"centre_grad has shape \(3,\), but the target has dimension 10"):
+        bench.run("sgld_cv", "icg", params={"step_size": 0.1, "centre": np.zeros(10), "centre_grad": np.zeros(3)},
+                  num_steps=10)  # refused before the MAP search
+    sampler = samplers.get("sgld_cv")
     with pytest.raises(ValueError, match=r"centre has dimension 3, but the position has dimension 10"):
-        bench.run("sgld_cv", "icg", params={"step_size": 0.1, "centre": np.zeros(3), "centre_grad": np.zeros(3)},
-                  num_steps=10)
+        sampler.init(np.zeros(10), sampler.params(step_size=0.1, centre=np.zeros(3), centre_grad=np.zeros(3)))
     with pytest.raises(ValueError, match=r"centre must be a finite vector \(1-d\), got shape \(2, 5\)"):
         samplers.get("sgld_cv").params(step_size=0.1, centre=np.zeros((2, 5)), centre_grad=np.zeros((2, 5)))
     with pytest.raises(ValueError, match="centre_grad must have the shape of centre"):

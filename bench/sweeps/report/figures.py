@@ -63,8 +63,9 @@ def _legend(fig, ax, handles, labels) -> None:
 
 def _log_limits(low: float, high: float, top_room: float = 0.0) -> tuple[float, float]:
     """Log-axis limits around [low, high] with a margin, at least a factor 4 wide, and
-    ``top_room`` (a fraction of the height) left free above."""
-    lo, hi = math.log10(low), math.log10(high)
+    ``top_room`` (a fraction of the height) left free above; limits are kept within [1e-100, 1e100]
+    (a b² far beyond, ~1e257 from a run far from the truth, is left above the axis)."""
+    lo, hi = (math.log10(min(max(v, 1e-100), 1e100)) for v in (low, high))
     if hi - lo < math.log10(4):
         middle = (lo + hi) / 2
         lo, hi = middle - math.log10(2), middle + math.log10(2)
