@@ -14,21 +14,12 @@ def _number(name: str, value) -> float:
 
 
 def finite(name: str, value) -> float:
-    """``value`` as a float, or ValueError unless it is a finite real number.
-
-    Args:
-        name: the parameter's name, for the message.
-        value: the value given.
-
-    Returns:
-        float.
-
-    Raises:
-        ValueError: ``value`` is not a finite real number.
-    """
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
+    """``value`` as a float, or ValueError unless it is finite; the arguments and the TypeError are
+    those of :func:`positive_finite`, without its bound."""
+    x = _number(name, value)
+    if not math.isfinite(x):
         raise ValueError(f"{name} must be a finite number, got {value!r}")
-    return float(value)
+    return x
 
 
 def positive_finite(name: str, value) -> float:

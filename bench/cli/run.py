@@ -104,10 +104,11 @@ def execute(args, argv) -> int:
     entries, suite_name = entries_from_args(args)
     store_file(args.db)
     output_folder(args.out)
-    keys = {(p.config_hash, p.seed) for entry in entries for p in points(entry)}
+    planned = [points(entry) for entry in entries]  # validated before the store is made
+    keys = {(p.config_hash, p.seed) for entry_points in planned for p in entry_points}
     with ResultsStore(args.db) as store:
         try:
-            outcome = run_suite(entries, store, suite_name, progress=not args.no_progress)
+            outcome = run_suite(entries, store, suite_name, progress=not args.no_progress, planned=planned)
         except KeyboardInterrupt:
             print(f"sgbench: interrupted; finished runs are saved in {args.db}, run again to resume",
                   file=sys.stderr)

@@ -58,17 +58,19 @@ class SweepOutcome(NamedTuple):
 
 
 def run_suite(entries, store: ResultsStore, suite_name: str | None = None, progress: bool = True,
-              poll_seconds: float = 2.0) -> SweepOutcome:
+              poll_seconds: float = 2.0, planned: list[list[Point]] | None = None) -> SweepOutcome:
     """Run every grid point of ``entries`` not yet in ``store`` and add it (tagged ``suite_name``).
 
     Each entry's missing points are claimed first (:meth:`ResultsStore.claim`) and only the
     claimed ones are computed, so concurrent sweeps into one store split the work. Points another
     live process holds are waited for (polling every ``poll_seconds``) and taken over if it dies.
     A tqdm bar counts chain-steps (with their rate) unless ``progress`` is False (or output is not
-    a terminal). An interruption releases the claims of the points in flight.
+    a terminal). An interruption releases the claims of the points in flight. ``planned``: the
+    entries' :func:`points`, where the caller has them already (they are computed otherwise).
     """
     entries = list(entries)
-    planned = [points(entry) for entry in entries]  # validates every entry before running any
+    if planned is None:
+        planned = [points(entry) for entry in entries]  # validates every entry before running any
     steps_per_point = [entry.config.num_chains * entry.config.total_steps for entry in entries]
     pending = {index: {(p.config_hash, p.seed): p.params for p in entry_points if not store.has(p.config_hash, p.seed)}
                for index, entry_points in enumerate(planned)}
