@@ -21,6 +21,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tarfile
@@ -188,13 +189,15 @@ def make_offline(site: Path, assets: Path | None = None) -> list[str]:
 def serve(directory: Path, port: int, host: str = "127.0.0.1") -> None:
     """Serve ``directory`` over http on ``host``:``port`` in the foreground until Ctrl-C (port 0: any free one).
 
-    A ValueError naming the port if it cannot be bound.
+    A ValueError naming the port if it cannot be bound. Ctrl-C (SIGINT) stops it even where the process
+    was started with SIGINT ignored (a background job of a non-interactive shell, as in CI scripts).
     """
     handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(directory))
     try:
         server = http.server.ThreadingHTTPServer((host, port), handler)
     except OSError as error:
         raise ValueError(f"--port {port}: cannot serve there: {error.strerror or error}") from None
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     with server:
         print(f"serving {directory} at http://{host}:{server.server_address[1]}/ (Ctrl-C to stop)", flush=True)
         try:
