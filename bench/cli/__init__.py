@@ -6,6 +6,7 @@ One module per command:
     sgbench run [--suite NAME | --sampler S --target T --step-size H [H ...] [options]]
     sgbench report [--db PATH] [--out DIR]
     sgbench reproduce sglrw-table1 [--particles N] [--iterations N]
+    sgbench tune SAMPLER --target T [--budget-grads N | --budget-seconds S] [--metric ksd|fssd] [--arm NAME=VALUES]
     sgbench reference build|check TARGET [--param KEY=VALUE ...] [options]
     sgbench gate [--suite quick|full] [--baseline PATH | --no-baseline] [--reseed N] [--power]
     sgbench baseline update --why TEXT
@@ -33,13 +34,13 @@ import os
 import sys
 
 from bench.cli import (asv, baseline, dashboard, design_bias, gate, listing, nuts_speed, px_overhead, reference,
-                       report, reproduce, run, speed, validate)
+                       report, reproduce, run, speed, tune, validate)
 from bench.cli import _report_folders
 from bench.cli._common import Parser, one_line
 from bench.cli._warnings import summarised_warnings
 
-COMMANDS = (listing, run, report, reproduce, reference, gate, baseline, design_bias, validate, asv, dashboard, speed,
-            px_overhead, nuts_speed)
+COMMANDS = (listing, run, report, reproduce, tune, reference, gate, baseline, design_bias, validate, asv, dashboard,
+            speed, px_overhead, nuts_speed)
 
 
 def build_parser() -> Parser:
