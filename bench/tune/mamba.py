@@ -249,18 +249,23 @@ class Problem:
                       tuple(self.arms), self.budget, eta, tuple(records), winner, halving, last_runs[winner])
 
 
+def check_mamba_budget(problem: Problem, eta: int = DEFAULT_ETA) -> None:
+    """Refuse a budget that leaves an arm of ``problem`` too few steps in MAMBA's first round (before any run)."""
+    num_arms, eta = check_arms_and_eta(len(problem.arms), eta)
+    rounds = num_rounds(num_arms, eta)
+    problem.check_budget(problem.budget.total / (num_arms * rounds),
+                         f"with {num_arms} arms, eta={eta} and {rounds} rounds,")
+
+
 def mamba(problem: Problem, eta: int = DEFAULT_ETA) -> Tuning:
     """Algorithm 1 of MAMBA on ``problem`` (:meth:`Problem.build`) with pruning rate ``eta`` (default 3).
 
     Returns:
         the :class:`Tuning` (method "mamba"), its rounds in ``halving``.
     """
-    num_arms, eta = check_arms_and_eta(len(problem.arms), eta)
-    rounds = num_rounds(num_arms, eta)
-    problem.check_budget(problem.budget.total / (num_arms * rounds),
-                         f"with {num_arms} arms, eta={eta} and {rounds} rounds,")
+    check_mamba_budget(problem, eta)
     evaluate, records, last_runs = problem.evaluator("mamba")
-    halving = successive_halving(num_arms, problem.budget.total, evaluate, eta)
+    halving = successive_halving(len(problem.arms), problem.budget.total, evaluate, eta)
     return problem.outcome("mamba", eta, records, halving.winner, halving, last_runs)
 
 
