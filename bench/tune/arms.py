@@ -119,14 +119,17 @@ def default_axes(sampler, target, base_params) -> dict[str, tuple[float, ...]]:
     return axes
 
 
-def check_axes(sampler, target, axes: dict) -> dict[str, tuple[float, ...]]:
-    """``axes`` validated: names are ``batch_fraction`` or numeric hyperparameters of ``sampler``; values are
+def check_axes(sampler, target, axes: dict, base_params) -> dict[str, tuple[float, ...]]:
+    """``axes`` validated: names are ``batch_fraction`` or hyperparameters of ``sampler`` that are numbers in
+    ``base_params`` (a validated ``sampler.Params``: a schedule or a vector is not an axis); values are
     numbers; batch fractions give minibatches on ``target``.
 
     Raises:
         ValueError: naming the axis and what it accepts.
     """
-    numeric = set(sampler.Params.leaf_names)
+    numeric = {name for name in sampler.Params.leaf_names
+               if isinstance(getattr(base_params, name), (int, float, np.number)) or np.ndim(getattr(
+                   base_params, name)) == 0 and np.asarray(getattr(base_params, name)).dtype.kind in "iuf"}
     for name, values in axes.items():
         if name != BATCH_FRACTION and name not in numeric:
             raise ValueError(f"--arm {name}: sampler {sampler.name!r} has no numeric hyperparameter {name!r}; "

@@ -144,7 +144,7 @@ class Problem:
             base = {k: v for k, v in sampler.prepare(base_target, smallest).items() if k != "step_size"}
         if arms is None:
             axes = {**arm_grid.default_axes(sampler, base_target, first), **(axes or {})}
-            axes = arm_grid.check_axes(sampler, base_target, {k: tuple(v) for k, v in axes.items()})
+            axes = arm_grid.check_axes(sampler, base_target, {k: tuple(v) for k, v in axes.items()}, first)
             arms = arm_grid.grid(axes)
         targets_by_fraction, kept, params, skipped = {}, [], [], []
         for arm in arms:
@@ -254,7 +254,7 @@ def check_mamba_budget(problem: Problem, eta: int = DEFAULT_ETA) -> None:
     num_arms, eta = check_arms_and_eta(len(problem.arms), eta)
     rounds = num_rounds(num_arms, eta)
     problem.check_budget(problem.budget.total / (num_arms * rounds),
-                         f"with {num_arms} arms, eta={eta} and {rounds} rounds,")
+                         f"with {num_arms} arms, eta={eta} and {rounds} round{'s' if rounds > 1 else ''},")
 
 
 def mamba(problem: Problem, eta: int = DEFAULT_ETA) -> Tuning:

@@ -90,7 +90,7 @@ def winner_line(tuning) -> str:
     """One line: the method's chosen hyperparameters and its discrepancy."""
     last = [r for r in tuning.records if r.arm == tuning.winner][-1]
     return (f"{tuning.method}: {tuning.winner_arm.label}, {METRIC_NAMES[tuning.metric]} {last.discrepancy:.4g} "
-            f"after {last.steps:,} steps; {tuning.spent:.4g} of {tuning.budget.total:.4g} {tuning.budget.unit} spent")
+            f"after {last.steps:,} steps; {tuning.spent:,.6g} of {tuning.budget.total:,.6g} {tuning.budget.unit} spent")
 
 
 def write_page(path: Path, tunings: list, command: str = "") -> Path:
