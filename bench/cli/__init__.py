@@ -5,7 +5,7 @@ One module per command:
     sgbench list samplers|targets|metrics|suites
     sgbench run [--suite NAME | --sampler S --target T --step-size H [H ...] [options]]
     sgbench report [--db PATH] [--out DIR]
-    sgbench reproduce sglrw-table1 [--particles N] [--iterations N]
+    sgbench reproduce sglrw-table1|mamba-table1|mamba-table3 [options]
     sgbench tune SAMPLER --target T [--budget-grads N | --budget-seconds S] [--metric ksd|fssd] [--arm NAME=VALUES]
     sgbench reference build|check TARGET [--param KEY=VALUE ...] [options]
     sgbench gate [--suite quick|full] [--baseline PATH | --no-baseline] [--reseed N] [--power]

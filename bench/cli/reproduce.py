@@ -1,6 +1,7 @@
-"""``sgbench reproduce sglrw-table1 [--particles N] [--iterations N]`` or ``sgbench reproduce mamba-table1 [--runs N]
-[--num-data N] [--budget-grads N] [--final-grads N] [--sampler S ...] [--method M ...]``, each with ``[--seed S]
-[--out DIR]``: a paper's table at reduced scale, printed beside the paper's and written as HTML."""
+"""``sgbench reproduce sglrw-table1 [--particles N] [--iterations N] [--seed S]`` or ``sgbench reproduce
+mamba-table1|mamba-table3 [--runs N] [--num-data N] [--budget-grads N] [--final-grads N] [--sampler S ...]
+[--method M ...]``, each with ``[--out DIR]``: a paper's table at reduced scale, printed beside the paper's and
+written as HTML."""
 
 from __future__ import annotations
 
@@ -8,30 +9,32 @@ from base.arguments import integer_at_least
 from bench.cli._common import UsageError, output_folder
 from bench.cli._report_folders import add_out_option
 
-TABLES = ("sglrw-table1", "mamba-table1")
+TABLES = ("sglrw-table1", "mamba-table1", "mamba-table3")
+MAMBA_OPTIONS = ("runs", "budget_grads", "final_grads", "sampler", "method")
 OWN_OPTIONS = {"sglrw-table1": ("particles", "iterations", "seed"),
-               "mamba-table1": ("runs", "num_data", "budget_grads", "final_grads", "sampler", "method")}
+               "mamba-table1": (*MAMBA_OPTIONS, "num_data"), "mamba-table3": MAMBA_OPTIONS}
 
 
 def add_parser(commands) -> None:
     reproduce = commands.add_parser("reproduce", help="reproduce a paper's table at reduced scale")
     reproduce.add_argument("table", choices=TABLES,
-                           help="sglrw-table1: Table 1 of the SGLRW paper; mamba-table1: Table 1 of the MAMBA paper")
+                           help="sglrw-table1: Table 1 of the SGLRW paper; mamba-table1 and mamba-table3: Tables 1 "
+                                "(logistic regression) and 3 (Bayesian neural network) of the MAMBA paper")
     sglrw = reproduce.add_argument_group("sglrw-table1")
     sglrw.add_argument("--particles", type=int, help="parallel particles (default: 500; paper: 2000)")
     sglrw.add_argument("--iterations", type=int, help="iterations (default: the paper's 10000)")
     sglrw.add_argument("--seed", type=int, help="random seed (default: 0)")
-    mamba = reproduce.add_argument_group("mamba-table1")
+    mamba = reproduce.add_argument_group("mamba-table1 and mamba-table3")
     mamba.add_argument("--runs", type=int, help="independent tuning runs per cell, seeds 0.. (default: 10)")
-    mamba.add_argument("--num-data", type=int, help="N of the simulated data (default: 10000; paper: 10^6; needs a "
-                       "stored NUTS reference)")
+    mamba.add_argument("--num-data", type=int, help="mamba-table1: N of the simulated data (default: 10000; paper: "
+                       "10^6; needs a stored NUTS reference)")
     mamba.add_argument("--budget-grads", type=float, help="tuning budget in full-data gradient evaluations "
                        "(default: 10000)")
     mamba.add_argument("--final-grads", type=float, help="budget of the final run of the chosen hyperparameters "
                        "(default: 10000)")
     mamba.add_argument("--sampler", action="append", help="only these samplers (repeatable; default: the six)")
-    mamba.add_argument("--method", action="append", help="only these methods (repeatable; default: mamba-ksd, "
-                       "mamba-fssd, grid, heuristic)")
+    mamba.add_argument("--method", action="append", help="only these methods (repeatable; default: the table's: "
+                       "mamba-ksd, mamba-fssd (table 1 only), grid, heuristic)")
     add_out_option(reproduce, "the table's HTML page and figure")
     reproduce.add_argument("--no-progress", action="store_true", help="no progress output")
     reproduce.set_defaults(handler=execute)
@@ -39,8 +42,6 @@ def add_parser(commands) -> None:
 
 def _check_options(args) -> None:
     for table, names in OWN_OPTIONS.items():
-        if table == args.table:
-            continue
         for name in names:
             if getattr(args, name) is not None and name not in OWN_OPTIONS[args.table]:
                 raise UsageError(f"--{name.replace('_', '-')} is an option of {table}, not of {args.table}")
@@ -51,7 +52,7 @@ def execute(args, argv) -> int:
     output_folder(args.out)
     if args.table == "sglrw-table1":
         return _sglrw_table1(args)
-    return _mamba_table1(args)
+    return _mamba_table(args)
 
 
 def _sglrw_table1(args) -> int:
@@ -81,42 +82,43 @@ def _sglrw_table1(args) -> int:
     return 0
 
 
-def _mamba_table1(args) -> int:
+def _mamba_table(args) -> int:
     from bench.html import render_page, table as html_table
-    from bench.reproduce import mamba_table1
+    from bench.reproduce import mamba_tables
 
+    table = mamba_tables.TABLES[args.table]
     runs = 10 if args.runs is None else integer_at_least("--runs", args.runs, 1, 1000)
-    num_data = mamba_table1.DEFAULT_NUM_DATA if args.num_data is None else args.num_data
-    integer_at_least("--num-data", num_data, 1, 1_000_000)
-    budget = mamba_table1.DEFAULT_BUDGET if args.budget_grads is None else args.budget_grads
-    final = mamba_table1.DEFAULT_BUDGET if args.final_grads is None else args.final_grads
-    samplers = tuple(args.sampler or mamba_table1.SAMPLERS)
-    methods = tuple(args.method or mamba_table1.METHODS)
-    for flag, chosen, allowed in (("--sampler", samplers, mamba_table1.SAMPLERS),
-                                  ("--method", methods, mamba_table1.METHODS)):
+    if args.num_data is not None:
+        integer_at_least("--num-data", args.num_data, 1, 1_000_000)
+    budget = mamba_tables.DEFAULT_BUDGET if args.budget_grads is None else args.budget_grads
+    final = mamba_tables.DEFAULT_BUDGET if args.final_grads is None else args.final_grads
+    samplers = tuple(args.sampler or mamba_tables.SAMPLERS)
+    methods = tuple(args.method or table.methods)
+    for flag, chosen, allowed in (("--sampler", samplers, mamba_tables.SAMPLERS), ("--method", methods, table.methods)):
         for value in chosen:
             if value not in allowed:
                 raise UsageError(f"{flag} must be one of {', '.join(allowed)}, got {value!r}")
     for flag, value in (("--budget-grads", budget), ("--final-grads", final)):
         if not value > 0 or value == float("inf"):
             raise UsageError(f"{flag} must be a finite number > 0, got {value:g}")
-    mamba_table1.enable_compilation_cache()
-    frame = mamba_table1.reproduce(num_data=num_data, runs=runs, budget=budget, final_budget=final, samplers=samplers,
-                                   methods=methods, progress=not args.no_progress)
-    summary = mamba_table1.summarise(frame)
-    shown = mamba_table1.render(summary)
-    order = mamba_table1.orderings(summary)
+    mamba_tables.enable_compilation_cache()
+    frame = mamba_tables.reproduce(table, runs=runs, budget=budget, final_budget=final, samplers=samplers,
+                                   methods=methods, num_data=args.num_data, progress=not args.no_progress)
+    summary = mamba_tables.summarise(table, frame)
+    shown = mamba_tables.render(table, summary)
+    order = mamba_tables.orderings(table, summary)
     print(shown.to_string(index=False))
     if len(order):
         print(order.to_string(index=False))
+    name = args.table.replace("-", "_")
     args.out.mkdir(parents=True, exist_ok=True)
-    frame.to_csv(args.out / "mamba_table1_runs.csv", index=False)
-    intro = (f"N = {num_data} (paper: 10^6), {runs} tuning runs per cell, tuning budget {budget:g} and final run "
-             f"{final:g} full-data gradient evaluations (paper: seconds); mean ± std over runs (paper's value)")
-    page = render_page(args.out / "mamba_table1.html", "MAMBA paper, Table 1, at reduced scale",
-                       [("Table 1: KSD and xi(sigma) x 100", html_table(shown)),
-                        ("Differences from the paper", " ".join(mamba_table1.DIFFERENCES)),
+    frame.to_csv(args.out / f"{name}_runs.csv", index=False)
+    intro = (f"{runs} tuning runs per cell, tuning budget {budget:g} and final run {final:g} full-data gradient "
+             "evaluations (paper: seconds); mean ± std over runs (paper's value)")
+    page = render_page(args.out / f"{name}.html", table.title,
+                       [("Scores", html_table(shown)),
+                        ("Differences from the paper", " ".join(table.differences)),
                         ("The paper's comparisons", html_table(order)),
-                        ("Every run (also in mamba_table1_runs.csv)", html_table(frame))], intro=intro)
+                        (f"Every run (also in {name}_runs.csv)", html_table(frame))], intro=intro)
     print(f"report: {page}")
     return 0

@@ -118,13 +118,14 @@ class Problem:
     @classmethod
     def build(cls, sampler, target, *, axes=None, arms=None, budget: Budget, metric="ksd", sampler_params=None,
               target_params=None, num_chains=1, seed=0, max_draws=DEFAULT_MAX_DRAWS, dtype="float64",
-              store=None, on_round=None, progress=None) -> Problem:
+              initial_position=None, store=None, on_round=None, progress=None) -> Problem:
         """Validate everything and prepare the arms' targets, hyperparameters and step costs.
 
         ``arms`` (a list of :class:`~bench.tune.arms.Arm`) gives the grid, or else the axes of
         :func:`bench.tune.arms.default_axes` with those of ``axes`` (name -> values) in their place (one value
-        fixes a hyperparameter). Arms whose hyperparameters the sampler refuses (a
-        friction too large for the step size, say) are left out and listed in ``skipped``.
+        fixes a hyperparameter). Every chain starts at ``initial_position`` (default: the target's). Arms
+        whose hyperparameters the sampler refuses (a friction too large for the step size, say) are left out
+        and listed in ``skipped``.
         """
         sampler = samplers.get(sampler) if isinstance(sampler, str) else sampler
         target_params = dict(target_params or {})
@@ -163,7 +164,8 @@ class Problem:
             raise ValueError("the sampler refuses every arm of the grid; the first: "
                              f"{skipped[0][0].label}: {skipped[0][1]}")
         runner = ArmRunner(sampler, params, [targets_by_fraction[a.batch_fraction] for a in kept],
-                           base_target.initial_position(), num_chains, seed, max_draws, dtype)
+                           base_target.initial_position() if initial_position is None else
+                           base_target.check_positions(initial_position, 1)[0], num_chains, seed, max_draws, dtype)
         problem = cls(sampler, target, dict(base_target.params), kept, runner, [], budget, metric, store,
                       on_round, progress, tuple(skipped))
         problem.costs = problem._step_costs()

@@ -1,5 +1,5 @@
-"""``sgbench reproduce mamba-table1`` (``bench.reproduce.mamba_table1``): one small run end to end, the summary
-and the paper's comparisons on a made-up frame, and its options refused where they do not belong."""
+"""``sgbench reproduce mamba-table1|mamba-table3`` (``bench.reproduce.mamba_tables``): a small run of each end to
+end, the summary and the paper's comparisons on a made-up frame, and options refused where they do not belong."""
 
 from __future__ import annotations
 
@@ -8,11 +8,12 @@ import pandas as pd
 import pytest
 
 from bench.cli import main
-from bench.reproduce import mamba_table1
+from bench.reproduce import mamba_tables
+from bench.reproduce.mamba_tables import TABLE1, TABLE3
 
 
-def test_one_cell_runs_and_scores_against_nuts():
-    frame = mamba_table1.reproduce(runs=2, samplers=("sgld",), methods=("heuristic",), budget=1000,
+def test_table1_cell_runs_and_scores_against_nuts():
+    frame = mamba_tables.reproduce(TABLE1, runs=2, samplers=("sgld",), methods=("heuristic",), budget=1000,
                                    final_budget=1000, progress=False)
     assert list(frame["run"]) == [0, 1]
     assert (frame["step_size"] == 1e-4).all() and (frame["batch_fraction"] == 0.1).all()
@@ -20,25 +21,35 @@ def test_one_cell_runs_and_scores_against_nuts():
     assert np.all(np.isfinite(frame["ksd"])) and np.all(frame["xi_x100"] > 0)
 
 
+def test_table3_cell_scores_calibration_from_the_map():
+    frame = mamba_tables.reproduce(TABLE3, runs=1, samplers=("sgld",), methods=("heuristic",), budget=300,
+                                   final_budget=300, progress=False)
+    row = frame.iloc[0]
+    assert row["step_size"] == pytest.approx(1 / 1258)  # h = 1/N, N = 1258: the 70 % training split of 1797 digits
+    assert 0 <= row["ece_pct"] <= row["mce_pct"] <= 100 and row["accuracy_pct"] > 80
+
+
 def test_summary_and_orderings_follow_the_means():
     rows = []
     for method, ksd, xi in (("mamba-ksd", 10.0, 50.0), ("grid", 20.0, 10.0)):
         for run, wiggle in enumerate((-1.0, 1.0)):
             rows.append({"sampler": "sgld", "method": method, "run": run, "ksd": ksd + wiggle, "xi_x100": xi + wiggle})
-    summary = mamba_table1.summarise(pd.DataFrame(rows))
+    summary = mamba_tables.summarise(TABLE1, pd.DataFrame(rows))
     assert list(summary["ksd_mean"]) == [10.0, 20.0] and list(summary["ksd_paper"]) == [66, 106]
-    order = mamba_table1.orderings(summary).set_index("quantity")
+    order = mamba_tables.orderings(TABLE1, summary).set_index("score")
     # the paper: MAMBA-KSD has the lower KSD (66 < 106) and the higher xi (28.3 > 12.0) for SGLD
-    assert order.loc["ksd", "holds"] == "yes" and order.loc["ksd", "clear"] == "yes"
-    assert order.loc["xi", "ours"] == "higher" and order.loc["xi", "holds"] == "yes"
-    assert "±" in mamba_table1.render(summary).iloc[0, 2]
+    assert order.loc["KSD", "holds"] == "yes" and order.loc["KSD", "clear"] == "yes"
+    assert order.loc["xi x 100", "ours"] == "higher" and order.loc["xi x 100", "holds"] == "yes"
+    assert "±" in mamba_tables.render(TABLE1, summary).iloc[0, 2]
 
 
 @pytest.mark.parametrize("argv, message", [
     (["mamba-table1", "--particles", "10"], "--particles is an option of sglrw-table1, not of mamba-table1"),
     (["sglrw-table1", "--runs", "3"], "--runs is an option of mamba-table1, not of sglrw-table1"),
+    (["mamba-table3", "--num-data", "3"], "--num-data is an option of mamba-table1, not of mamba-table3"),
     (["mamba-table1", "--sampler", "nuts"], "--sampler must be one of sgld"),
     (["mamba-table1", "--method", "bayes"], "--method must be one of mamba-ksd"),
+    (["mamba-table3", "--method", "mamba-fssd"], "--method must be one of mamba-ksd, grid, heuristic"),
     (["mamba-table1", "--runs", "0"], "--runs must be an integer >= 1"),
     (["mamba-table1", "--num-data", "500"],
      "no stored reference for targets.get('logreg', dataset='simulated', num_data=500"),
