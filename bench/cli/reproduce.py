@@ -83,7 +83,9 @@ def _sglrw_table1(args) -> int:
 
 
 def _mamba_table(args) -> int:
-    from bench.html import render_page, table as html_table
+    from markupsafe import Markup, escape
+
+    from bench.html import image, render_page, table as html_table
     from bench.reproduce import mamba_tables
 
     table = mamba_tables.TABLES[args.table]
@@ -113,11 +115,13 @@ def _mamba_table(args) -> int:
     name = args.table.replace("-", "_")
     args.out.mkdir(parents=True, exist_ok=True)
     frame.to_csv(args.out / f"{name}_runs.csv", index=False)
-    intro = (f"{runs} tuning runs per cell, tuning budget {budget:g} and final run {final:g} full-data gradient "
-             "evaluations (paper: seconds); mean ± std over runs (paper's value)")
+    intro = (f"{runs} tuning run{'s' if runs > 1 else ''} per cell, tuning budget {budget:g} and final run "
+             f"{final:g} full-data gradient evaluations (paper: seconds); mean ± std over runs (paper's value)")
     page = render_page(args.out / f"{name}.html", table.title,
                        [("Scores", html_table(shown)),
-                        ("Differences from the paper", " ".join(table.differences)),
+                        ("Ours beside the paper's", image(mamba_tables.figure(table, summary), "scores per sampler")),
+                        ("Differences from the paper",
+                         Markup("<ul>" + "".join(f"<li>{escape(d)}</li>" for d in table.differences) + "</ul>")),
                         ("The paper's comparisons", html_table(order)),
                         (f"Every run (also in {name}_runs.csv)", html_table(frame))], intro=intro)
     print(f"report: {page}")

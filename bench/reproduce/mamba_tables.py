@@ -250,11 +250,12 @@ def orderings(table: Table, summary: pd.DataFrame) -> pd.DataFrame:
                 paper_lower = a[f"{key}_paper"] < b[f"{key}_paper"]
                 ours_lower = a[f"{key}_mean"] < b[f"{key}_mean"]
                 se = np.sqrt(a[f"{key}_std"] ** 2 / a["runs"] + b[f"{key}_std"] ** 2 / b["runs"])
-                clear = abs(a[f"{key}_mean"] - b[f"{key}_mean"]) > 2 * se
+                clear = ("n/a (one run)" if min(a["runs"], b["runs"]) < 2 else
+                         "yes" if abs(a[f"{key}_mean"] - b[f"{key}_mean"]) > 2 * se else "no (within 2 se)")
                 rows.append({"sampler": sampler, "score": label, "comparison": f"mamba-ksd vs {other}",
                              "paper": "lower" if paper_lower else "higher", "ours": "lower" if ours_lower else "higher",
                              "holds": "yes" if paper_lower == ours_lower else "no",
-                             "clear": "yes" if clear else "no (within 2 se)"})
+                             "clear": clear})
     return pd.DataFrame(rows)
 
 
@@ -268,3 +269,36 @@ def render(table: Table, summary: pd.DataFrame) -> pd.DataFrame:
         shown[f"{label} ours (paper)"] = [cell(*v) for v in zip(summary[f"{key}_mean"], summary[f"{key}_std"],
                                                                  summary[f"{key}_paper"])]
     return pd.DataFrame(shown)
+
+
+def figure(table: Table, summary: pd.DataFrame) -> bytes:
+    """PNG, one panel per score: each method's mean ± std over runs per sampler (filled) beside the paper's value
+    (hollow, same colour), on a log axis."""
+    import io
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    samplers = list(dict.fromkeys(summary["sampler"]))
+    methods = list(dict.fromkeys(summary["method"]))
+    fig, axes = plt.subplots(1, len(table.columns), figsize=(6 * len(table.columns), 4.2), squeeze=False)
+    offsets = np.linspace(-0.3, 0.3, len(methods))
+    for ax, (key, label) in zip(axes[0], table.columns):
+        for colour, (offset, method) in enumerate(zip(offsets, methods)):
+            rows = summary[summary["method"] == method].set_index("sampler").reindex(samplers)
+            x = np.arange(len(samplers)) + offset
+            ax.errorbar(x, rows[f"{key}_mean"], yerr=rows[f"{key}_std"].fillna(0), fmt="o", color=f"C{colour}",
+                        label=f"{method} (ours)", capsize=2)
+            ax.plot(x, rows[f"{key}_paper"], "o", mfc="white", color=f"C{colour}", label=f"{method} (paper)")
+        ax.set_yscale("log")
+        ax.set_xticks(range(len(samplers)), samplers)
+        ax.set_ylabel(f"{label} (lower is better)")
+        ax.grid(True, axis="y", alpha=0.3)
+    axes[0][-1].legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    fig.tight_layout()
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png")
+    plt.close(fig)
+    return buffer.getvalue()
