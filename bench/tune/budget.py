@@ -10,8 +10,10 @@ for bit. On a target without minibatch noise every evaluation costs 1. A chain's
 chains of an arm share its budget.
 
 With a seconds budget an arm's steps per round are its budget divided by its measured seconds per
-step (a calibration run of each vmapped group before round 0, not charged), and the seconds it is
-charged are those its steps took (its equal share of its group's time); the steps then depend on
+step, measured at the start of each round by two calibration runs of the round's vmapped groups (a
+program's time is shared by its arms; the second run is long enough to amortise the per-call
+overhead; not charged), and the seconds it
+is charged are those its steps took (its equal share of its group's time); the steps then depend on
 the machine and its load.
 """
 

@@ -34,6 +34,7 @@ from bench.tune.rewards import discrepancy
 
 HEURISTIC_BATCH_FRACTION = 0.1
 CALIBRATION_STEPS = 200
+CALIBRATION_SECONDS = 0.2  # the second calibration run lasts about this long: per-call overhead amortised
 DEFAULT_MAX_DRAWS = 1000
 
 
@@ -184,12 +185,22 @@ class Problem:
                 fraction = 1.0 if size is None else size / target.num_data
                 costs.append(StepCost(chains * per_step * fraction, float(chains * priming)))
             return costs
-        calibration = runner.run(dict.fromkeys(range(len(self.arms)), CALIBRATION_STEPS))
-        return [StepCost(calibration[a].seconds_per_step) for a in range(len(self.arms))]
+        return [None] * len(self.arms)  # measured at the start of each round: see _calibrate
+
+    def _calibrate(self, arms: list[int]) -> None:
+        """Seconds per step of each of ``arms`` run together as in the round about to start (a vmapped program's
+        time is shared by its arms, so the share depends on who else runs): a short run sets the length of a
+        second one that lasts about ``CALIBRATION_SECONDS``, which amortises the per-call overhead."""
+        short = self.runner.run(dict.fromkeys(arms, CALIBRATION_STEPS))
+        longer = {a: max(CALIBRATION_STEPS, round(CALIBRATION_SECONDS / short[a].seconds_per_step)) for a in arms}
+        for arm, run in self.runner.run(longer).items():
+            self.costs[arm] = StepCost(run.seconds_per_step)
 
     def check_budget(self, first_round_budget: float, rounds_label: str) -> None:
         """Refuse a budget that gives some arm fewer than ``MIN_STEPS`` steps in its first round, naming the
-        smallest budget that does not."""
+        smallest budget that does not (a seconds budget is checked against a calibration of all arms)."""
+        if self.budget.kind == "seconds":
+            self._calibrate(list(range(len(self.arms))))
         short = [(a, c) for a, c in enumerate(self.costs) if c.steps_within(first_round_budget, True) < MIN_STEPS]
         if short:
             arm, cost = max(short, key=lambda pair: pair[1].cost(MIN_STEPS, True))
@@ -209,6 +220,8 @@ class Problem:
         last_runs: dict[int, ArmRun] = {}
 
         def evaluate(round_index: int, arms: list[int], budget: float) -> list[float]:
+            if self.budget.kind == "seconds":
+                self._calibrate(arms)
             first = {a: a not in steps_so_far for a in arms}
             new = {a: self.costs[a].steps_within(budget, first[a]) for a in arms}
             totals = {a: steps_so_far.get(a, 0) + new[a] for a in arms}
@@ -219,7 +232,7 @@ class Problem:
                 result = runs[a]
                 if self.budget.kind == "grads":
                     charged = self.costs[a].cost(new[a], first[a])
-                else:
+                else:  # charged what the steps took
                     charged = new[a] * result.seconds_per_step
                 value = discrepancy(self.metric, result.samples, self.runner.target_by_arm[a], self.runner.seed)
                 record = ArmRecord(round_index, a, totals[a], charged, value, -value, result.nonfinite_steps)
