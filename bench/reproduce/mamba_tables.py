@@ -19,6 +19,7 @@ differences from the paper are in its ``differences`` and on its page.
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 import sys
 from collections.abc import Callable
@@ -223,16 +224,18 @@ def reproduce(table: Table, runs: int = 10, budget: float = DEFAULT_BUDGET, fina
 
 
 def summarise(table: Table, frame: pd.DataFrame) -> pd.DataFrame:
-    """Mean and standard deviation over runs of each score per (method, sampler), beside the paper's value."""
-    grouped = frame.groupby(["method", "sampler"], sort=False)
-    aggregations = {"runs": ("run", "count")}
-    for key, _ in table.columns:
-        aggregations[f"{key}_mean"] = (key, "mean")
-        aggregations[f"{key}_std"] = (key, "std")
-    summary = grouped.agg(**aggregations).reset_index()
-    for i, (key, _) in enumerate(table.columns):
-        summary[f"{key}_paper"] = [table.paper[m][s][i] for m, s in zip(summary["method"], summary["sampler"])]
-    return summary
+    """Per (method, sampler): the runs, how many diverged (a non-finite score: the final run left the finite
+    numbers), and the mean and standard deviation of each score over the other runs, beside the paper's value."""
+    rows = []
+    for (method, sampler), group in frame.groupby(["method", "sampler"], sort=False):
+        finite = group[np.all(np.isfinite(group[[key for key, _ in table.columns]]), axis=1)]
+        row = {"method": method, "sampler": sampler, "runs": len(group), "diverged": len(group) - len(finite)}
+        for i, (key, _) in enumerate(table.columns):
+            row[f"{key}_mean"] = finite[key].mean() if len(finite) else np.nan
+            row[f"{key}_std"] = finite[key].std() if len(finite) > 1 else np.nan
+            row[f"{key}_paper"] = table.paper[method][sampler][i]
+        rows.append(row)
+    return pd.DataFrame(rows)
 
 
 def orderings(table: Table, summary: pd.DataFrame) -> pd.DataFrame:
@@ -246,28 +249,36 @@ def orderings(table: Table, summary: pd.DataFrame) -> pd.DataFrame:
             if ("mamba-ksd", sampler) not in indexed.index or (other, sampler) not in indexed.index:
                 continue
             a, b = indexed.loc[("mamba-ksd", sampler)], indexed.loc[(other, sampler)]
+            finite_runs = (a["runs"] - a["diverged"], b["runs"] - b["diverged"])
             for key, label in table.columns:
-                paper_lower = a[f"{key}_paper"] < b[f"{key}_paper"]
-                ours_lower = a[f"{key}_mean"] < b[f"{key}_mean"]
-                se = np.sqrt(a[f"{key}_std"] ** 2 / a["runs"] + b[f"{key}_std"] ** 2 / b["runs"])
-                clear = ("n/a (one run)" if min(a["runs"], b["runs"]) < 2 else
-                         "yes" if abs(a[f"{key}_mean"] - b[f"{key}_mean"]) > 2 * se else "no (within 2 se)")
-                rows.append({"sampler": sampler, "score": label, "comparison": f"mamba-ksd vs {other}",
-                             "paper": "lower" if paper_lower else "higher", "ours": "lower" if ours_lower else "higher",
-                             "holds": "yes" if paper_lower == ours_lower else "no",
-                             "clear": clear})
+                paper = "lower" if a[f"{key}_paper"] < b[f"{key}_paper"] else "higher"
+                means = (a[f"{key}_mean"], b[f"{key}_mean"])
+                if min(finite_runs) < 2:  # no mean or no spread on one side
+                    ours = "n/a" if min(finite_runs) == 0 else "lower" if means[0] < means[1] else "higher"
+                    holds = "n/a" if ours == "n/a" else "yes" if ours == paper else "no"
+                    clear = "n/a (under 2 finite runs)"
+                else:
+                    ours = "lower" if means[0] < means[1] else "higher"
+                    se = math.sqrt(a[f"{key}_std"] ** 2 / finite_runs[0] + b[f"{key}_std"] ** 2 / finite_runs[1])
+                    holds = "yes" if ours == paper else "no"
+                    clear = "yes" if abs(means[0] - means[1]) > 2 * se else "no (within 2 se)"
+                rows.append({"sampler": sampler, "score": label, "comparison": f"mamba-ksd vs {other}", "paper": paper,
+                             "ours": ours, "holds": holds, "clear": clear})
     return pd.DataFrame(rows)
 
 
 def render(table: Table, summary: pd.DataFrame) -> pd.DataFrame:
-    """The summary as printed: "mean ± std (paper)" per score."""
+    """The summary as printed: "mean ± std (paper)" per score over the finite runs, and the diverged runs."""
     def cell(mean, std, paper):
+        if not np.isfinite(mean):
+            return f"- ({paper:g})"
         return f"{mean:.3g} ± {std:.2g} ({paper:g})" if np.isfinite(std) else f"{mean:.3g} ({paper:g})"
 
     shown = {"method": summary["method"], "sampler": summary["sampler"]}
     for key, label in table.columns:
         shown[f"{label} ours (paper)"] = [cell(*v) for v in zip(summary[f"{key}_mean"], summary[f"{key}_std"],
                                                                  summary[f"{key}_paper"])]
+    shown["diverged"] = [f"{d} of {n}" for d, n in zip(summary["diverged"], summary["runs"])]
     return pd.DataFrame(shown)
 
 
