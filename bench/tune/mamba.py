@@ -220,7 +220,7 @@ class Problem:
         last_runs: dict[int, ArmRun] = {}
 
         def evaluate(round_index: int, arms: list[int], budget: float) -> list[float]:
-            if self.budget.kind == "seconds":
+            if self.budget.kind == "seconds" and round_index > 0:  # round 0: calibrated by check_budget
                 self._calibrate(arms)
             first = {a: a not in steps_so_far for a in arms}
             new = {a: self.costs[a].steps_within(budget, first[a]) for a in arms}
