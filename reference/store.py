@@ -34,6 +34,14 @@ def canonical_params(target) -> dict:
     return json.loads(json.dumps(kept, sort_keys=True, default=str))
 
 
+def build_command(target) -> str:
+    """The ``sgbench reference build`` command line of ``target``'s reference, one ``--param`` per parameter
+    that defines its posterior (lists as JSON)."""
+    params = " ".join(f"--param {key}={json.dumps(value) if isinstance(value, list) else value}"
+                      for key, value in canonical_params(target).items() if value is not None)
+    return f"sgbench reference build {target.name}" + (f" {params}" if params else "")
+
+
 def stem(target) -> str:
     """``<name>-<first 12 hex digits of sha256 of the canonical params>``."""
     digest = hashlib.sha256(json.dumps(canonical_params(target), sort_keys=True).encode()).hexdigest()
@@ -113,7 +121,7 @@ def read_header(target, directory=None) -> dict:
     for path in (header_path, npz):
         if not path.is_file():
             raise ReferenceFileError(f"no stored reference for {target!r}: {path} is missing; build it with "
-                                     f"`sgbench reference build {target.name}`")
+                                     f"`{build_command(target)}`")
     try:
         header = json.loads(header_path.read_text())
     except json.JSONDecodeError as error:
@@ -121,7 +129,7 @@ def read_header(target, directory=None) -> dict:
     if header.get("header_sha256") != header_digest(header):
         raise ReferenceFileError(f"reference header {header_path} was edited after it was built (its moments, "
                                  "diagnostics or parameters no longer match its header_sha256); rebuild it with "
-                                 f"`sgbench reference build {target.name}` and the target's --param values")
+                                 f"`{build_command(target)}`")
     if header.get("target") != target.name or header.get("params") != canonical_params(target):
         raise ReferenceFileError(f"reference header {header_path} is for {header.get('target')!r} with params "
                                  f"{header.get('params')}, not for {target!r}")

@@ -52,7 +52,8 @@ def test_summary_and_orderings_follow_the_means():
     (["mamba-table3", "--method", "mamba-fssd"], "--method must be one of mamba-ksd, grid, heuristic"),
     (["mamba-table1", "--runs", "0"], "--runs must be an integer >= 1"),
     (["mamba-table1", "--num-data", "500"],
-     "no stored reference for targets.get('logreg', dataset='simulated', num_data=500"),
+     "build it with `sgbench reference build logreg --param data_seed=0 --param dataset=simulated "
+     "--param num_data=500 --param prior_variance=10.0`"),
     (["mamba-table1", "--budget-grads", "100"], "--budget-grads 100 is too small"),
 ])
 def test_bad_options_are_one_line(tmp_path, capsys, argv, message):
