@@ -38,11 +38,10 @@ def thinning(steps: int, num_chains: int, max_draws: int) -> int:
 @dataclasses.dataclass(frozen=True)
 class ArmRun:
     """One arm's chains after ``steps`` steps: the stored-able ``result`` (its samples kept, thinned by
-    ``thin``) and the measured ``seconds_per_step`` (its share of its program's run time)."""
+    :func:`thinning`) and the measured ``seconds_per_step`` (its share of its program's run time)."""
 
     arm: int
     steps: int
-    thin: int
     result: RunResult
 
     @property
@@ -105,5 +104,5 @@ class ArmRunner:
                                initial_position=self.initial_position, progress=progress,
                                block_size=min(1024, steps))
             for arm, result in zip(arms, results):
-                runs[arm] = ArmRun(arm, steps, thin, result)
+                runs[arm] = ArmRun(arm, steps, result)
         return runs

@@ -128,8 +128,8 @@ def check_axes(sampler, target, axes: dict, base_params) -> dict[str, tuple[floa
         ValueError: naming the axis and what it accepts.
     """
     numeric = {name for name in sampler.Params.leaf_names
-               if isinstance(getattr(base_params, name), (int, float, np.number)) or np.ndim(getattr(
-                   base_params, name)) == 0 and np.asarray(getattr(base_params, name)).dtype.kind in "iuf"}
+               if np.asarray(getattr(base_params, name)).dtype.kind in "iuf"
+               and np.ndim(getattr(base_params, name)) == 0}
     for name, values in axes.items():
         if name != BATCH_FRACTION and name not in numeric:
             raise ValueError(f"--arm {name}: sampler {sampler.name!r} has no numeric hyperparameter {name!r}; "
