@@ -191,6 +191,11 @@ def test_cli_build_check_and_contract_error(tmp_path, capsys):
     assert header["command"].startswith("sgbench reference build icg") and header["versions"]["numpyro"]
     assert main(["reference", "check", *common]) == 0
     assert "agrees with" in capsys.readouterr().out
+    # Without run options a check reruns the stored reference's own settings (the defaults would ask for
+    # 10,000 ESS from 4 x 2500 draws and fail the contract here).
+    assert main(["reference", "check", "icg", "--param", "dim=2", "--param", "condition_number=4",
+                 "--dir", str(tmp_path)]) == 0
+    assert "agrees with" in capsys.readouterr().out
     assert main(["reference", "build", *common, "--chains", "2"]) == 2
     assert "at least 4 chains" in capsys.readouterr().err
 
