@@ -111,6 +111,7 @@ class Problem:
     costs: list
     budget: Budget
     metric: str
+    base_target: object  # the target without an arm's batch size: the full-batch scores of every reward
     store: object = None
     on_round: Callable | None = None
     progress: Callable | None = None
@@ -167,8 +168,8 @@ class Problem:
         runner = ArmRunner(sampler, params, [targets_by_fraction[a.batch_fraction] for a in kept],
                            base_target.initial_position() if initial_position is None else
                            base_target.check_positions(initial_position, 1)[0], num_chains, seed, max_draws, dtype)
-        problem = cls(sampler, target, dict(base_target.params), kept, runner, [], budget, metric, store,
-                      on_round, progress, tuple(skipped))
+        problem = cls(sampler, target, dict(base_target.params), kept, runner, [], budget, metric, base_target,
+                      store, on_round, progress, tuple(skipped))
         problem.costs = problem._step_costs()
         return problem
 
@@ -234,7 +235,7 @@ class Problem:
                     charged = self.costs[a].cost(new[a], first[a])
                 else:  # charged what the steps took
                     charged = new[a] * result.seconds_per_step
-                value = discrepancy(self.metric, result.samples, self.runner.target_by_arm[a], self.runner.seed)
+                value = discrepancy(self.metric, result.samples, self.base_target, self.runner.seed)
                 record = ArmRecord(round_index, a, totals[a], charged, value, -value, result.nonfinite_steps)
                 records.append(record)
                 this_round.append(record)
