@@ -26,13 +26,23 @@ def backends() -> dict:
 REFERENCE_PACKAGES = ("numpy", "jax", "jaxlib", "numpyro", "blackjax", "arviz", "sgmcmc-bench")
 
 
+def kept_quantities(target, draws):
+    """What a reference of ``target`` checks and keeps of NUTS draws (chains, draws, dim): the target's
+    ``reference_quantities(draws)`` where it defines them (a posterior whose parameters are not
+    identified, such as ``pmf``'s, whose latent coordinates can be permuted), else the draws."""
+    quantities = getattr(target, "reference_quantities", None)
+    return draws if quantities is None else quantities(draws)
+
+
 def run_accepted(target, backend="numpyro", num_chains=4, num_warmup=1000, num_draws=2500, seed=0,
                  contract: Contract | None = None, progress=False, target_accept=0.8):
-    """Run NUTS and return (result, thinned draws, diagnostics); ContractError if a check fails."""
+    """Run NUTS and return (result, thinned draws, diagnostics); ContractError if a check fails. The contract
+    is applied to, and the draws returned are, :func:`kept_quantities` of the NUTS draws."""
     one_of("backend", backend, set(backends()))
     contract = Contract() if contract is None else contract
     result = backends()[backend](target, num_chains=num_chains, num_warmup=num_warmup, num_draws=num_draws,
                                  seed=seed, progress=progress, target_accept=target_accept)
+    result = result._replace(draws=kept_quantities(target, result.draws))
     failures, diagnostics, stored = violations(result, contract)
     if failures:
         raise ContractError(f"reference for {target!r} rejected ({backend}, seed {seed}): " + "; ".join(failures))

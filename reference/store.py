@@ -105,8 +105,10 @@ def save(target, stored, diagnostics: dict, provenance: dict, directory=None) ->
     np.savez_compressed(buffer, draws=np.asarray(stored, dtype=np.float32))
     npz.write_bytes(buffer.getvalue())
     moments = {key: np.asarray(value).tolist() for key, value in summarize(stored).items()}
+    label = getattr(target, "reference_quantities_label", None)
     header = {"format_version": FORMAT_VERSION, "target": target.name, "params": canonical_params(target),
-              "dim": int(target.dim), "draws_file": npz.name, "sha256": _sha256(npz), "moments": moments,
+              **({} if label is None else {"quantities": label}),
+              "dim": int(np.shape(stored)[-1]), "draws_file": npz.name, "sha256": _sha256(npz), "moments": moments,
               "diagnostics": diagnostics, **provenance}
     header["header_sha256"] = header_digest(header)
     header_path.write_text(json.dumps(header, indent=1) + "\n")
@@ -140,7 +142,8 @@ def read_header(target, directory=None) -> dict:
 
 
 def load_draws(target, directory=None) -> np.ndarray:
-    """The stored thinned draws (chains, draws, dim) of ``target``, checksum verified."""
+    """The stored thinned draws (chains, draws, dim) of ``target``, checksum verified: of its
+    ``reference_quantities`` (the header's ``quantities`` says which) where the target defines them."""
     read_header(target, directory)
     with np.load(paths(target, directory)[0]) as data:
         return np.asarray(data["draws"], dtype=np.float64)
@@ -150,6 +153,9 @@ def load(target, directory=None) -> Truth:
     """``target``'s stored reference as a :class:`Truth` with standard errors, checksum verified;
     ``source`` names the file, its sha256 and the backend."""
     header = read_header(target, directory)
+    if "quantities" in header:
+        raise ReferenceFileError(f"the reference of {target!r} keeps {header['quantities']}, not the parameters: "
+                                 "no parameter moments to load (its draws: reference.store.load_draws)")
     m = {key: np.asarray(value, dtype=np.float64) for key, value in header["moments"].items()}
     return Truth(mean=m["mean"], second_moment=m["second_moment"], second_moment_var=m["second_moment_var"],
                  covariance=m["covariance"], mean_se=m["mean_se"], second_moment_se=m["second_moment_se"],

@@ -1,4 +1,4 @@
-"""``sgbench reproduce mamba-table1|mamba-table3`` (``bench.reproduce.mamba_tables``): a small run of each end to
+"""``sgbench reproduce mamba-table1|mamba-table2|mamba-table3`` (``bench.reproduce.mamba_tables``): a small run of each end to
 end, the summary and the paper's comparisons on a made-up frame, and options refused where they do not belong."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import pytest
 
 from bench.cli import main
 from bench.reproduce import mamba_tables
-from bench.reproduce.mamba_tables import TABLE1, TABLE3
+from bench.reproduce.mamba_tables import TABLE1, TABLE2, TABLE3
 
 
 def test_table1_cell_runs_and_scores_against_nuts():
@@ -19,6 +19,14 @@ def test_table1_cell_runs_and_scores_against_nuts():
     assert (frame["step_size"] == 1e-4).all() and (frame["batch_fraction"] == 0.1).all()
     assert (frame["final_steps"] == 10_000).all()  # 1000 full gradients at 1/10 of one per step
     assert np.all(np.isfinite(frame["ksd"])) and np.all(frame["xi_x100"] > 0)
+
+
+def test_table2_cell_scores_predictions_against_nuts():
+    frame = mamba_tables.reproduce(TABLE2, runs=1, samplers=("sgld",), methods=("heuristic",), budget=300,
+                                   final_budget=300, progress=False)
+    row = frame.iloc[0]
+    assert row["step_size"] == pytest.approx(1 / 4800)  # h = 1/N, N = 4800 training ratings (80 % of 6000)
+    assert np.isfinite(row["ksd"]) and 0 < row["xi_x100"] < 1000 and 0.5 < row["rmse"] < 2
 
 
 def test_table3_cell_scores_calibration_from_the_map():
@@ -47,6 +55,8 @@ def test_summary_and_orderings_follow_the_means():
     (["mamba-table1", "--particles", "10"], "--particles is an option of sglrw-table1, not of mamba-table1"),
     (["sglrw-table1", "--runs", "3"], "--runs is an option of mamba-table1, not of sglrw-table1"),
     (["mamba-table3", "--num-data", "3"], "--num-data is an option of mamba-table1, not of mamba-table3"),
+    (["mamba-table2", "--num-data", "3"], "--num-data is an option of mamba-table1, not of mamba-table2"),
+    (["mamba-table2", "--method", "mamba-fssd"], "--method must be one of mamba-ksd, grid, heuristic"),
     (["mamba-table1", "--sampler", "nuts"], "--sampler must be one of sgld"),
     (["mamba-table1", "--method", "bayes"], "--method must be one of mamba-ksd"),
     (["mamba-table3", "--method", "mamba-fssd"], "--method must be one of mamba-ksd, grid, heuristic"),

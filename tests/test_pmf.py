@@ -266,6 +266,27 @@ def test_test_rmse_is_that_of_posterior_mean_predictions():
     assert target.test_rmse(x0) < 0.8 * constant
 
 
+def test_reference_quantities_are_the_predictions_and_ignore_the_symmetries():
+    """A NUTS reference keeps the per-draw predicted ratings of the first test pairs; a sign flip and a permutation of
+    the latent coordinates (which leave the density unchanged) leave them unchanged, and change U and V."""
+    target = build(**SMALL)
+    users, items, _ = target.splits["test"]
+    draws = np.stack([random_point(target, seed) for seed in range(3)])
+    kept = target.reference_quantities(draws[None])
+    assert kept.shape == (1, 3, 50) and "first 50 test ratings" in target.reference_quantities_label
+    for x, row in zip(draws, kept[0]):
+        np.testing.assert_allclose(row, target.predict(x, users[:50], items[:50]), rtol=1e-12)
+    p = target.unflatten(draws[0])
+    order, signs = np.array([2, 0, 1]), np.array([1.0, -1.0, -1.0])
+    moved = target.flatten(PMFParameters(*(block[..., order] * (signs if k in (0, 1, 3, 4) else 1.0)
+                                           for k, block in enumerate(p))))
+    assert target.logdensity(moved) == pytest.approx(target.logdensity(draws[0]), rel=1e-12)
+    assert not np.allclose(moved, draws[0])
+    np.testing.assert_allclose(target.reference_quantities(moved), kept[0, 0], rtol=1e-12)
+    with pytest.raises(ValueError, match="no test ratings"):
+        build(**SMALL, train_fraction=1.0).reference_quantities(draws)
+
+
 # ----------------------------------------------------------------------------- ratings files
 
 

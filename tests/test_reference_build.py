@@ -66,6 +66,21 @@ def test_rosenbrock_reference_agrees_with_analytic_moments(tmp_path):
     assert_agrees_with_analytic(store.load(target, tmp_path), target.truth)
 
 
+def test_a_target_with_reference_quantities_keeps_those(tmp_path):
+    """pmf's latent coordinates are not identified: its reference checks and stores the predicted ratings of 50 test
+    pairs (``reference_quantities``), says so in its header, and is refused as parameter moments."""
+    target = targets.get("pmf", num_users=20, num_items=30, num_ratings=500, latent_dim=2)
+    build(target, seed=0, contract=Contract(num_stored=1000, min_ess=300), directory=tmp_path, cross_check=False,
+          num_chains=4, num_warmup=300, num_draws=500)
+    header = store.read_header(target, tmp_path)
+    assert header["quantities"] == target.reference_quantities_label and header["dim"] == 50
+    draws = store.load_draws(target, tmp_path)
+    assert draws.shape == (4, 250, 50)
+    assert np.all(np.abs(draws.mean((0, 1)) - target.reference_quantities(target.initial_position())) < 1.0)
+    with pytest.raises(store.ReferenceFileError, match="keeps predicted ratings .* not the parameters"):
+        store.load(target, tmp_path)
+
+
 def test_one_chain_fails_the_contract_and_keeps_nothing(tmp_path):
     with pytest.raises(ContractError, match="at least 4 chains are required, got 1"):
         build(tiny_icg(), contract=TINY, directory=tmp_path, num_chains=1, num_warmup=200, num_draws=500)

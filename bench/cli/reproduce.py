@@ -1,5 +1,5 @@
 """``sgbench reproduce sglrw-table1 [--particles N] [--iterations N] [--seed S]`` or ``sgbench reproduce
-mamba-table1|mamba-table3 [--runs N] [--num-data N] [--budget-grads N] [--final-grads N] [--sampler S ...]
+mamba-table1|mamba-table2|mamba-table3 [--runs N] [--num-data N] [--budget-grads N] [--final-grads N] [--sampler S ...]
 [--method M ...]``, each with ``[--out DIR]``: a paper's table at reduced scale, printed beside the paper's and
 written as HTML."""
 
@@ -9,22 +9,23 @@ from base.arguments import integer_at_least
 from bench.cli._common import UsageError, output_folder
 from bench.cli._report_folders import add_out_option
 
-TABLES = ("sglrw-table1", "mamba-table1", "mamba-table3")
+TABLES = ("sglrw-table1", "mamba-table1", "mamba-table2", "mamba-table3")
 MAMBA_OPTIONS = ("runs", "budget_grads", "final_grads", "sampler", "method")
-OWN_OPTIONS = {"sglrw-table1": ("particles", "iterations", "seed"),
-               "mamba-table1": (*MAMBA_OPTIONS, "num_data"), "mamba-table3": MAMBA_OPTIONS}
+OWN_OPTIONS = {"sglrw-table1": ("particles", "iterations", "seed"), "mamba-table1": (*MAMBA_OPTIONS, "num_data"),
+               "mamba-table2": MAMBA_OPTIONS, "mamba-table3": MAMBA_OPTIONS}
 
 
 def add_parser(commands) -> None:
     reproduce = commands.add_parser("reproduce", help="reproduce a paper's table at reduced scale")
     reproduce.add_argument("table", choices=TABLES,
-                           help="sglrw-table1: Table 1 of the SGLRW paper; mamba-table1 and mamba-table3: Tables 1 "
-                                "(logistic regression) and 3 (Bayesian neural network) of the MAMBA paper")
+                           help="sglrw-table1: Table 1 of the SGLRW paper; mamba-table1, mamba-table2 and "
+                                "mamba-table3: Tables 1 (logistic regression), 2 (matrix factorisation) and 3 "
+                                "(Bayesian neural network) of the MAMBA paper")
     sglrw = reproduce.add_argument_group("sglrw-table1")
     sglrw.add_argument("--particles", type=int, help="parallel particles (default: 500; paper: 2000)")
     sglrw.add_argument("--iterations", type=int, help="iterations (default: the paper's 10000)")
     sglrw.add_argument("--seed", type=int, help="random seed (default: 0)")
-    mamba = reproduce.add_argument_group("mamba-table1 and mamba-table3")
+    mamba = reproduce.add_argument_group("mamba-table1, mamba-table2 and mamba-table3")
     mamba.add_argument("--runs", type=int, help="independent tuning runs per cell, seeds 0.. (default: 10)")
     mamba.add_argument("--num-data", type=int, help="mamba-table1: N of the simulated data (default: 10000; paper: "
                        "10^6; needs a stored NUTS reference)")
