@@ -1,5 +1,6 @@
-"""``sgbench reproduce mamba-table1|mamba-table2|mamba-table3`` (``bench.reproduce.mamba_tables``): a small run of each end to
-end, the summary and the paper's comparisons on a made-up frame, and options refused where they do not belong."""
+"""``sgbench reproduce mamba-table1|mamba-table2|mamba-table3`` (``bench.reproduce.mamba_tables``): a small run of
+each end to end, the summary and the paper's comparisons on a made-up frame, and options refused where they do not
+belong."""
 
 from __future__ import annotations
 
