@@ -30,6 +30,24 @@ def test_table2_cell_scores_predictions_against_nuts():
     assert np.isfinite(row["ksd"]) and 0 < row["xi_x100"] < 1000 and 0.5 < row["rmse"] < 2
 
 
+def test_an_interrupted_reproduction_resumes_from_its_record(tmp_path, monkeypatch):
+    record = tmp_path / "runs.jsonl"
+    options = dict(runs=1, samplers=("sgld",), methods=("heuristic",), budget=1000, final_budget=1000, progress=False)
+    first = mamba_tables.reproduce(TABLE1, record=record, **options)
+    with open(record, "a") as handle:
+        handle.write('{"settings": {"table": "mamba-ta')  # a line cut short by an interruption
+    monkeypatch.setattr(mamba_tables.tuner, "heuristic", lambda problem: pytest.fail("a finished cell ran again"))
+    again = mamba_tables.reproduce(TABLE1, record=record, **options)
+    pd.testing.assert_frame_equal(again, first)
+    assert len(first["commit"].iloc[0]) >= 7
+    monkeypatch.undo()  # other settings (a larger final budget) are not taken from the record
+    other = mamba_tables.reproduce(TABLE1, record=record, **{**options, "final_budget": 2000})
+    assert other["final_steps"].iloc[0] == 2 * first["final_steps"].iloc[0]
+    assert len(mamba_tables.finished_rows(record, mamba_tables._settings(
+        TABLE1, mamba_tables.Budget("grads", 1000), mamba_tables.Budget("grads", 2000),
+        TABLE1.target_params(None)))) == 1
+
+
 def test_table3_cell_scores_calibration_from_the_map():
     frame = mamba_tables.reproduce(TABLE3, runs=1, samplers=("sgld",), methods=("heuristic",), budget=300,
                                    final_budget=300, progress=False)

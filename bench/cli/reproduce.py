@@ -105,19 +105,23 @@ def _mamba_table(args) -> int:
         if not value > 0 or value == float("inf"):
             raise UsageError(f"{flag} must be a finite number > 0, got {value:g}")
     mamba_tables.enable_compilation_cache()
+    name = args.table.replace("-", "_")
+    record = args.out / f"{name}_runs.jsonl"  # finished cells: an interrupted reproduction resumes from them
     frame = mamba_tables.reproduce(table, runs=runs, budget=budget, final_budget=final, samplers=samplers,
-                                   methods=methods, num_data=args.num_data, progress=not args.no_progress)
+                                   methods=methods, num_data=args.num_data, progress=not args.no_progress,
+                                   record=record)
     summary = mamba_tables.summarise(table, frame)
     shown = mamba_tables.render(table, summary)
     order = mamba_tables.orderings(table, summary)
     print(shown.to_string(index=False))
     if len(order):
         print(order.to_string(index=False))
-    name = args.table.replace("-", "_")
     args.out.mkdir(parents=True, exist_ok=True)
     frame.to_csv(args.out / f"{name}_runs.csv", index=False)
     intro = (f"{runs} tuning run{'s' if runs > 1 else ''} per cell, tuning budget {budget:g} and final run "
-             f"{final:g} full-data gradient evaluations (paper: seconds); mean ± std over runs (paper's value)")
+             f"{final:g} full-data gradient evaluations (paper: seconds); mean ± std over runs (paper's value). "
+             f"Code: {', '.join(sorted({c[:12] for c in frame['commit']}))}; finished runs are kept in {record.name} and a rerun "
+             "with the same settings reuses them.")
     page = render_page(args.out / f"{name}.html", table.title,
                        [("Scores", html_table(shown)),
                         ("Ours beside the paper's", image(mamba_tables.figure(table, summary), "scores per sampler")),

@@ -23,6 +23,7 @@ differences from the paper are in its ``differences`` and on its page.
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 import os
 import sys
@@ -35,6 +36,7 @@ import scipy.special
 
 import targets
 from base.arguments import integer_at_least
+from bench.sweeps.store import git_commit
 from bench.tune import mamba as tuner
 from bench.tune.budget import Budget
 from bench.tune.rewards import discrepancy
@@ -212,9 +214,54 @@ def _problem(table: Table, method: str, sampler: str, target_params: dict, budge
     return tuner.Problem.build(sampler, table.target, axes=AXES, **options)
 
 
+def _settings(table: Table, budget: Budget, final_budget: Budget, target_params: dict) -> dict:
+    """What a finished row depends on besides its (sampler, method, run): rows of other settings are not reused."""
+    return {"table": table.name, "budget": budget.total, "final_budget": final_budget.total,
+            "target_params": json.loads(json.dumps(target_params, sort_keys=True, default=str)),
+            "sampler_params": SAMPLER_PARAMS, "axes": {k: list(v) for k, v in AXES.items()}}
+
+
+def finished_rows(record: Path | None, settings: dict) -> dict:
+    """(sampler, method, run) -> row of the rows of ``record`` (JSON lines) with these ``settings``; a last line
+    cut short by an interruption is ignored."""
+    if record is None or not Path(record).is_file():
+        return {}
+    rows = {}
+    for line in Path(record).read_text().splitlines():
+        try:
+            entry = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if entry.get("settings") == settings:
+            row = entry["row"]
+            rows[(row["sampler"], row["method"], row["run"])] = row
+    return rows
+
+
+def _append(record: Path | None, settings: dict, row: dict) -> None:
+    if record is None:
+        return
+    Path(record).parent.mkdir(parents=True, exist_ok=True)
+    clean = {key: value.item() if isinstance(value, np.generic) else value for key, value in row.items()}
+    with open(record, "ab+") as handle:
+        handle.seek(0, os.SEEK_END)
+        if handle.tell():  # a line cut short by an interruption stays a line of its own
+            handle.seek(-1, os.SEEK_END)
+            if handle.read(1) != b"\n":
+                handle.write(b"\n")
+        handle.write((json.dumps({"settings": settings, "row": clean}) + "\n").encode())
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
 def reproduce(table: Table, runs: int = 10, budget: float = DEFAULT_BUDGET, final_budget: float = DEFAULT_BUDGET,
-              samplers=SAMPLERS, methods=None, num_data: int | None = None, progress: bool = True) -> pd.DataFrame:
+              samplers=SAMPLERS, methods=None, num_data: int | None = None, progress: bool = True,
+              record: Path | None = None) -> pd.DataFrame:
     """Every (method, sampler, run) of ``table``: the chosen hyperparameters and the final run's scores.
+
+    Each finished row is appended to ``record`` (JSON lines, flushed) with the settings it depends on (budgets,
+    target parameters, sampler parameters, axes) and the code's commit; a rerun with the same settings takes those
+    rows from it instead of running them again, so an interrupted reproduction resumes where it stopped.
 
     Args:
         table: a :class:`Table` (``TABLES``).
@@ -225,9 +272,10 @@ def reproduce(table: Table, runs: int = 10, budget: float = DEFAULT_BUDGET, fina
         methods: a subset of ``table.methods`` (default: all).
         num_data: N of Table 1's simulated data (a NUTS reference for it must be stored); None for the default.
         progress: one line per tuning run on stderr.
+        record: the JSON-lines file of finished rows, or None (nothing kept).
 
     Returns:
-        a DataFrame, one row per (method, sampler, run).
+        a DataFrame, one row per (method, sampler, run); ``commit`` says which code produced it.
     """
     integer_at_least("runs", runs, 1, 1000)
     methods = table.methods if methods is None else tuple(methods)
@@ -246,10 +294,15 @@ def reproduce(table: Table, runs: int = 10, budget: float = DEFAULT_BUDGET, fina
         if "grid" in methods:
             grid = _problem(table, "grid", sampler, target_params, budget, 0, start)
             grid.check_budget(budget.total / len(grid.arms), f"with {len(grid.arms)} arms sharing it equally (grid),")
+    settings = _settings(table, budget, final_budget, target_params)
+    done = finished_rows(record, settings)
     rows = []
     for sampler in samplers:
         for method in methods:
             for run in range(runs):
+                if (sampler, method, run) in done:
+                    rows.append(done[(sampler, method, run)])
+                    continue
                 problem = _problem(table, method, sampler, target_params, budget, run, start)
                 tune = {"heuristic": tuner.heuristic, "grid": tuner.grid_search}.get(method, tuner.mamba)
                 arm = tune(problem).winner
@@ -257,7 +310,9 @@ def reproduce(table: Table, runs: int = 10, budget: float = DEFAULT_BUDGET, fina
                 final = problem.runner.run({arm: steps})[arm]
                 scores = table.score(base, final.samples, reference)  # one target: its score function compiles once
                 rows.append({"sampler": sampler, "method": method, "run": run, **dict(problem.arms[arm].values),
-                             "final_steps": steps, **scores, "nonfinite_steps": final.nonfinite_steps})
+                             "final_steps": steps, **scores, "nonfinite_steps": final.nonfinite_steps,
+                             "commit": git_commit()})
+                _append(record, settings, rows[-1])
                 if progress:
                     shown = ", ".join(f"{label} {scores[key]:.4g}" for key, label in table.columns)
                     print(f"{sampler} {method} run {run}: {problem.arms[arm].label}, {shown}", file=sys.stderr,
