@@ -120,8 +120,8 @@ def _mamba_table(args) -> int:
     frame.to_csv(args.out / f"{name}_runs.csv", index=False)
     intro = (f"{runs} tuning run{'s' if runs > 1 else ''} per cell, tuning budget {budget:g} and final run "
              f"{final:g} full-data gradient evaluations (paper: seconds); mean ± std over runs (paper's value). "
-             f"Code: {', '.join(sorted({c[:12] for c in frame['commit']}))}; finished runs are kept in {record.name} and a rerun "
-             "with the same settings reuses them.")
+             f"Code: {', '.join(sorted({c[:12] for c in frame['commit']}))}; finished runs are kept in "
+             f"{record.name} and a rerun with the same settings reuses them.")
     page = render_page(args.out / f"{name}.html", table.title,
                        [("Scores", html_table(shown)),
                         ("Ours beside the paper's", image(mamba_tables.figure(table, summary), "scores per sampler")),

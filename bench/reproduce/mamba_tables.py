@@ -44,6 +44,8 @@ from reference import store as reference_store
 from reference.build import kept_quantities
 from reference.metrics.classification import accuracy, ece, mce
 from reference.metrics.std_error import std_relative_error
+from samplers import control_variates
+from samplers import get as get_sampler
 from samplers.control_variates import find_map
 
 SAMPLERS = ("sgld", "sgld_cv", "sghmc", "sghmc_cv", "sgnht", "sgnht_cv")
@@ -204,13 +206,22 @@ def enable_compilation_cache(folder=None) -> Path:
     return folder
 
 
-def _problem(table: Table, method: str, sampler: str, target_params: dict, budget: Budget, seed: int,
+def _sampler_params(sampler: str, base) -> dict:
+    """The paper's conventions (``SAMPLER_PARAMS``) and, for a control-variate sampler, the centre and its gradient
+    found once on ``base`` (``find_map`` is cached per target object; each tuning run's own target would search
+    again, for the same point)."""
+    params = dict(SAMPLER_PARAMS.get(sampler, {}))
+    if get_sampler(sampler).prepare is control_variates.prepare:
+        params["centre"], params["centre_grad"] = find_map(base)
+    return params
+
+
+def _problem(table: Table, method: str, sampler: str, target_params: dict, base, budget: Budget, seed: int,
              start) -> tuner.Problem:
     options = dict(budget=budget, metric="fssd" if method == "mamba-fssd" else "ksd", initial_position=start,
-                   sampler_params=SAMPLER_PARAMS.get(sampler), target_params=target_params, seed=seed)
+                   sampler_params=_sampler_params(sampler, base), target_params=target_params, seed=seed)
     if method == "heuristic":
-        arm = tuner.heuristic_arm(targets.get(table.target, **target_params))
-        return tuner.Problem.build(sampler, table.target, arms=[arm], **options)
+        return tuner.Problem.build(sampler, table.target, arms=[tuner.heuristic_arm(base)], **options)
     return tuner.Problem.build(sampler, table.target, axes=AXES, **options)
 
 
@@ -290,9 +301,9 @@ def reproduce(table: Table, runs: int = 10, budget: float = DEFAULT_BUDGET, fina
     start = find_map(base)[0] if table.start_at_map else None
     for sampler in samplers:  # a budget too small for some arm is refused before hours of runs, not after
         if {"mamba-ksd", "mamba-fssd"} & set(methods):
-            tuner.check_mamba_budget(_problem(table, "mamba-ksd", sampler, target_params, budget, 0, start))
+            tuner.check_mamba_budget(_problem(table, "mamba-ksd", sampler, target_params, base, budget, 0, start))
         if "grid" in methods:
-            grid = _problem(table, "grid", sampler, target_params, budget, 0, start)
+            grid = _problem(table, "grid", sampler, target_params, base, budget, 0, start)
             grid.check_budget(budget.total / len(grid.arms), f"with {len(grid.arms)} arms sharing it equally (grid),")
     settings = _settings(table, budget, final_budget, target_params)
     done = finished_rows(record, settings)
@@ -303,7 +314,7 @@ def reproduce(table: Table, runs: int = 10, budget: float = DEFAULT_BUDGET, fina
                 if (sampler, method, run) in done:
                     rows.append(done[(sampler, method, run)])
                     continue
-                problem = _problem(table, method, sampler, target_params, budget, run, start)
+                problem = _problem(table, method, sampler, target_params, base, budget, run, start)
                 tune = {"heuristic": tuner.heuristic, "grid": tuner.grid_search}.get(method, tuner.mamba)
                 arm = tune(problem).winner
                 steps = problem.costs[arm].steps_within(final_budget.total, True)
