@@ -68,6 +68,10 @@ def test_summary_and_orderings_follow_the_means():
     assert order.loc["KSD", "holds"] == "yes" and order.loc["KSD", "clear"] == "yes"
     assert order.loc["xi x 100", "ours"] == "higher" and order.loc["xi x 100", "holds"] == "yes"
     assert "±" in mamba_tables.render(TABLE1, summary).iloc[0, 2]
+    tied = pd.DataFrame([{**row, "ksd": 10.0 + (row["run"] - 0.5) * 2} for row in rows])  # both choose alike
+    tied_order = mamba_tables.orderings(TABLE1, mamba_tables.summarise(TABLE1, tied)).set_index("score")
+    assert tied_order.loc["KSD", "ours"] == "same" and tied_order.loc["KSD", "holds"] == "no"
+    assert tied_order.loc["KSD", "clear"] == "no (the same arms chosen)"
 
 
 @pytest.mark.parametrize("argv, message", [

@@ -346,10 +346,15 @@ def summarise(table: Table, frame: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def _direction(ours: float, theirs: float) -> str:
+    """"lower", "higher" or "same" (equal means: both methods chose the same arm in every run)."""
+    return "same" if ours == theirs else "lower" if ours < theirs else "higher"
+
+
 def orderings(table: Table, summary: pd.DataFrame) -> pd.DataFrame:
     """Each comparison of the paper's table between MAMBA-KSD and another method, per sampler and score: the
-    paper's direction, ours (by the means), and whether ours is clear (the means differ by more than two
-    standard errors of their difference)."""
+    paper's direction, ours (by the means; "same" where they are equal, which does not hold), and whether ours is
+    clear (the means differ by more than two standard errors of their difference)."""
     rows = []
     indexed = summary.set_index(["method", "sampler"])
     for sampler in summary["sampler"].unique():
@@ -361,14 +366,14 @@ def orderings(table: Table, summary: pd.DataFrame) -> pd.DataFrame:
             for key, label in table.columns:
                 paper = "lower" if a[f"{key}_paper"] < b[f"{key}_paper"] else "higher"
                 means = (a[f"{key}_mean"], b[f"{key}_mean"])
+                ours = "n/a" if min(finite_runs) == 0 else _direction(*means)
+                holds = "n/a" if ours == "n/a" else "yes" if ours == paper else "no"
                 if min(finite_runs) < 2:  # no mean or no spread on one side
-                    ours = "n/a" if min(finite_runs) == 0 else "lower" if means[0] < means[1] else "higher"
-                    holds = "n/a" if ours == "n/a" else "yes" if ours == paper else "no"
                     clear = "n/a (under 2 finite runs)"
+                elif ours == "same":
+                    clear = "no (the same arms chosen)"
                 else:
-                    ours = "lower" if means[0] < means[1] else "higher"
                     se = math.sqrt(a[f"{key}_std"] ** 2 / finite_runs[0] + b[f"{key}_std"] ** 2 / finite_runs[1])
-                    holds = "yes" if ours == paper else "no"
                     clear = "yes" if abs(means[0] - means[1]) > 2 * se else "no (within 2 se)"
                 rows.append({"sampler": sampler, "score": label, "comparison": f"mamba-ksd vs {other}", "paper": paper,
                              "ours": ours, "holds": holds, "clear": clear})
