@@ -14,12 +14,15 @@ from bench.reproduce.mamba_tables import TABLE1, TABLE2, TABLE3
 
 
 def test_table1_cell_runs_and_scores_against_nuts():
-    frame = mamba_tables.reproduce(TABLE1, runs=2, samplers=("sgld",), methods=("heuristic",), budget=1000,
-                                   final_budget=1000, progress=False)
+    options = dict(runs=2, samplers=("sgld",), methods=("heuristic",), budget=1000, final_budget=1000, progress=False)
+    frame = mamba_tables.reproduce(TABLE1, **options)
     assert list(frame["run"]) == [0, 1]
     assert (frame["step_size"] == 1e-4).all() and (frame["batch_fraction"] == 0.1).all()
     assert (frame["final_steps"] == 10_000).all()  # 1000 full gradients at 1/10 of one per step
     assert np.all(np.isfinite(frame["ksd"])) and np.all(frame["xi_x100"] > 0)
+    assert frame["ksd"].nunique() == 2  # the runs' seeds differ
+    # the same cells in two worker processes: the same rows, bit for bit, in the same order
+    pd.testing.assert_frame_equal(mamba_tables.reproduce(TABLE1, **options, jobs=2), frame)
 
 
 def test_table2_cell_scores_predictions_against_nuts():
@@ -84,6 +87,8 @@ def test_summary_and_orderings_follow_the_means():
     (["mamba-table1", "--method", "bayes"], "--method must be one of mamba-ksd"),
     (["mamba-table3", "--method", "mamba-fssd"], "--method must be one of mamba-ksd, grid, heuristic"),
     (["mamba-table1", "--runs", "0"], "--runs must be an integer >= 1"),
+    (["mamba-table2", "--jobs", "0"], "--jobs must be an integer >= 1, got 0"),
+    (["sglrw-table1", "--jobs", "2"], "--jobs is an option of mamba-table1, not of sglrw-table1"),
     (["mamba-table1", "--num-data", "500"],
      "build it with `sgbench reference build logreg --param data_seed=0 --param dataset=simulated "
      "--param num_data=500 --param prior_variance=10.0`"),

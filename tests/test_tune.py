@@ -114,12 +114,15 @@ def test_minibatch_axes_need_a_minibatch_target():
                             budget=Budget("grads", 100))
 
 
-def test_cli_tunes_prints_rounds_and_writes_its_page(tmp_path, capsys):
+def test_cli_tunes_prints_rounds_and_writes_its_page(tmp_path, capsys, monkeypatch):
+    built = []
+    build = tuner.Problem.build
+    monkeypatch.setattr(tuner.Problem, "build", lambda *a, **k: built.append(k["max_draws"]) or build(*a, **k))
     status = main(["tune", "sghmc", "--target", "icg", "--target-param", "dim=3", "--target-param", "noise=isotropic",
                    "--arm", "step_size=1e-3:1e-1:5", "--budget-grads", "3000", "--db", str(tmp_path / "r.sqlite"),
-                   "--out", str(tmp_path / "out"), "--no-progress"])
+                   "--out", str(tmp_path / "out"), "--no-progress", "--reward-draws", "60"])
     out = capsys.readouterr().out
-    assert status == 0
+    assert status == 0 and built == [60]
     assert "mamba round 0: 10 arms" in out and "mamba round 1: 3 arms" in out and "mamba: step_size=" in out
     page = (tmp_path / "out" / "tune.html").read_text()
     assert "halving tree" in page and "data:image/png;base64" in page
@@ -129,6 +132,7 @@ def test_cli_tunes_prints_rounds_and_writes_its_page(tmp_path, capsys):
     (["--target", "icg", "--metric", "mmd"], "--metric must be one of"),
     (["--target", "icg", "--budget-grads", "-5"], "--budget-grads must be a finite number > 0"),
     (["--target", "icg", "--eta", "1"], "--eta must be an integer >= 2"),
+    (["--target", "icg", "--reward-draws", "39"], "--reward-draws must be an integer >= 40, got 39"),
     (["--target", "icg", "--arm", "step_size"], "--arm takes NAME=V1,V2"),
     (["--target", "icg", "--arm", "step_size=1e-3", "--arm", "step_size=1e-2"], "--arm step_size is given twice"),
     (["--target", "icg", "--sampler-param", "step_size=0.1"], "--sampler-param step_size is tuned"),

@@ -38,6 +38,9 @@ def add_parser(commands) -> None:
                       help="fixed sampler hyperparameter (repeatable), e.g. convention=welling_teh")
     tune.add_argument("--num-chains", type=int, default=1, help="chains per arm, sharing its budget (default: 1, "
                       "as the paper)")
+    tune.add_argument("--reward-draws", type=int, metavar="N",
+                      help="score at most N draws of an arm, all chains (its draws thinned by 10, or more; default: "
+                           "1000): each costs a full-data gradient, and the KSD's cost grows as N^2")
     tune.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
     tune.add_argument("--baselines", action="store_true",
                       help="also run grid search (every arm, an equal share of the budget) and the heuristic "
@@ -83,6 +86,7 @@ def print_round(method: str, round_index: int, budget: float, records, problem) 
 def execute(args, argv) -> int:
     from bench.sweeps.store import ResultsStore
     from bench.tune import mamba as tuner
+    from bench.tune.arm_runs import MIN_STEPS
     from bench.tune.page import write_page, winner_line
     from bench.tune.rewards import METRICS
 
@@ -90,6 +94,8 @@ def execute(args, argv) -> int:
 
     one_of("--metric", args.metric, METRICS)
     integer_at_least("--eta", args.eta, 2)
+    reward_draws = tuner.DEFAULT_MAX_DRAWS if args.reward_draws is None else integer_at_least(
+        "--reward-draws", args.reward_draws, 2 * MIN_STEPS)
     budget = _budget(args)
     axes = _axes(args)
     target_params = parse_key_values(args.target_param, "--target-param")
@@ -104,7 +110,8 @@ def execute(args, argv) -> int:
     def build(**kwargs):
         problem = tuner.Problem.build(args.sampler, args.target, budget=budget, metric=args.metric,
                                       sampler_params=sampler_params, target_params=target_params,
-                                      num_chains=args.num_chains, seed=args.seed, store=store, **kwargs)
+                                      num_chains=args.num_chains, seed=args.seed, max_draws=reward_draws,
+                                      store=store, **kwargs)
         problem.on_round = lambda *a: print_round(*a, problem)
         if not args.no_progress:
             progress(f"{problem.sampler.name} on {args.target}: {len(problem.arms)} arms"

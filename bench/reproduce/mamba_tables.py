@@ -23,6 +23,7 @@ differences from the paper are in its ``differences`` and on its page.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import math
 import os
@@ -267,14 +268,84 @@ def _append(record: Path | None, settings: dict, row: dict) -> None:
         os.fsync(handle.fileno())
 
 
+@dataclasses.dataclass(frozen=True)
+class _Context:
+    """What every cell of one reproduction shares: the table, its target (parameters and object), the NUTS
+    reference and the chains' start; built once per process."""
+
+    table: Table
+    target_params: dict
+    base: object
+    reference: object
+    start: object
+
+    @classmethod
+    def build(cls, table: Table, num_data: int | None) -> _Context:
+        target_params = table.target_params(num_data)
+        base = targets.get(table.target, **target_params)
+        return cls(table, target_params, base, table.reference(base),
+                   find_map(base)[0] if table.start_at_map else None)
+
+
+def _cell(context: _Context, sampler: str, method: str, run: int, budget: Budget, final_budget: Budget) -> dict:
+    """One (sampler, method, run): tune with ``budget`` (seed ``run``), run the winner for ``final_budget``, score."""
+    table = context.table
+    problem = _problem(table, method, sampler, context.target_params, context.base, budget, run, context.start)
+    tune = {"heuristic": tuner.heuristic, "grid": tuner.grid_search}.get(method, tuner.mamba)
+    arm = tune(problem).winner
+    steps = problem.costs[arm].steps_within(final_budget.total, True)
+    final = problem.runner.run({arm: steps})[arm]
+    scores = table.score(context.base, final.samples, context.reference)  # one target: one compiled score function
+    return {"sampler": sampler, "method": method, "run": run, **dict(problem.arms[arm].values),
+            "final_steps": steps, **scores, "nonfinite_steps": final.nonfinite_steps, "commit": git_commit(),
+            "arm_label": problem.arms[arm].label}
+
+
+_WORKER_CONTEXTS: dict = {}
+
+
+def _cell_in_worker(table_name: str, num_data: int | None, sampler: str, method: str, run: int, budget: float,
+                    final_budget: float) -> dict:
+    """:func:`_cell` in a worker process (``jobs`` > 1), its :class:`_Context` built on the first cell it runs."""
+    key = (table_name, num_data)
+    if key not in _WORKER_CONTEXTS:
+        enable_compilation_cache()
+        _WORKER_CONTEXTS[key] = _Context.build(TABLES[table_name], num_data)
+    return _cell(_WORKER_CONTEXTS[key], sampler, method, run, Budget("grads", budget), Budget("grads", final_budget))
+
+
+def _computed(context: _Context, cells: list, budget: Budget, final_budget: Budget, num_data, jobs: int):
+    """Yield each of ``cells`` (sampler, method, run) with its row as it finishes: in this process, or with
+    ``jobs`` > 1 in that many worker processes (spawned: a forked JAX runtime is unsafe), in any order."""
+    if jobs == 1 or len(cells) < 2:
+        for cell in cells:
+            yield cell, _cell(context, *cell, budget, final_budget)
+        return
+    import concurrent.futures
+    import multiprocessing
+
+    with concurrent.futures.ProcessPoolExecutor(min(jobs, len(cells)),
+                                                mp_context=multiprocessing.get_context("spawn")) as pool:
+        futures = {pool.submit(_cell_in_worker, context.table.name, num_data, *cell, budget.total,
+                               final_budget.total): cell for cell in cells}
+        try:
+            for future in concurrent.futures.as_completed(futures):
+                yield futures[future], future.result()
+        except BaseException:
+            for future in futures:
+                future.cancel()
+            raise
+
+
 def reproduce(table: Table, runs: int = 10, budget: float = DEFAULT_BUDGET, final_budget: float = DEFAULT_BUDGET,
               samplers=SAMPLERS, methods=None, num_data: int | None = None, progress: bool = True,
-              record: Path | None = None) -> pd.DataFrame:
+              record: Path | None = None, jobs: int = 1) -> pd.DataFrame:
     """Every (method, sampler, run) of ``table``: the chosen hyperparameters and the final run's scores.
 
     Each finished row is appended to ``record`` (JSON lines, flushed) with the settings it depends on (budgets,
     target parameters, sampler parameters, axes) and the code's commit; a rerun with the same settings takes those
-    rows from it instead of running them again, so an interrupted reproduction resumes where it stopped.
+    rows from it instead of running them again, so an interrupted reproduction resumes where it stopped. A cell's
+    row depends only on its (sampler, method, run) and the settings, not on ``jobs``.
 
     Args:
         table: a :class:`Table` (``TABLES``).
@@ -286,51 +357,40 @@ def reproduce(table: Table, runs: int = 10, budget: float = DEFAULT_BUDGET, fina
         num_data: N of Table 1's simulated data (a NUTS reference for it must be stored); None for the default.
         progress: one line per tuning run on stderr.
         record: the JSON-lines file of finished rows, or None (nothing kept).
+        jobs: cells computed at once, each in its own process (1: all in this one). Many of a tuning run's
+            programs are small steps that keep one core busy, so 2 jobs on 2 cores nearly halve the time.
 
     Returns:
-        a DataFrame, one row per (method, sampler, run); ``commit`` says which code produced it.
+        a DataFrame, one row per (method, sampler, run) in that order; ``commit`` says which code produced it.
     """
     integer_at_least("runs", runs, 1, 1000)
+    integer_at_least("jobs", jobs, 1, 256)
     methods = table.methods if methods is None else tuple(methods)
     budget, final_budget = Budget("grads", budget), Budget("grads", final_budget)
     for name, chosen, allowed in (("samplers", samplers, SAMPLERS), ("methods", methods, table.methods)):
         unknown = sorted(set(chosen) - set(allowed))
         if unknown or not chosen:
             raise ValueError(f"{name} must be a non-empty subset of {', '.join(allowed)}, got {list(chosen)}")
-    target_params = table.target_params(num_data)
-    base = targets.get(table.target, **target_params)
-    reference = table.reference(base)
-    start = find_map(base)[0] if table.start_at_map else None
+    context = _Context.build(table, num_data)
     for sampler in samplers:  # a budget too small for some arm is refused before hours of runs, not after
+        problem = functools.partial(_problem, table, sampler=sampler, target_params=context.target_params,
+                                    base=context.base, budget=budget, seed=0, start=context.start)
         if {"mamba-ksd", "mamba-fssd"} & set(methods):
-            tuner.check_mamba_budget(_problem(table, "mamba-ksd", sampler, target_params, base, budget, 0, start))
+            tuner.check_mamba_budget(problem(method="mamba-ksd"))
         if "grid" in methods:
-            grid = _problem(table, "grid", sampler, target_params, base, budget, 0, start)
+            grid = problem(method="grid")
             grid.check_budget(budget.total / len(grid.arms), f"with {len(grid.arms)} arms sharing it equally (grid),")
-    settings = _settings(table, budget, final_budget, target_params)
-    done = finished_rows(record, settings)
-    rows = []
-    for sampler in samplers:
-        for method in methods:
-            for run in range(runs):
-                if (sampler, method, run) in done:
-                    rows.append(done[(sampler, method, run)])
-                    continue
-                problem = _problem(table, method, sampler, target_params, base, budget, run, start)
-                tune = {"heuristic": tuner.heuristic, "grid": tuner.grid_search}.get(method, tuner.mamba)
-                arm = tune(problem).winner
-                steps = problem.costs[arm].steps_within(final_budget.total, True)
-                final = problem.runner.run({arm: steps})[arm]
-                scores = table.score(base, final.samples, reference)  # one target: its score function compiles once
-                rows.append({"sampler": sampler, "method": method, "run": run, **dict(problem.arms[arm].values),
-                             "final_steps": steps, **scores, "nonfinite_steps": final.nonfinite_steps,
-                             "commit": git_commit()})
-                _append(record, settings, rows[-1])
-                if progress:
-                    shown = ", ".join(f"{label} {scores[key]:.4g}" for key, label in table.columns)
-                    print(f"{sampler} {method} run {run}: {problem.arms[arm].label}, {shown}", file=sys.stderr,
-                          flush=True)
-    return pd.DataFrame(rows)
+    settings = _settings(table, budget, final_budget, context.target_params)
+    rows = finished_rows(record, settings)
+    cells = [(sampler, method, run) for sampler in samplers for method in methods for run in range(runs)]
+    for cell, row in _computed(context, [c for c in cells if c not in rows], budget, final_budget, num_data, jobs):
+        label = row.pop("arm_label")
+        rows[cell] = row
+        _append(record, settings, row)
+        if progress:
+            shown = ", ".join(f"{text} {row[key]:.4g}" for key, text in table.columns)
+            print(f"{cell[0]} {cell[1]} run {cell[2]}: {label}, {shown}", file=sys.stderr, flush=True)
+    return pd.DataFrame([rows[cell] for cell in cells])
 
 
 def summarise(table: Table, frame: pd.DataFrame) -> pd.DataFrame:
