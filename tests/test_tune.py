@@ -143,3 +143,18 @@ def test_cli_bad_input_is_one_line(tmp_path, capsys, argv, message):
     status = main(["tune", "sgld", *argv, "--db", str(tmp_path / "r.sqlite"), "--out", str(tmp_path / "out")])
     err = capsys.readouterr().err.strip().splitlines()
     assert status == 2 and len(err) == 1 and message in err[0], err
+
+
+def test_large_targets_run_in_blocks_that_fit_and_arms_keep_their_draws(monkeypatch):
+    """A grid whose 1024-step block would exceed the JAX driver's memory limit (the full-scale pmf) runs in smaller
+    blocks, of one size for every round, so an arm run alone draws what it drew beside the others."""
+    from bench.running import jax_driver
+
+    runner = _problem(axes=AXES).runner
+    per_step = jax_driver._numbers_per_step(runner.sampler, runner.target_by_arm[0], runner.params_by_arm[0])
+    monkeypatch.setattr(jax_driver, "BLOCK_NUMBERS_LIMIT", 9 * 40 * per_step)  # 40 steps of all 9 arms
+    assert runner.block_size(0) == 40
+    together = runner.run(dict.fromkeys(range(3), 300))
+    alone = runner.run({0: 300})
+    np.testing.assert_array_equal(alone[0].samples, together[0].samples)
+    assert alone[0].result.config.block_size == 40

@@ -108,13 +108,25 @@ class CompiledGrid:
         ]
 
 
+def _numbers_per_step(sampler, target, params) -> int:
+    """Random numbers drawn plus coordinates emitted by one step of one chain."""
+    spec = {"sampler": sampler.draw_spec(target.dim, params), "gradient": target.draw_spec}
+    return target.dim + sum(math.prod(v.shape) for v in jax.tree.leaves(spec, is_leaf=lambda v: isinstance(
+        v, Variate)))
+
+
+def largest_block_size(sampler, target, params_grid: list, num_chains: int) -> int:
+    """The largest ``block_size`` whose block stays within ``BLOCK_NUMBERS_LIMIT`` for this grid and chains
+    (at least 1; :func:`check_block_memory` refuses a grid whose single step does not fit)."""
+    parallel = len(params_grid) * num_chains * _numbers_per_step(sampler, target, params_grid[0])
+    return max(1, BLOCK_NUMBERS_LIMIT // parallel)
+
+
 def check_block_memory(sampler, target, params_grid: list, config: RunConfig) -> None:
     """Refuse a block that cannot fit: one block holds grid points x chains x block steps x (random numbers
     plus coordinates per step) numbers at once (its draws and its emitted positions); over
     ``BLOCK_NUMBERS_LIMIT`` (2^28, 1 GiB of float32 each) the error names the largest ``block_size`` that fits."""
-    spec = {"sampler": sampler.draw_spec(target.dim, params_grid[0]), "gradient": target.draw_spec}
-    per_step = target.dim + sum(math.prod(v.shape) for v in jax.tree.leaves(spec, is_leaf=lambda v: isinstance(
-        v, Variate)))
+    per_step = _numbers_per_step(sampler, target, params_grid[0])
     parallel = len(params_grid) * config.num_chains
     numbers = parallel * min(config.block_size, config.total_steps) * per_step
     if parallel * per_step > BLOCK_NUMBERS_LIMIT:  # not even one step fits: no block_size helps
@@ -128,7 +140,7 @@ def check_block_memory(sampler, target, params_grid: list, config: RunConfig) ->
             f"block_size={config.block_size} makes one block hold {numbers:.3g} numbers ({len(params_grid)} grid "
             f"points x {config.num_chains} chains x {config.block_size} steps x {per_step} random numbers and "
             f"coordinates per step), over the JAX driver's limit of 2^28; block_size must be an integer in "
-            f"[1, {max(1, BLOCK_NUMBERS_LIMIT // (parallel * per_step))}] here")
+            f"[1, {largest_block_size(sampler, target, params_grid, config.num_chains)}] here")
 
 
 def _segments(config: RunConfig) -> list[tuple[int, int, bool, int]]:

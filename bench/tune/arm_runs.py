@@ -20,6 +20,7 @@ import math
 
 import numpy as np
 
+from bench.running.jax_driver import largest_block_size
 from bench.running.run import run, run_grid
 from bench.running.result import RunResult
 
@@ -89,6 +90,14 @@ class ArmRunner:
                       initial_position=self.initial_position).grad_evals for steps in (1, 2)]
         return counts[0] - (counts[1] - counts[0]), counts[1] - counts[0]
 
+    def block_size(self, arm: int) -> int:
+        """The JAX driver's block size for ``arm``: 1024 steps, or fewer where a block of all the problem's arms
+        at once would exceed the driver's memory limit (about 70 steps for 33 arms of the full-scale pmf, 52,580
+        parameters). It does not depend on which arms run together, so a surviving arm's blocks, and draws, are
+        the same every round."""
+        return min(1024, largest_block_size(self.sampler, self.target_by_arm[arm], self.params_by_arm,
+                                            self.num_chains))
+
     def run(self, steps_by_arm: dict[int, int], progress=None) -> dict[int, ArmRun]:
         """Run every arm of ``steps_by_arm`` for its steps (each >= 1), grouped into vmapped programs by target
         and steps; ``progress(n)`` is told chain-steps as they complete."""
@@ -98,11 +107,11 @@ class ArmRunner:
         runs = {}
         for (_, steps), arms in groups.items():
             thin = thinning(steps, self.num_chains, self.max_draws)
-            results = run_grid(self.sampler, self.target_by_arm[arms[0]],
-                               params_grid=[self.params_by_arm[a] for a in arms], num_chains=self.num_chains,
-                               num_steps=steps, seed=self.seed, thin=thin, keep_samples=True, dtype=self.dtype,
+            target, grid = self.target_by_arm[arms[0]], [self.params_by_arm[a] for a in arms]
+            results = run_grid(self.sampler, target, params_grid=grid, num_chains=self.num_chains, num_steps=steps,
+                               seed=self.seed, thin=thin, keep_samples=True, dtype=self.dtype,
                                initial_position=self.initial_position, progress=progress,
-                               block_size=min(1024, steps))
+                               block_size=min(steps, self.block_size(arms[0])))
             for arm, result in zip(arms, results):
                 runs[arm] = ArmRun(arm, steps, result)
         return runs
