@@ -37,7 +37,7 @@ def add_parser(commands) -> None:
     mamba.add_argument("--method", action="append", help="only these methods (repeatable; default: the table's: "
                        "mamba-ksd, mamba-fssd (table 1 only), grid, heuristic)")
     mamba.add_argument("--jobs", type=int, help="cells computed at once, each in its own process (default: 1; "
-                       "2 on 2 cores nearly halves the time)")
+                       "a tuning run's minibatch steps keep one core busy)")
     add_out_option(reproduce, "the table's HTML page and figure")
     reproduce.add_argument("--no-progress", action="store_true", help="no progress output")
     reproduce.set_defaults(handler=execute)

@@ -357,8 +357,8 @@ def reproduce(table: Table, runs: int = 10, budget: float = DEFAULT_BUDGET, fina
         num_data: N of Table 1's simulated data (a NUTS reference for it must be stored); None for the default.
         progress: one line per tuning run on stderr.
         record: the JSON-lines file of finished rows, or None (nothing kept).
-        jobs: cells computed at once, each in its own process (1: all in this one). Many of a tuning run's
-            programs are small steps that keep one core busy, so 2 jobs on 2 cores nearly halve the time.
+        jobs: cells computed at once, each in its own process (1: all in this one). A tuning run's minibatch
+            steps are small sequential programs that keep one core busy, so a second job uses a second core.
 
     Returns:
         a DataFrame, one row per (method, sampler, run) in that order; ``commit`` says which code produced it.
