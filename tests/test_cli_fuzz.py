@@ -312,7 +312,7 @@ def rejected_command(draw):
         # design-bias writes reference/data/gate_design_bias.json: a bad value always stops it first
         fixed, bad, good = ["design-bias"], {"--groups": _bad_int(1), "--suite": BAD_SUITE}, {"--sampler": TEXT}
     elif command == "reproduce":
-        fixed = ["reproduce", "sglrw-table1", "--out", f"{f}/out"]
+        fixed = ["reproduce", "sglrw-table1", "--out", f"{f}/out", "--db", f"{f}/r.sqlite"]
         bad = {"--particles": _bad_int(23, 2**20), "--iterations": _bad_int(1, 2**32), "--seed": _bad_int(0)}
         good = {"--particles": st.integers(23, 100).map(str), "--iterations": st.integers(1, 10).map(str)}
     elif command == "validate":

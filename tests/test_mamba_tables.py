@@ -25,6 +25,19 @@ def test_table1_cell_runs_and_scores_against_nuts():
     pd.testing.assert_frame_equal(mamba_tables.reproduce(TABLE1, **options, jobs=2), frame)
 
 
+def test_the_command_keeps_its_record_beside_the_store_and_writes_verdicts(tmp_path, capsys):
+    argv = ["reproduce", "mamba-table1", "--runs", "1", "--sampler", "sgld", "--method", "heuristic",
+            "--budget-grads", "300", "--final-grads", "300", "--db", str(tmp_path / "r.sqlite"), "--out",
+            str(tmp_path / "out"), "--no-progress"]
+    assert main(argv) == 0  # these tables have no acceptance check: the orderings are reported
+    out = capsys.readouterr().out
+    assert "KSD verdict" in out and ("differs" in out or "within" in out)
+    record = tmp_path / "mamba_table1_runs.jsonl"
+    assert len(record.read_text().splitlines()) == 1
+    assert "comparisons: which orderings hold" in (tmp_path / "out" / "mamba_table1.html").read_text()
+    assert main(argv) == 0 and len(record.read_text().splitlines()) == 1  # the rerun reuses the finished cell
+
+
 def test_table2_cell_scores_predictions_against_nuts():
     frame = mamba_tables.reproduce(TABLE2, runs=1, samplers=("sgld",), methods=("heuristic",), budget=300,
                                    final_budget=300, progress=False)
@@ -79,7 +92,8 @@ def test_summary_and_orderings_follow_the_means():
 
 @pytest.mark.parametrize("argv, message", [
     (["mamba-table1", "--particles", "10"], "--particles is an option of sglrw-table1, not of mamba-table1"),
-    (["sglrw-table1", "--runs", "3"], "--runs is an option of mamba-table1, not of sglrw-table1"),
+    (["sglrw-table1", "--runs", "3"],
+     "--runs is an option of mamba-table1, mamba-table2, mamba-table3, not of sglrw-table1"),
     (["mamba-table3", "--num-data", "3"], "--num-data is an option of mamba-table1, not of mamba-table3"),
     (["mamba-table2", "--num-data", "3"], "--num-data is an option of mamba-table1, not of mamba-table2"),
     (["mamba-table2", "--method", "mamba-fssd"], "--method must be one of mamba-ksd, grid, heuristic"),
@@ -88,13 +102,15 @@ def test_summary_and_orderings_follow_the_means():
     (["mamba-table3", "--method", "mamba-fssd"], "--method must be one of mamba-ksd, grid, heuristic"),
     (["mamba-table1", "--runs", "0"], "--runs must be an integer >= 1"),
     (["mamba-table2", "--jobs", "0"], "--jobs must be an integer >= 1, got 0"),
-    (["sglrw-table1", "--jobs", "2"], "--jobs is an option of mamba-table1, not of sglrw-table1"),
+    (["sglrw-table1", "--jobs", "2"],
+     "--jobs is an option of mamba-table1, mamba-table2, mamba-table3, smile-table1, not of sglrw-table1"),
     (["mamba-table1", "--num-data", "500"],
      "build it with `sgbench reference build logreg --param data_seed=0 --param dataset=simulated "
      "--param num_data=500 --param prior_variance=10.0`"),
     (["mamba-table1", "--budget-grads", "100"], "--budget-grads 100 is too small"),
 ])
 def test_bad_options_are_one_line(tmp_path, capsys, argv, message):
-    status = main(["reproduce", *argv, "--out", str(tmp_path), "--no-progress"])
+    status = main(["reproduce", *argv, "--out", str(tmp_path), "--db", str(tmp_path / "r.sqlite"),
+                   "--no-progress"])
     err = capsys.readouterr().err.strip().splitlines()
     assert status == 2 and len(err) == 1 and message in err[0], err

@@ -143,14 +143,19 @@ def test_sglrw_below_sgld_at_the_larger_step():
     assert check["passed"] and check["decisive"], sglrw_table1.render(table)
 
 
-def test_cli_writes_the_table_page(tmp_path, monkeypatch, capsys):
+def test_cli_writes_the_table_page_and_exits_1_when_the_check_fails(tmp_path, monkeypatch, capsys):
     from bench.cli import main
 
     full = sglrw_table1.reproduce
     monkeypatch.setattr(sglrw_table1, "reproduce",
                         lambda **kw: full(batch_sizes=(8,), step_sizes=(1e-3,), predict=False, **kw))
-    assert main(["reproduce", "sglrw-table1", "--particles", "30", "--iterations", "20", "--out", str(tmp_path),
-                 "--no-progress"]) == 0
-    assert "Acceptance" in capsys.readouterr().out
-    assert "SGLRW paper, Table 1" in (tmp_path / "sglrw_table1.html").read_text()
-    assert (tmp_path / "sglrw_table1.png").stat().st_size > 0
+    argv = ["reproduce", "sglrw-table1", "--particles", "30", "--iterations", "20", "--out", str(tmp_path),
+            "--no-progress"]
+    status = main(argv)
+    out = capsys.readouterr().out
+    assert "Acceptance" in out and status == (1 if "FAILED: SGLRW's KL below" in out else 0), (status, out)
+    page = (tmp_path / "sglrw_table1.html").read_text()
+    assert "SGLRW paper, Table 1" in page and "data:image/png;base64" in page and "verdict" in page
+    failing = {"step_size": 1e-3, "by_batch_size": {}, "passed": False, "decisive": False, "statement": "a claim"}
+    monkeypatch.setattr(sglrw_table1, "acceptance", lambda table, z=2.0: failing)
+    assert main(argv) == 1 and "FAILED: a claim" in capsys.readouterr().out

@@ -5,7 +5,7 @@ One module per command:
     sgbench list samplers|targets|metrics|suites
     sgbench run [--suite NAME | --sampler S --target T --step-size H [H ...] [options]]
     sgbench report [--db PATH] [--out DIR]
-    sgbench reproduce sglrw-table1|mamba-table1|mamba-table3 [options]
+    sgbench reproduce NAME [--scale quick|paper] [--db PATH] [options] | --list
     sgbench tune SAMPLER --target T [--budget-grads N | --budget-seconds S] [--metric ksd|fssd] [--arm NAME=VALUES]
     sgbench reference build|check TARGET [--param KEY=VALUE ...] [options]
     sgbench gate [--suite quick|full] [--baseline PATH | --no-baseline] [--reseed N] [--power]
@@ -18,7 +18,7 @@ One module per command:
     sgbench px-overhead [--chains N] [--steps N] [--batch-size B]
     sgbench nuts-speed [--draws N] [--out PNG]
 
-``gate`` and ``validate`` exit with status 1 when a check fails; ``asv`` exits with asv's status.
+``gate``, ``validate`` and ``reproduce`` exit with status 1 when a check fails; ``asv`` exits with asv's status.
 
 Bad input (unknown names, parameters out of range) prints one line to stderr and exits with
 status 2. Without ``--out``, a command's pages go to a folder of its own under ``reports/history/`` and

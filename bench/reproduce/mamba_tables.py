@@ -28,15 +28,19 @@ import json
 import math
 import os
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import scipy.special
+from markupsafe import Markup, escape
 
 import targets
 from base.arguments import integer_at_least
+from bench.reproduce._registry import Option, Reproduction, register
+from bench.running.compilation_cache import enable_compilation_cache
 from bench.sweeps.store import git_commit
 from bench.tune import mamba as tuner
 from bench.tune.budget import Budget
@@ -195,19 +199,6 @@ TABLE3 = Table(
 )
 
 TABLES = {table.name: table for table in (TABLE1, TABLE2, TABLE3)}
-
-
-def enable_compilation_cache(folder=None) -> Path:
-    """Keep JAX's compiled programs on disk (``folder``, default ``$XDG_CACHE_HOME/sgmcmc-bench/jax``): the
-    runs of a table compile the same programs for each seed, and a cached one loads in milliseconds."""
-    import jax
-
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    folder = Path(folder) if folder is not None else Path(base) / "sgmcmc-bench" / "jax"
-    folder.mkdir(parents=True, exist_ok=True)
-    jax.config.update("jax_compilation_cache_dir", str(folder))
-    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
-    return folder
 
 
 def _sampler_params(sampler: str, base) -> dict:
@@ -489,3 +480,98 @@ def figure(table: Table, summary: pd.DataFrame) -> bytes:
     fig.savefig(buffer, format="png")
     plt.close(fig)
     return buffer.getvalue()
+
+
+# The scales of ``sgbench reproduce mamba-tableN``: the runs per cell and the budgets (full-data gradient
+# evaluations) of tuning and of the final run; the paper's tables average 10 runs.
+SCALES = {"quick": {"runs": 2, "budget_grads": 3000, "final_grads": 3000},
+          "paper": {"runs": 10, "budget_grads": DEFAULT_BUDGET, "final_grads": DEFAULT_BUDGET}}
+
+
+def _verdicts(table: Table, summary: pd.DataFrame) -> pd.DataFrame:
+    """The printed summary with a verdict per score: ours (mean ± std over runs) against the paper's value, which
+    has no interval (the paper gives none for these tables)."""
+    from bench.reproduce.outcome import verdict
+
+    shown = render(table, summary)
+    for key, label in table.columns:
+        shown[f"{label} verdict"] = [verdict(m, s, p) for m, s, p in
+                                     zip(summary[f"{key}_mean"], summary[f"{key}_std"], summary[f"{key}_paper"])]
+    return shown
+
+
+def run_table(table: Table, scale: str, options: dict, db, out, progress: bool):
+    """``sgbench reproduce mamba-tableN``: :func:`reproduce` at ``scale`` (``SCALES``; ``--runs``,
+    ``--budget-grads``, ``--final-grads`` override it), its finished cells kept in ``mamba_tableN_runs.jsonl``
+    beside the results store ``db``, so that a rerun resumes; the page holds the table with a verdict per score,
+    the figure, the paper's comparisons (which of its orderings hold) and every run."""
+    from bench.reproduce.outcome import Outcome
+
+    settings = {**SCALES[scale], **{k: v for k, v in options.items() if k in SCALES[scale]}}
+    runs = integer_at_least("--runs", settings["runs"], 1, 1000)
+    jobs = integer_at_least("--jobs", options.get("jobs", 1), 1, 256)
+    if options.get("num_data") is not None:
+        integer_at_least("--num-data", options["num_data"], 1, 1_000_000)
+    for flag in ("budget_grads", "final_grads"):
+        value = settings[flag]
+        if not value > 0 or value == float("inf"):
+            raise ValueError(f"--{flag.replace('_', '-')} must be a finite number > 0, got {value:g}")
+    samplers = tuple(options.get("sampler") or SAMPLERS)
+    methods = tuple(options.get("method") or table.methods)
+    for flag, chosen, allowed in (("--sampler", samplers, SAMPLERS), ("--method", methods, table.methods)):
+        for value in chosen:
+            if value not in allowed:
+                raise ValueError(f"{flag} must be one of {', '.join(allowed)}, got {value!r}")
+    enable_compilation_cache()
+    name = table.name.replace("-", "_")
+    record = Path(db).with_name(f"{name}_runs.jsonl")
+    start = time.perf_counter()
+    frame = reproduce(table, runs=runs, budget=settings["budget_grads"], final_budget=settings["final_grads"],
+                      samplers=samplers, methods=methods, num_data=options.get("num_data"), progress=progress,
+                      record=record, jobs=jobs)
+    seconds = time.perf_counter() - start
+    summary = summarise(table, frame)
+    intro = (f"{runs} tuning run{'s' if runs > 1 else ''} per cell, tuning budget {settings['budget_grads']:g} and "
+             f"final run {settings['final_grads']:g} full-data gradient evaluations (paper: seconds); mean ± std "
+             f"over runs (paper's value); {seconds:.0f} s in this invocation. Code: "
+             f"{', '.join(sorted({c[:12] for c in frame['commit']}))}; finished runs are kept in {record} and a "
+             f"rerun with the same settings reuses them. Verdict: within 2 std of the paper's value, or differs.")
+    return Outcome(name=table.name, title=table.title, table=_verdicts(table, summary), intro=intro,
+                   sections=(("Ours beside the paper's, per sampler", figure(table, summary)),
+                             ("Differences from the paper",
+                              Markup("<ul>" + "".join(f"<li>{escape(d)}</li>" for d in table.differences) + "</ul>")),
+                             ("The paper's comparisons: which orderings hold", orderings(table, summary)),
+                             ("Every run", frame)),
+                   text_notes=(orderings(table, summary).to_string(index=False),))
+
+
+def _register(table: Table, source: str, summary: str):
+    options = [Option("--runs", "mamba tables: independent tuning runs per cell, seeds 0.. (default: 2 quick, "
+                                "10 paper)"),
+               Option("--budget-grads", "mamba tables: tuning budget in full-data gradient evaluations (default: "
+                                        "3000 quick, 10000 paper)", float),
+               Option("--final-grads", "mamba tables: budget of the final run of the chosen hyperparameters "
+                                       "(default: 3000 quick, 10000 paper)", float),
+               Option("--sampler", "only these samplers (repeatable)", str, True),
+               Option("--method", "mamba tables: only these methods (repeatable; default: the table's)", str, True),
+               Option("--jobs", "processes computing cells or runs at once (default: 1)")]
+    if table is TABLE1:
+        options.append(Option("--num-data", "mamba-table1: N of the simulated data (default: 10000; paper: 10^6; "
+                                            "needs a stored NUTS reference)"))
+    return register(Reproduction(
+        name=table.name, summary=summary, source=source,
+        scales={"quick": f"{SCALES['quick']['runs']} tuning runs per cell, budgets of "
+                         f"{SCALES['quick']['budget_grads']} + {SCALES['quick']['final_grads']} gradient evaluations",
+                "paper": f"{SCALES['paper']['runs']} runs per cell (the paper's), budgets of "
+                         f"{SCALES['paper']['budget_grads']} + {SCALES['paper']['final_grads']}"},
+        run=functools.partial(run_table, table), options=tuple(options)))
+
+
+for _table, _source, _summary in (
+        (TABLE1, "seeds/001, section 4.1, appendix C.1", "MAMBA Table 1: KSD and xi(sigma) of tuned samplers, "
+                                                         "logistic regression"),
+        (TABLE2, "seeds/001, section 4.2, appendix C.2", "MAMBA Table 2: KSD and xi(sigma), probabilistic matrix "
+                                                         "factorisation (generated ratings)"),
+        (TABLE3, "seeds/001, section 4.3, appendix C.3", "MAMBA Table 3: ECE and MCE of a Bayesian neural network "
+                                                         "classifier (digits)")):
+    _register(_table, _source, _summary)

@@ -11,9 +11,9 @@ and the paper's 10,000 iterations; the table gives each KL with a bootstrap stan
 over the exact-sampling floor, and the expected KL of the moment recursion of SGLD and SGLRW
 (:func:`predicted_moments`, :func:`expected_fit_kl`).
 
-Reproduce (the default scale: 6 minutes on 2 shared CPU cores)::
+Reproduce (the quick scale: 6 minutes on 2 shared CPU cores; ``--scale paper`` for 2000 particles)::
 
-    python -c "from bench.reproduce.sglrw_table1 import main; main()"
+    sgbench reproduce sglrw-table1
 
 or, in Python, ``table = reproduce(); print(render(table))``.
 
@@ -34,6 +34,7 @@ import scipy.special
 import bench
 import samplers as sampler_registry
 import targets
+from bench.reproduce._registry import Option, Reproduction, register
 from reference.metrics import GaussianFit, exact_sampling_kl, kl_to_fit
 from base.arguments import integer_at_least
 
@@ -42,6 +43,7 @@ LABELS = {"sgld": "SGLD", "sglrw": "SGLRW", "clipped_sgld": "Clipped SGLD"}
 SCHEDULE = {"kind": "polynomial_decay"}  # delta_t = delta (1 + t)^-0.55: offset 1, exponent 0.55
 PAPER_NUM_PARTICLES = 2000
 PAPER_NUM_ITERATIONS = 10_000
+QUICK_NUM_PARTICLES = 500
 
 # Table 1 of the SGLRW paper (seeds/002_f49e4b1a9ef6e505.txt, section 5.2.1): KL between the posterior
 # and the empirical Gaussian fit of the samples; (B, base step size) -> KL of SGLD, SGLRW, Clipped SGLD.
@@ -413,9 +415,58 @@ def plot(table: pd.DataFrame, path=None):
     return fig
 
 
-def main(**kwargs) -> pd.DataFrame:
-    """Run :func:`reproduce` (keyword arguments passed on) with a progress bar and print the table."""
-    kwargs.setdefault("progress", True)
-    table = reproduce(**kwargs)
-    print(render(table))
-    return table
+def run(scale: str, options: dict, db, out, progress: bool):
+    """``sgbench reproduce sglrw-table1``: :func:`reproduce` with the scale's particles (quick 500, paper 2000) or
+    ``--particles``, ``--iterations`` and ``--seed``; the acceptance check (:func:`acceptance`) decides the exit
+    status. ``db`` is not used: a run of this table takes minutes, and its particles' final positions are not
+    results of the store's kind."""
+    from markupsafe import Markup
+
+    from bench.reproduce.outcome import Check, Outcome, verdict
+    from bench.running.config import MAX_CHAINS, MAX_SEED, MAX_TOTAL_STEPS
+
+    particles = options.get("particles", PAPER_NUM_PARTICLES if scale == "paper" else QUICK_NUM_PARTICLES)
+    integer_at_least("--particles", particles, 23, MAX_CHAINS)  # the exact-sampling KL in d = 20 needs n > 22
+    iterations = integer_at_least("--iterations", options.get("iterations", PAPER_NUM_ITERATIONS), 1, MAX_TOTAL_STEPS)
+    seed = integer_at_least("--seed", options.get("seed", 0), 0, MAX_SEED)
+    table = reproduce(num_particles=particles, num_iterations=iterations, seed=seed, progress=progress)
+    check = table.attrs["acceptance"]
+    per_b = "; ".join(f"B={b}: SGLD - SGLRW = {v['difference']:.3f} ± {v['standard_error']:.3f}"
+                      for b, v in check["by_batch_size"].items())
+    frame = _display(table, excess=True)
+    for name in table.attrs["samplers"]:  # the excess over the exact-sampling floor compares across particle numbers
+        frame[f"{LABELS.get(name, name)} verdict"] = [
+            verdict(*values) for values in zip(table[f"{name}_excess"], table[f"{name}_se"],
+                                               table[f"{name}_paper_excess"])]
+    return Outcome(name="sglrw-table1", title="SGLRW paper, Table 1, at reduced scale", table=frame,
+                   checks=(Check(check["statement"], bool(check["passed"]), per_b),),
+                   intro=f"{particles} particles x {iterations} iterations (paper: {PAPER_NUM_PARTICLES} x "
+                         f"{PAPER_NUM_ITERATIONS}), seed {seed}; {table.attrs['seconds']:.0f} s.",
+                   sections=(("The table with its notes", Markup(render(table, fmt="html"))),
+                             ("KL against minibatch size", _png(plot(table)))),
+                   text_notes=(render(table),))
+
+
+def _png(fig) -> bytes:
+    import io
+
+    import matplotlib.pyplot as plt
+
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=100, bbox_inches="tight")
+    plt.close(fig)
+    return buffer.getvalue()
+
+
+REPRODUCTION = register(Reproduction(
+    name="sglrw-table1",
+    summary="SGLRW Table 1: KL of SGLD, SGLRW and Clipped-SGLD by minibatch size and step size, Bayesian linear "
+            "regression",
+    source="seeds/002, section 5.2",
+    scales={"quick": f"{QUICK_NUM_PARTICLES} particles x 10,000 iterations (about 6 minutes on 2 cores)",
+            "paper": f"{PAPER_NUM_PARTICLES} particles x 10,000 iterations"},
+    run=run,
+    options=(Option("--particles", "sglrw-table1: parallel particles (default: 500 quick, 2000 paper)"),
+             Option("--iterations", "sglrw-table1: iterations (default: the paper's 10000)"),
+             Option("--seed", "random seed of the runs (default: 0)")),
+))

@@ -1,0 +1,72 @@
+"""The reproductions ``sgbench reproduce NAME`` knows: one :class:`Reproduction` per paper table or figure,
+registered by the module that computes it, so a new reproduction is one new file in ``bench.reproduce``."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+
+from base.registry import Registry
+
+SCALES = ("quick", "paper")
+
+
+@dataclasses.dataclass(frozen=True)
+class Option:
+    """A command-line option of one reproduction: ``--FLAG VALUE`` (``repeatable``: may be given several times,
+    the values collected in a list), its value converted by ``type`` (``int``, ``float`` or ``str``)."""
+
+    flag: str
+    help: str
+    type: type = int
+    repeatable: bool = False
+
+    @property
+    def dest(self) -> str:
+        """The option's name in the parsed arguments and in ``run``'s ``options``."""
+        return self.flag.removeprefix("--").replace("-", "_")
+
+
+@dataclasses.dataclass(frozen=True)
+class Reproduction:
+    """One table or figure of a paper.
+
+    Attributes:
+        name: the ``sgbench reproduce`` name (``paper-table1``).
+        summary: one line: what it reproduces.
+        source: the paper and section (``seeds/...``).
+        scales: ``{"quick": what it runs, "paper": what it runs}``, in words.
+        run: ``run(scale, options, db, out, progress) -> bench.reproduce.outcome.Outcome``: ``scale`` one of
+            ``SCALES``; ``options`` the values of ``options`` given (missing ones absent); ``db`` the results
+            store's path (every run lands there, so a rerun resumes); ``out`` the folder of its page.
+        options: its own command-line options, beyond ``--scale``, ``--db``, ``--out`` and ``--no-progress``.
+    """
+
+    name: str
+    summary: str
+    source: str
+    scales: dict
+    run: Callable
+    options: tuple[Option, ...] = ()
+
+    def __post_init__(self):
+        if set(self.scales) != set(SCALES):
+            raise ValueError(f"scales must describe exactly {', '.join(SCALES)}, got {sorted(self.scales)}")
+
+
+REPRODUCTIONS: Registry[Reproduction] = Registry("reproduction", "bench.reproduce")
+
+
+def register(reproduction: Reproduction) -> Reproduction:
+    """Add ``reproduction`` under its name; returns it."""
+    return REPRODUCTIONS.register(reproduction.name, reproduction)
+
+
+def get(name: str) -> Reproduction:
+    """The reproduction ``name`` (an UnknownNameError listing the known ones otherwise)."""
+    return REPRODUCTIONS.get(name)
+
+
+def names() -> list[str]:
+    """The known reproductions' names, sorted."""
+    return REPRODUCTIONS.names()

@@ -1,0 +1,109 @@
+"""What a reproduction reports: its table of ours beside the paper's with a verdict per cell, the checks whose
+failure makes ``sgbench reproduce`` exit 1, and its HTML page."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from pathlib import Path
+
+import pandas as pd
+from markupsafe import Markup, escape
+
+from bench.html import render_page, table as html_table
+
+WITHIN, DIFFERS, NO_PAPER_VALUE, NO_RESULT = "within", "differs", "no paper value", "no result"
+
+
+def verdict(ours: float, ours_sd: float, paper: float, paper_sd: float = 0.0, z: float = 2.0) -> str:
+    r"""``"within"`` when :math:`|ours - paper| \le z\sqrt{sd_{ours}^2 + sd_{paper}^2}` (the combined error of two
+    independent estimates; a missing sd counts as 0), ``"differs"`` otherwise; ``"no result"`` when ours is not
+    finite (diverged or not run), ``"no paper value"`` when the paper's is missing.
+
+    Args:
+        ours, ours_sd: our estimate and its standard deviation.
+        paper, paper_sd: the paper's value and its standard deviation (0 where the paper gives none).
+        z: the number of combined standard deviations allowed (2: about 5 % of agreeing cells flagged).
+
+    Returns:
+        one of WITHIN, DIFFERS, NO_PAPER_VALUE, NO_RESULT.
+    """
+    if ours is None or not math.isfinite(ours):
+        return NO_RESULT
+    if paper is None or not math.isfinite(paper):
+        return NO_PAPER_VALUE
+    spread = math.hypot(*(s if s is not None and math.isfinite(s) else 0.0 for s in (ours_sd, paper_sd)))
+    return WITHIN if abs(ours - paper) <= z * spread else DIFFERS
+
+
+@dataclasses.dataclass(frozen=True)
+class Check:
+    """An acceptance check: the paper's claim in one sentence, whether our numbers bear it out, and why."""
+
+    statement: str
+    passed: bool
+    detail: str = ""
+
+    def line(self) -> str:
+        """``PASSED: statement (detail)`` or ``FAILED: ...``."""
+        detail = f" ({self.detail})" if self.detail else ""
+        return f"{'PASSED' if self.passed else 'FAILED'}: {self.statement}{detail}"
+
+
+@dataclasses.dataclass(frozen=True)
+class Outcome:
+    """A finished reproduction.
+
+    Attributes:
+        name: the reproduction's name (the page is ``name`` with ``_`` for ``-``, ``.html``).
+        title: the page's title.
+        table: ours beside the paper's, a ``verdict`` column where there is a paper value per cell.
+        checks: the acceptance checks (any failed: ``failed`` is True and the command exits 1).
+        intro: the setting in a sentence or two (scale, steps, time, commits).
+        sections: further ``(heading, body)`` pairs of the page: a DataFrame, PNG bytes, or text/Markup.
+        text_notes: lines printed after the table.
+    """
+
+    name: str
+    title: str
+    table: pd.DataFrame
+    checks: tuple[Check, ...] = ()
+    intro: str = ""
+    sections: tuple = ()
+    text_notes: tuple[str, ...] = ()
+
+    @property
+    def failed(self) -> bool:
+        """Whether an acceptance check failed."""
+        return any(not check.passed for check in self.checks)
+
+    def text(self) -> str:
+        """The table, the notes and the checks, as printed by ``sgbench reproduce``."""
+        lines = [self.title, "", self.table.to_string(index=False), ""]
+        lines += list(self.text_notes)
+        lines += [check.line() for check in self.checks]
+        if self.intro:
+            lines.append(self.intro)
+        return "\n".join(lines).rstrip() + "\n"
+
+    def write_page(self, folder: Path) -> Path:
+        """Write ``folder/NAME.html``: the checks as its headline, the table, then ``sections``."""
+        from bench.html import image
+
+        def body(content):
+            if isinstance(content, pd.DataFrame):
+                return html_table(content)
+            if isinstance(content, bytes):
+                return image(content, "figure")
+            return content if isinstance(content, Markup) else Markup(f"<p>{escape(content)}</p>")
+
+        checks = Markup("<ul>" + "".join(f"<li>{escape(check.line())}</li>" for check in self.checks) + "</ul>")
+        headline = (f"{sum(c.passed for c in self.checks)} of {len(self.checks)} acceptance checks passed"
+                    if self.checks else "")
+        sections = [("Ours beside the paper's", html_table(self.table))]
+        if self.checks:
+            sections.append(("Acceptance checks", checks))
+        sections += [(heading, body(content)) for heading, content in self.sections]
+        path = Path(folder) / f"{self.name.replace('-', '_')}.html"
+        return render_page(path, self.title, sections, headline=headline,
+                           passed=None if not self.checks else not self.failed, intro=self.intro)
