@@ -153,9 +153,12 @@ def test_cli_writes_the_table_page_and_exits_1_when_the_check_fails(tmp_path, mo
             "--no-progress"]
     status = main(argv)
     out = capsys.readouterr().out
-    assert "Acceptance" in out and status == (1 if "FAILED: SGLRW's KL below" in out else 0), (status, out)
+    assert "Acceptance" in out and status == (1 if "\nFAILED: SGLRW's KL below" in out else 0), (status, out)
     page = (tmp_path / "sglrw_table1.html").read_text()
     assert "SGLRW paper, Table 1" in page and "data:image/png;base64" in page and "verdict" in page
-    failing = {"step_size": 1e-3, "by_batch_size": {}, "passed": False, "decisive": False, "statement": "a claim"}
+    above = {"sgld": 1.0, "sglrw": 2.0, "difference": -1.0, "standard_error": 0.1, "below": False, "decisive": True,
+             "predicted_difference": float("nan")}  # SGLRW above SGLD beyond 2 standard errors
+    failing = {"step_size": 1e-3, "by_batch_size": {8: above}, "passed": False, "decisive": True,
+               "statement": "a claim"}
     monkeypatch.setattr(sglrw_table1, "acceptance", lambda table, z=2.0: failing)
     assert main(argv) == 1 and "FAILED: a claim" in capsys.readouterr().out

@@ -38,16 +38,19 @@ def verdict(ours: float, ours_sd: float, paper: float, paper_sd: float = 0.0, z:
 
 @dataclasses.dataclass(frozen=True)
 class Check:
-    """An acceptance check: the paper's claim in one sentence, whether our numbers bear it out, and why."""
+    """An acceptance check: the paper's claim in one sentence, whether our numbers bear it out, and why.
+    ``passed`` is True (they do), False (they contradict it beyond the sampling noise: the command exits 1) or
+    None (not resolved: the numbers go against it only within the noise, so a larger scale is needed)."""
 
     statement: str
-    passed: bool
+    passed: bool | None
     detail: str = ""
 
     def line(self) -> str:
-        """``PASSED: statement (detail)`` or ``FAILED: ...``."""
+        """``PASSED: statement (detail)``, ``FAILED: ...`` or ``NOT RESOLVED: ...``."""
+        label = {True: "PASSED", False: "FAILED", None: "NOT RESOLVED"}[self.passed]
         detail = f" ({self.detail})" if self.detail else ""
-        return f"{'PASSED' if self.passed else 'FAILED'}: {self.statement}{detail}"
+        return f"{label}: {self.statement}{detail}"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -74,8 +77,8 @@ class Outcome:
 
     @property
     def failed(self) -> bool:
-        """Whether an acceptance check failed."""
-        return any(not check.passed for check in self.checks)
+        """Whether an acceptance check failed (one not resolved does not fail)."""
+        return any(check.passed is False for check in self.checks)
 
     def text(self) -> str:
         """The table, the notes and the checks, as printed by ``sgbench reproduce``."""
@@ -98,8 +101,9 @@ class Outcome:
             return content if isinstance(content, Markup) else Markup(f"<p>{escape(content)}</p>")
 
         checks = Markup("<ul>" + "".join(f"<li>{escape(check.line())}</li>" for check in self.checks) + "</ul>")
-        headline = (f"{sum(c.passed for c in self.checks)} of {len(self.checks)} acceptance checks passed"
-                    if self.checks else "")
+        unresolved = sum(c.passed is None for c in self.checks)
+        headline = (f"{sum(c.passed is True for c in self.checks)} of {len(self.checks)} acceptance checks passed"
+                    + (f", {unresolved} not resolved at this scale" if unresolved else "") if self.checks else "")
         sections = [("Ours beside the paper's", html_table(self.table))]
         if self.checks:
             sections.append(("Acceptance checks", checks))

@@ -202,25 +202,37 @@ def shown(frame: pd.DataFrame) -> pd.DataFrame:
     })
 
 
-def checks(frame: pd.DataFrame) -> tuple[Check, ...]:
+def _anisotropic_average(rows: pd.DataFrame) -> tuple[float, float]:
+    """The mean b^2 of one sampler over the three anisotropic noises and its sd (the cells' bootstrap sds
+    combined); inf when a cell is missing or every run of its best search diverged."""
+    values, sds = rows["b2"].to_numpy(dtype=float), rows["b2_sd"].to_numpy(dtype=float)
+    if len(values) != len(ANISOTROPIC) or not np.all(np.isfinite(values)):
+        return math.inf, math.nan
+    return float(values.mean()), float(math.sqrt(np.sum(np.nan_to_num(sds) ** 2)) / len(values))
+
+
+def checks(frame: pd.DataFrame, z: float = 2.0) -> tuple[Check, ...]:
     """Per target: pSMILE-naive's b^2, averaged over the three anisotropic noises, below each other sampler's
     (the paper: "pSMILE-naive ... significantly reduces the bias in all three anisotropic settings ... and
-    consistently outperforms both SGLD and SGHMC"; its own numbers satisfy this on every target). A sampler whose
-    best runs all diverged counts as worse; a target without pSMILE-naive or the anisotropic noises is not
-    checked."""
+    consistently outperforms both SGLD and SGHMC"; its own numbers satisfy this on every target). Failed when
+    another sampler's average is below pSMILE-naive's by more than ``z`` combined sds, not resolved when it is
+    below by less; a sampler whose best runs all diverged counts as worse. A target without pSMILE-naive and
+    another sampler under every anisotropic noise is not checked."""
     out = []
     rows = frame[frame["noise"].isin(ANISOTROPIC)]
     for target in dict.fromkeys(rows["target"]):
         here = rows[rows["target"] == target]
-        means = {s: float(here[here["sampler"] == s]["b2"].mean()) if len(here[here["sampler"] == s]) == 3 and
-                 np.all(np.isfinite(here[here["sampler"] == s]["b2"])) else math.inf
-                 for s in dict.fromkeys(here["sampler"])}
-        if "psmile_naive" not in means or len(means) < 2 or len(here) < 3 * len(means):
+        stats = {s: _anisotropic_average(here[here["sampler"] == s]) for s in dict.fromkeys(here["sampler"])}
+        if "psmile_naive" not in stats or len(stats) < 2:
             continue
-        ours = means.pop("psmile_naive")
-        detail = f"pSMILE-naive {ours:.3g}; " + ", ".join(f"{SAMPLERS[s]} {v:.3g}" for s, v in means.items())
+        ours, ours_sd = stats.pop("psmile_naive")
+        lower = {s: v for s, v in stats.items() if not ours < v[0]}
+        beyond = [s for s, (m, sd) in lower.items()
+                  if ours - m > z * math.hypot(np.nan_to_num(ours_sd), np.nan_to_num(sd))]
+        detail = f"pSMILE-naive {ours:.3g} ± {ours_sd:.2g}; " + ", ".join(
+            f"{SAMPLERS[s]} {m:.3g} ± {sd:.2g}" for s, (m, sd) in stats.items())
         out.append(Check(f"{TARGETS[target][0]}: pSMILE-naive has the lowest b² averaged over the anisotropic "
-                         "noises", bool(all(ours < v for v in means.values())), detail))
+                         "noises", True if not lower else False if beyond else None, detail))
     return tuple(out)
 
 

@@ -1,0 +1,62 @@
+"""``sgbench reproduce sglrw-table2`` (``bench/reproduce/sglrw_table2.py``): the paper's grid, a tiny run against
+the stored NUTS reference, the summary's verdicts and the acceptance check."""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+import pandas as pd
+
+from bench.cli import main
+from bench.reproduce import sglrw_table2
+
+
+def test_paper_table_is_table_2():
+    assert len(sglrw_table2.PAPER_TABLE2) == 21
+    assert sglrw_table2.PAPER_TABLE2[1, 1.0]["sgld"] == math.inf
+    assert sglrw_table2.PAPER_TABLE2[64, 0.01] == {"sgld": 1.2267, "sglrw": 0.6490, "clipped_sgld": 0.6169}
+
+
+def _runs(rows):
+    return pd.DataFrame([{"batch_size": b, "step_size": h, "sampler": s, "seed": seed, "kl": kl, "se": 0.1,
+                          "diverged": 0} for b, h, s, seed, kl in rows])
+
+
+def test_summary_averages_seeds_and_judges_infinities():
+    summary = sglrw_table2.summarise(_runs([
+        (1, 1.0, "sgld", 0, 30.0), (1, 1.0, "sgld", 1, 50.0),      # finite where the paper's failed
+        (2, 1.0, "sgld", 0, math.inf), (2, 1.0, "sgld", 1, 5.0),    # one seed failed: inf, as the paper's
+        (1, 1.0, "sglrw", 0, 8.0), (1, 1.0, "sglrw", 1, 9.0),
+        (2, 1.0, "sglrw", 0, 7.0), (2, 1.0, "sglrw", 1, 7.0)]))
+    rows = summary.set_index(["B", "sampler"])
+    assert rows.loc[(1, "SGLD"), "KL ours"] == 40.0 and math.isclose(rows.loc[(1, "SGLD"), "se"], 10.0)
+    assert rows.loc[(1, "SGLD"), "verdict"].startswith("differs (the paper's run failed")
+    assert rows.loc[(2, "SGLD"), "verdict"] == "within (both inf)"
+    assert rows.loc[(1, "SGLRW"), "verdict"] == "within"  # |8.5 - 8.35| < 2 x 0.5
+    assert rows.loc[(2, "SGLRW"), "verdict"] == "differs"  # 7 against 7.67 with no spread over seeds
+    check = sglrw_table2.acceptance(summary)
+    assert check.passed and "B=1: SGLRW 8.5, SGLD 40" in check.detail
+    worse = summary.assign(**{"KL ours": np.where(summary["sampler"] == "SGLRW", 100.0, summary["KL ours"])})
+    assert sglrw_table2.acceptance(worse).passed is False  # B=1: 100 against 40 ± 10
+    close = summary.assign(**{"KL ours": np.where(summary["sampler"] == "SGLRW", 45.0, summary["KL ours"])})
+    assert sglrw_table2.acceptance(close.iloc[[0, 2]]).passed is None  # B=1 only: 45 against 40 ± 10
+
+
+def test_tiny_run_against_the_nuts_reference(tmp_path, monkeypatch, capsys):
+    full = sglrw_table2.compute
+    runs = full(48, seeds=[0], batch_sizes=(64,), step_sizes=(1.0, 0.01), samplers=("sgld", "sglrw"),
+                num_iterations=200, progress=False)
+    assert len(runs) == 4 and np.all(np.isfinite(runs["kl"])) and np.all(runs["kl"] > 0)
+    # a cloud far from the posterior has a larger KL than the reference's own fit has to itself
+    assert sglrw_table2.fit_kl(sglrw_table2._reference_fit(), np.full((48, 31), 5.0)
+                               + np.random.default_rng(0).standard_normal((48, 31)), np.random.default_rng(1))[0] \
+        > runs["kl"].max()
+    monkeypatch.setattr(sglrw_table2, "compute", functools.partial(full, batch_sizes=(64,), step_sizes=(1.0,),
+                                                                   num_iterations=100))
+    status = main(["reproduce", "sglrw-table2", "--particles", "40", "--seeds", "1", "--out", str(tmp_path),
+                   "--no-progress"])
+    out = capsys.readouterr().out
+    assert status == (1 if "\nFAILED: SGLRW's KL below SGLD's" in out else 0) and "Clipped SGLD" in out
+    assert "data:image/png;base64" in (tmp_path / "sglrw_table2.html").read_text()
