@@ -151,8 +151,8 @@ def compute(steps: int, seed: int = 0, db="reports/results.sqlite", jobs: int = 
 
     Returns:
         one row per cell (target, noise, sampler; the baselines with noise "none"): the best step size ``h``,
-        ``b2`` and ``b2_sd`` there, the paper's ``paper`` and ``paper_sd``, and ``grid`` (every step size of
-        both stages with its b^2 and diverged chains) for the figure.
+        ``b2`` and ``b2_sd`` there, the paper's ``paper`` and ``paper_sd``, ``std_error`` (ξ(σ) there), and
+        ``grid`` (every step size of both stages with its b^2 and diverged chains) for the figure.
     """
     cells = _cells(targets, noises, samplers)
     first = [_entry(cell, FIRST_STAGE, steps, seed) for cell in cells]
@@ -176,6 +176,7 @@ def compute(steps: int, seed: int = 0, db="reports/results.sqlite", jobs: int = 
             "b2": math.nan if best is None else float(best[metric]),
             "b2_sd": math.nan if best is None else float(best[f"{metric}_bootstrap_std"]),
             "paper": paper[0], "paper_sd": paper[1],
+            "std_error": math.nan if best is None else float(best["std_relative_error"]),
             "grid": [(float(r["param_step_size"]), float(r[metric]), int(r["num_diverged_chains"]))
                      for _, r in grid.sort_values("param_step_size").iterrows()],
         })
@@ -189,7 +190,9 @@ def _pm(value: float, sd: float) -> str:
 
 
 def shown(frame: pd.DataFrame) -> pd.DataFrame:
-    """The table as printed: ours (± bootstrap sd) beside the paper's, the best step size and the verdict."""
+    """The table as printed: ours (± bootstrap sd) beside the paper's, the best step size, the relative error of
+    the chains' standard deviations there (ξ(σ) = ‖s - σ‖/‖σ‖: near 1 where the chains barely left their start)
+    and the verdict."""
     return pd.DataFrame({
         "target": [TARGETS[t][0] for t in frame["target"]],
         "noise": [NOISES.get(n, "none (baseline)") for n in frame["noise"]],
@@ -197,6 +200,7 @@ def shown(frame: pd.DataFrame) -> pd.DataFrame:
         "best h": [f"{h:.3g}" if math.isfinite(h) else "all diverged" for h in frame["h"]],
         "b² ours": [_pm(v, s) for v, s in zip(frame["b2"], frame["b2_sd"])],
         "b² paper": [_pm(v, s) for v, s in zip(frame["paper"], frame["paper_sd"])],
+        "ξ(σ)": [f"{v:.2f}" if math.isfinite(v) else "-" for v in frame["std_error"]],
         "verdict": [verdict(*values) for values in zip(frame["b2"], frame["b2_sd"], frame["paper"],
                                                        frame["paper_sd"])],
     })
