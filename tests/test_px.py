@@ -63,8 +63,7 @@ PX-SGHMC (3, 0), P friction 50      2.38; 6/8; 0         2.89; 35/64; 0       -
 ==================================  ===================  ===================  ================
 
 (8 chains: ``python -m pytest tests/test_px.py -m statistical -s``; more chains:
-``PYTHONPATH=tests python -c "import test_px; print(test_px.mode_counts(num_chains=64, seed=1))"``
-from the repository root.)
+``sgbench reproduce px-modes --chains 64 --seed 1``.)
 The expansion lets every sampler leave the origin's mode, where the base samplers stay. It also
 makes the chains stiffer as the expanded matrices grow (the preconditioner of Lemma 3.1 scales with
 their singular values): PX-SGLD diverged at step 5e-3 and PX-SGHMC at 0.05 within 2 x 10^4 steps, where
@@ -90,6 +89,7 @@ import targets
 from reference import metrics
 from samplers import px
 from base.draws import numpy_draws
+from bench.reproduce.px_modes import MIXTURE, MODE_RADIUS, mixture_centres, mode_counts, modes_visited
 
 TOLERANCE = 1e-10  # reference vs optimized, expansion (0, 0) vs base: float64 rounding over the run
 GRAD_TOLERANCE = 1e-10  # hand-written chain rule vs jax.grad, relative to the gradient's max-norm
@@ -476,25 +476,6 @@ def test_bad_input():
 # ------------------------------------------------------------------------------------------------
 # 4. The 25-mode mixture (section 5.1)
 
-MIXTURE = dict(extra_dims=0, component_variance=0.03)
-MODE_RADIUS = 3.0  # component standard deviations
-
-
-def modes_visited(samples, centres, radius):
-    """The number of centres with at least one finite sample (rows of ``samples`` (n, 2)) within
-    ``radius`` of them."""
-    x = np.asarray(samples).reshape(-1, centres.shape[1])
-    x = x[np.all(np.isfinite(x), axis=1)]
-    if x.size == 0:
-        return 0
-    distances = np.linalg.norm(x[:, None, :] - centres[None, :, :], axis=-1)
-    return int(np.sum(np.any(distances < radius, axis=0)))
-
-
-def mixture_centres(target):
-    return np.array([(a, b) for a in target.grid for b in target.grid])
-
-
 def test_mode_counting_and_the_single_layer_adapter():
     """The mode counter on hand-placed points, and the adapter (deterministic): the wrapped mixture
     is the same target (density, gradient, truth, start) with one 1 x 2 layer and no prior of its
@@ -522,33 +503,6 @@ def test_mode_counting_and_the_single_layer_adapter():
     assert np.array_equal(ref, ref_w) and np.array_equal(opt, opt_w)
 
 
-MODE_RUNS = [  # (label, sampler factory, params): same budget, single chains from the origin
-    ("sgld", lambda: samplers.get("sgld"), dict(step_size=1e-3)),
-    ("px_sgld(3,0)", lambda: px.px(samplers.get("sgld"), (3, 0)), dict(step_size=1e-3)),
-    ("sghmc", lambda: samplers.get("sghmc"), dict(step_size=0.02, form="practical", friction=50.0)),
-    ("px_sghmc(3,0)", lambda: px.px(samplers.get("sghmc"), (3, 0), form="practical"),
-     dict(step_size=0.02, friction=50.0)),
-    ("px_sghmc(3,0) equal friction", lambda: px.px(samplers.get("sghmc"), (3, 0), form="practical"),
-     dict(step_size=0.02, friction=50.0, expanded_friction=50.0)),
-]
-MODE_CHAINS, MODE_STEPS, MODE_THIN = 8, 100_000, 10
-
-
-def mode_counts(num_chains=MODE_CHAINS, num_steps=MODE_STEPS, seed=0):
-    """{label: (modes visited per chain, chains that diverged)} of ``MODE_RUNS`` on the wrapped
-    2-d mixture; each chain is an independent single chain from the origin (JAX driver, float64)."""
-    gmm = targets.get("gmm", **MIXTURE)
-    wrapped, centres = targets.single_layer(gmm), mixture_centres(gmm)
-    radius = MODE_RADIUS * math.sqrt(MIXTURE["component_variance"])
-    out = {}
-    for label, make, params in MODE_RUNS:
-        run = bench.run(make(), wrapped, params=params, num_chains=num_chains, num_steps=num_steps, thin=MODE_THIN,
-                        keep_samples=True, seed=seed)
-        out[label] = ([modes_visited(run.trace.samples[c], centres, radius) for c in range(num_chains)],
-                      int(np.sum(run.trace.first_nonfinite_step >= 0)))
-    return out
-
-
 @pytest.mark.statistical
 def test_mixture_mode_hopping():
     """Section 5.1: SGLD/SGHMC and their PX versions (expansion (3, 0), prior N(0, 1) on v and the
@@ -563,8 +517,8 @@ def test_mixture_mode_hopping():
     modes in 23 of 320 calibration chains (0.072; 95 % upper bound 0.106), so the false-failure
     rate is about 28 * 0.072^6 = 4e-6 (< 5e-5 at the upper bound). Power: detects an expansion
     that does not change the dynamics (PX-SGLD equal to SGLD in law), and a broken mode counter."""
-    counts = mode_counts()
-    for label, (per_chain, diverged) in counts.items():
+    counts = mode_counts(num_chains=8, num_steps=100_000, seed=0)
+    for label, (per_chain, diverged, _) in counts.items():
         print(f"{label:32s} modes per chain {per_chain} (total {sum(per_chain)}), diverged chains {diverged}")
-    assert counts["sgld"][1] == 0 and counts["sghmc"][1] == 0
-    assert sum(counts["px_sgld(3,0)"][0]) > sum(counts["sgld"][0])
+    assert counts["SGLD"][1] == 0 and counts["SGHMC"][1] == 0
+    assert sum(counts["PX-SGLD (3, 0)"][0]) > sum(counts["SGLD"][0])

@@ -17,7 +17,8 @@ from bench.reproduce.outcome import Check, Outcome, verdict
 def test_every_reproduction_is_listed_with_both_scales(capsys):
     assert main(["reproduce", "--list"]) == 0
     out = capsys.readouterr().out
-    for name in ("smile-table1", "sglrw-table1", "sglrw-table2", "mamba-table1", "mamba-table2", "mamba-table3"):
+    for name in ("smile-table1", "sglrw-table1", "sglrw-table2", "px-modes", "mamba-table1", "mamba-table2",
+                 "mamba-table3"):
         assert name in _registry.names() and f"\n{name}: " in "\n" + out
     assert out.count("--scale quick: ") == out.count("--scale paper: ") == len(_registry.names())
 
@@ -34,7 +35,7 @@ def test_every_reproduction_is_listed_with_both_scales(capsys):
     (["sglrw-table1", "--particles", "22"], "--particles must be an integer >= 23"),
     (["sglrw-table2", "--particles", "31"], "--particles must be an integer >= 32"),
     (["sglrw-table2", "--seeds", "0"], "--seeds must be an integer >= 1"),
-    (["sglrw-table2", "--steps", "10"], "--steps is an option of smile-table1, not of sglrw-table2"),
+    (["sglrw-table2", "--steps", "10"], "--steps is an option of px-modes, smile-table1, not of sglrw-table2"),
 ])
 def test_bad_requests_are_one_line_and_exit_2(tmp_path, capsys, argv, message):
     status = main(["reproduce", *argv, "--out", str(tmp_path / "out"), "--db", str(tmp_path / "r.sqlite"),
@@ -121,3 +122,12 @@ def test_smile_table1_tiny_run_lands_in_the_store_and_resumes(tmp_path, capsys):
     assert "data:image/png;base64" in page and "acceptance checks passed" in page
     assert main(argv) == status  # every run is in the store: nothing computed again
     assert sqlite3.connect(db).execute("SELECT COUNT(*) FROM runs").fetchone()[0] == runs
+
+
+def test_px_modes_tiny_run(tmp_path, capsys):
+    status = main(["reproduce", "px-modes", "--chains", "2", "--steps", "2000", "--out", str(tmp_path),
+                   "--no-progress"])
+    out = capsys.readouterr().out
+    assert "PX-SGLD (3, 0) visits more modes than SGLD" in out and "chains in one mode" in out
+    assert status == (1 if "\nFAILED: " in out else 0)
+    assert "data:image/png;base64" in (tmp_path / "px_modes.html").read_text()
