@@ -17,8 +17,8 @@ from bench.reproduce.outcome import Check, Outcome, verdict
 def test_every_reproduction_is_listed_with_both_scales(capsys):
     assert main(["reproduce", "--list"]) == 0
     out = capsys.readouterr().out
-    for name in ("smile-table1", "sglrw-table1", "sglrw-table2", "px-modes", "mamba-table1", "mamba-table2",
-                 "mamba-table3"):
+    for name in ("smile-table1", "sglrw-table1", "sglrw-table2", "px-modes", "mile-table5", "mamba-table1",
+                 "mamba-table2", "mamba-table3"):
         assert name in _registry.names() and f"\n{name}: " in "\n" + out
     assert out.count("--scale quick: ") == out.count("--scale paper: ") == len(_registry.names())
 
@@ -131,3 +131,18 @@ def test_px_modes_tiny_run(tmp_path, capsys):
     assert "PX-SGLD (3, 0) visits more modes than SGLD" in out and "chains in one mode" in out
     assert status == (1 if "\nFAILED: " in out else 0)
     assert "data:image/png;base64" in (tmp_path / "px_modes.html").read_text()
+
+
+def test_mile_table5_counts_failed_chains(tmp_path, capsys):
+    from bench.reproduce import mile_table5
+
+    counts = {"mile": {"nan": 0, "frozen": 0}, "naive": {"nan": 3, "frozen": 9}}
+    frame = mile_table5.table(counts, 24).set_index("sampler")
+    assert frame.loc["naive MCLMC", "NaN share"] == "0.12 ± 0.07" and frame.loc["MILE", "verdict"] == "within"
+    assert frame.loc["naive MCLMC", "verdict"] == "differs"  # 0.125 against 0.82 ± 0.04
+    assert all(check.passed for check in mile_table5.checks(counts, 24))
+    assert [c.passed for c in mile_table5.checks({**counts, "naive": {"nan": 0, "frozen": 20}}, 24)] == [True, False]
+    status = main(["reproduce", "mile-table5", "--chains", "4", "--out", str(tmp_path), "--no-progress"])
+    out = capsys.readouterr().out
+    assert "MILE: no NaN and no frozen chain" in out and status == (1 if "\nFAILED: " in out else 0)
+    assert (tmp_path / "mile_table5.html").exists()
