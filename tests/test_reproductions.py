@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import sqlite3
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -17,8 +18,8 @@ from bench.reproduce.outcome import Check, Outcome, verdict
 def test_every_reproduction_is_listed_with_both_scales(capsys):
     assert main(["reproduce", "--list"]) == 0
     out = capsys.readouterr().out
-    for name in ("smile-table1", "sglrw-table1", "sglrw-table2", "px-modes", "mile-table5", "mamba-table1",
-                 "mamba-table2", "mamba-table3"):
+    for name in ("smile-table1", "smile-gmm", "sglrw-table1", "sglrw-table2", "sglrw-multimodal", "px-modes",
+                 "mile-table5", "mamba-table1", "mamba-table2", "mamba-table3"):
         assert name in _registry.names() and f"\n{name}: " in "\n" + out
     assert out.count("--scale quick: ") == out.count("--scale paper: ") == len(_registry.names())
 
@@ -124,16 +125,7 @@ def test_smile_table1_tiny_run_lands_in_the_store_and_resumes(tmp_path, capsys):
     assert sqlite3.connect(db).execute("SELECT COUNT(*) FROM runs").fetchone()[0] == runs
 
 
-def test_px_modes_tiny_run(tmp_path, capsys):
-    status = main(["reproduce", "px-modes", "--chains", "2", "--steps", "2000", "--out", str(tmp_path),
-                   "--no-progress"])
-    out = capsys.readouterr().out
-    assert "PX-SGLD (3, 0) visits more modes than SGLD" in out and "chains in one mode" in out
-    assert status == (1 if "\nFAILED: " in out else 0)
-    assert "data:image/png;base64" in (tmp_path / "px_modes.html").read_text()
-
-
-def test_mile_table5_counts_failed_chains(tmp_path, capsys):
+def test_mile_table5_counts_failed_chains():
     from bench.reproduce import mile_table5
 
     counts = {"mile": {"nan": 0, "frozen": 0}, "naive": {"nan": 3, "frozen": 9}}
@@ -142,7 +134,36 @@ def test_mile_table5_counts_failed_chains(tmp_path, capsys):
     assert frame.loc["naive MCLMC", "verdict"] == "differs"  # 0.125 against 0.82 ± 0.04
     assert all(check.passed for check in mile_table5.checks(counts, 24))
     assert [c.passed for c in mile_table5.checks({**counts, "naive": {"nan": 0, "frozen": 20}}, 24)] == [True, False]
-    status = main(["reproduce", "mile-table5", "--chains", "4", "--out", str(tmp_path), "--no-progress"])
+
+
+def test_ks_distance_of_the_multimodal_target():
+    import jax
+
+    import targets
+    from bench.reproduce import sglrw_multimodal
+
+    target = targets.get("multimodal1d")
+    exact = np.asarray(target.sample(jax.random.key(0), 20_000))[:, 0]
+    assert sglrw_multimodal.ks_distance(exact, target.mixture) < 0.02  # exact draws: about 1/sqrt(n)
+    assert sglrw_multimodal.ks_distance(exact + 2.0, target.mixture) > 0.2
+    lost = np.concatenate([exact[:15_000], np.full(5000, np.inf)])
+    assert sglrw_multimodal.ks_distance(lost, target.mixture) >= 0.25  # a quarter of the mass at infinity
+    assert sglrw_multimodal.ks_distance(np.full(10, np.nan), target.mixture) == 1.0
+    chains = exact.reshape(100, 200)  # independent draws: the bootstrap sd over chains is about 0.6 / sqrt(n)
+    sd = sglrw_multimodal.ks_bootstrap_sd(chains, target.mixture, np.random.default_rng(0))
+    assert 0.002 < sd < 0.01
+
+
+@pytest.mark.parametrize("argv, printed, page_holds", [
+    (["px-modes", "--chains", "2", "--steps", "2000"], "PX-SGLD (3, 0) visits more modes than SGLD",
+     "chains in one mode"),
+    (["sglrw-multimodal", "--chains", "8", "--steps", "500"], "SGLRW's KS distance below SGLD's", "KS distance"),
+    (["smile-gmm", "--steps", "2000"], "10 pSMILE-naive chains together visit all 25 modes", "Pilot runs of cSGLD"),
+    (["mile-table5", "--chains", "4"], "MILE: no NaN and no frozen chain", "frozen chains"),
+])
+def test_tiny_run_prints_its_checks_and_writes_its_page(tmp_path, capsys, argv, printed, page_holds):
+    status = main(["reproduce", *argv, "--out", str(tmp_path), "--no-progress"])
     out = capsys.readouterr().out
-    assert "MILE: no NaN and no frozen chain" in out and status == (1 if "\nFAILED: " in out else 0)
-    assert (tmp_path / "mile_table5.html").exists()
+    assert printed in out and status == (1 if "\nFAILED: " in out else 0), out
+    page = (tmp_path / f"{argv[0].replace('-', '_')}.html").read_text()
+    assert page_holds in page and "data:image/png;base64" in page

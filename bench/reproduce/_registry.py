@@ -54,6 +54,17 @@ class Reproduction:
             raise ValueError(f"scales must describe exactly {', '.join(SCALES)}, got {sorted(self.scales)}")
 
 
+SEED_OPTION = Option("--seed", "random seed of the runs (default: 0)")
+
+
+def seed_of(options: dict) -> int:
+    """The ``--seed`` of ``options`` (default 0), checked: an integer in [0, ``MAX_SEED``]."""
+    from base.arguments import integer_at_least
+    from bench.running.config import MAX_SEED
+
+    return integer_at_least("--seed", options.get("seed", 0), 0, MAX_SEED)
+
+
 REPRODUCTIONS: Registry[Reproduction] = Registry("reproduction", "bench.reproduce")
 
 

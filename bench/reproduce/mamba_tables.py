@@ -28,7 +28,6 @@ import json
 import math
 import os
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -452,12 +451,9 @@ def render(table: Table, summary: pd.DataFrame) -> pd.DataFrame:
 def figure(table: Table, summary: pd.DataFrame) -> bytes:
     """PNG, one panel per score: each method's mean ± std over runs per sampler (filled) beside the paper's value
     (hollow, same colour), on a log axis."""
-    import io
+    from bench.html.figures import png_bytes, pyplot
 
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     samplers = list(dict.fromkeys(summary["sampler"]))
     methods = list(dict.fromkeys(summary["method"]))
@@ -476,10 +472,7 @@ def figure(table: Table, summary: pd.DataFrame) -> bytes:
         ax.grid(True, axis="y", alpha=0.3)
     axes[0][-1].legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.tight_layout()
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png")
-    plt.close(fig)
-    return buffer.getvalue()
+    return png_bytes(fig)
 
 
 # The scales of ``sgbench reproduce mamba-tableN``: the runs per cell and the budgets (full-data gradient
@@ -505,7 +498,7 @@ def run_table(table: Table, scale: str, options: dict, db, out, progress: bool):
     ``--budget-grads``, ``--final-grads`` override it), its finished cells kept in ``mamba_tableN_runs.jsonl``
     beside the results store ``db``, so that a rerun resumes; the page holds the table with a verdict per score,
     the figure, the paper's comparisons (which of its orderings hold) and every run."""
-    from bench.reproduce.outcome import Outcome
+    from bench.reproduce.outcome import Outcome, timed
 
     settings = {**SCALES[scale], **{k: v for k, v in options.items() if k in SCALES[scale]}}
     runs = integer_at_least("--runs", settings["runs"], 1, 1000)
@@ -525,11 +518,9 @@ def run_table(table: Table, scale: str, options: dict, db, out, progress: bool):
     enable_compilation_cache()
     name = table.name.replace("-", "_")
     record = Path(db).with_name(f"{name}_runs.jsonl")
-    start = time.perf_counter()
-    frame = reproduce(table, runs=runs, budget=settings["budget_grads"], final_budget=settings["final_grads"],
-                      samplers=samplers, methods=methods, num_data=options.get("num_data"), progress=progress,
-                      record=record, jobs=jobs)
-    seconds = time.perf_counter() - start
+    frame, seconds = timed(reproduce, table, runs=runs, budget=settings["budget_grads"],
+                           final_budget=settings["final_grads"], samplers=samplers, methods=methods,
+                           num_data=options.get("num_data"), progress=progress, record=record, jobs=jobs)
     summary = summarise(table, frame)
     intro = (f"{runs} tuning run{'s' if runs > 1 else ''} per cell, tuning budget {settings['budget_grads']:g} and "
              f"final run {settings['final_grads']:g} full-data gradient evaluations (paper: seconds); mean ± std "

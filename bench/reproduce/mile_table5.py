@@ -13,13 +13,12 @@ collapsed to ~1e-19, its draws all equal). The paper counts NaN chains only: 78-
 from __future__ import annotations
 
 import math
-import time
 
 import numpy as np
 import pandas as pd
 
-from bench.reproduce._registry import Option, Reproduction, register
-from bench.reproduce.outcome import Check, Outcome, verdict
+from bench.reproduce._registry import SEED_OPTION, Option, Reproduction, register, seed_of
+from bench.reproduce.outcome import Check, Outcome, timed, verdict
 
 FROZEN = 1e-4  # a chain whose draws spread less than this fraction of MILE's (median total variance)
 # The paper's MCLMC NaN rates (Airfoil, Concrete, Energy, Yacht); MILE's are 0 on every data set.
@@ -104,17 +103,36 @@ def checks(counts: dict, num_chains: int) -> tuple[Check, ...]:
                   f"{naive['nan']} NaN, {naive['frozen']} frozen of {num_chains}"))
 
 
+def figure(counts: dict, num_chains: int) -> bytes:
+    """PNG: per sampler, its chains split into NaN, frozen and healthy, beside the paper's NaN share."""
+    from bench.html.figures import png_bytes, pyplot
+
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(6, 2.6))
+    labels = {"naive": "naive MCLMC", "mile": "MILE"}
+    for row, name in enumerate(("naive", "mile")):
+        nan, frozen = counts[name]["nan"] / num_chains, counts[name]["frozen"] / num_chains
+        ax.barh(row, nan, color="C3", label="NaN" if row == 0 else None)
+        ax.barh(row, frozen, left=nan, color="C1", label="frozen" if row == 0 else None)
+        ax.barh(row, 1 - nan - frozen, left=nan + frozen, color="C2", label="healthy" if row == 0 else None)
+    low, high = min(PAPER_NAIVE_NAN.values()), max(PAPER_NAIVE_NAN.values())
+    ax.plot([low, high], [0, 0], "k-", lw=3, label="paper's NaN share (4 data sets)")
+    ax.set(yticks=[0, 1], yticklabels=[labels["naive"], labels["mile"]], xlim=(0, 1),
+           xlabel=f"share of the {num_chains} chains")
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    fig.tight_layout()
+    return png_bytes(fig, dpi=90, tight=True)
+
+
 def run(scale: str, options: dict, db, out, progress: bool) -> Outcome:
     """``sgbench reproduce mile-table5``: :func:`failure_counts` at ``scale`` (``--chains`` and ``--seed``
     override it). ``db`` is not used: the failure counts come from per-chain diagnostics of one run each."""
     from base.arguments import integer_at_least
 
     chains = integer_at_least("--chains", options.get("chains", SCALES[scale]["chains"]), 2, 10_000)
-    seed = integer_at_least("--seed", options.get("seed", 0), 0, 2**32 - 1)
+    seed = seed_of(options)
     phases, sampling = SCALES[scale]["phases"], SCALES[scale]["sampling"]
-    start = time.perf_counter()
-    counts = failure_counts(chains, phases, sampling, seed)
-    seconds = time.perf_counter() - start
+    counts, seconds = timed(failure_counts, chains, phases, sampling, seed)
     first = [s for s in counts["naive"]["first_nonfinite"] if s >= 0]
     return Outcome(
         name="mile-table5", title="MILE paper, Table 5: failed chains of naive MCLMC and MILE",
@@ -124,7 +142,8 @@ def run(scale: str, options: dict, db, out, progress: bool) -> Outcome:
                f"MCLMC's first non-finite steps: {', '.join(str(s) for s in sorted(first)[:10]) or 'none'}"
                f"{' ...' if len(first) > 10 else ''}. Verdict on the NaN share: within 2 combined sd of the "
                "paper's (its MCLMC value is the mean of its four data sets, their spread the sd)."),
-        sections=(("Differences from the paper",
+        sections=(("Failed chains", figure(counts, chains)),
+                  ("Differences from the paper",
                    "The regression BNN on scikit-learn's diabetes data (10 features, 2 hidden layers of 16) instead "
                    "of Airfoil, Concrete, Energy and Yacht, which cannot be downloaded here. Naive MCLMC's first "
                    "step of size sqrt(d) from a deep-ensemble mode has an energy error of 1e12 to 1e80: where every "
@@ -143,5 +162,5 @@ REPRODUCTION = register(Reproduction(
             "paper": "100 chains, the paper's budget (40000, 5000, 5000) + 10000 steps"},
     run=run,
     options=(Option("--chains", "chains per sampler (default: the scale's)"),
-             Option("--seed", "random seed of the runs (default: 0)")),
+             SEED_OPTION),
 ))

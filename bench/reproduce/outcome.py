@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import time
 from pathlib import Path
 
 import pandas as pd
@@ -34,6 +35,13 @@ def verdict(ours: float, ours_sd: float, paper: float, paper_sd: float = 0.0, z:
         return NO_PAPER_VALUE
     spread = math.hypot(*(s if s is not None and math.isfinite(s) else 0.0 for s in (ours_sd, paper_sd)))
     return WITHIN if abs(ours - paper) <= z * spread else DIFFERS
+
+
+def timed(function, *args, **kwargs) -> tuple:
+    """``(function(*args, **kwargs), seconds of wall time it took)``."""
+    start = time.perf_counter()
+    value = function(*args, **kwargs)
+    return value, time.perf_counter() - start
 
 
 @dataclasses.dataclass(frozen=True)

@@ -16,13 +16,12 @@ parametrisation stays ("EP resolves the issue of SP getting trapped in local mod
 from __future__ import annotations
 
 import math
-import time
 
 import numpy as np
 import pandas as pd
 
-from bench.reproduce._registry import Option, Reproduction, register
-from bench.reproduce.outcome import Check, Outcome
+from bench.reproduce._registry import SEED_OPTION, Option, Reproduction, register, seed_of
+from bench.reproduce.outcome import Check, Outcome, timed
 
 MIXTURE = dict(extra_dims=0, component_variance=0.03)
 MODE_RADIUS = 3.0  # component standard deviations
@@ -118,12 +117,9 @@ def checks(counts: dict) -> tuple[Check, ...]:
 
 def figure(counts: dict) -> bytes:
     """PNG: the first chain's samples of each sampler over the mixture's centres."""
-    import io
+    from bench.html.figures import png_bytes, pyplot
 
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     grid = np.arange(-4.0, 5.0, 2.0)
     fig, axes = plt.subplots(1, len(counts), figsize=(3.2 * len(counts), 3.4), squeeze=False)
@@ -134,10 +130,7 @@ def figure(counts: dict) -> bytes:
         ax.set(xlim=(-5.5, 5.5), ylim=(-5.5, 5.5), aspect="equal", title=f"{label}\nchain 0: {per_chain[0]} modes")
         ax.title.set_fontsize(8)
     fig.tight_layout()
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=90)
-    plt.close(fig)
-    return buffer.getvalue()
+    return png_bytes(fig, dpi=90)
 
 
 def run(scale: str, options: dict, db, out, progress: bool) -> Outcome:
@@ -145,14 +138,12 @@ def run(scale: str, options: dict, db, out, progress: bool) -> Outcome:
     override it). ``db`` is not used: the modes visited are counted from kept samples, which the store does not
     hold."""
     from base.arguments import integer_at_least
-    from bench.running.config import MAX_CHAINS, MAX_SEED, MAX_TOTAL_STEPS
+    from bench.running.config import MAX_CHAINS, MAX_TOTAL_STEPS
 
     chains = integer_at_least("--chains", options.get("chains", SCALES[scale]["chains"]), 1, MAX_CHAINS)
     steps = integer_at_least("--steps", options.get("steps", SCALES[scale]["steps"]), THIN, MAX_TOTAL_STEPS)
-    seed = integer_at_least("--seed", options.get("seed", 0), 0, MAX_SEED)
-    start = time.perf_counter()
-    counts = mode_counts(chains, steps, seed)
-    seconds = time.perf_counter() - start
+    seed = seed_of(options)
+    counts, seconds = timed(mode_counts, chains, steps, seed)
     return Outcome(
         name="px-modes", title="PX-SGMCMC paper, section 5.1: mode hopping on the 25-mode mixture",
         table=summary(counts), checks=checks(counts),
@@ -174,5 +165,5 @@ REPRODUCTION = register(Reproduction(
     run=run,
     options=(Option("--chains", "px-modes: chains per sampler (default: 8 quick, 64 paper)"),
              Option("--steps", "steps per chain (default: the scale's)"),
-             Option("--seed", "random seed of the runs (default: 0)")),
+             SEED_OPTION),
 ))

@@ -34,7 +34,7 @@ import scipy.special
 import bench
 import samplers as sampler_registry
 import targets
-from bench.reproduce._registry import Option, Reproduction, register
+from bench.reproduce._registry import SEED_OPTION, Option, Reproduction, register, seed_of
 from reference.metrics import GaussianFit, exact_sampling_kl, kl_to_fit
 from base.arguments import integer_at_least
 
@@ -437,13 +437,14 @@ def run(scale: str, options: dict, db, out, progress: bool):
     results of the store's kind."""
     from markupsafe import Markup
 
+    from bench.html.figures import png_bytes
     from bench.reproduce.outcome import Check, Outcome, verdict
-    from bench.running.config import MAX_CHAINS, MAX_SEED, MAX_TOTAL_STEPS
+    from bench.running.config import MAX_CHAINS, MAX_TOTAL_STEPS
 
     particles = options.get("particles", PAPER_NUM_PARTICLES if scale == "paper" else QUICK_NUM_PARTICLES)
     integer_at_least("--particles", particles, 23, MAX_CHAINS)  # the exact-sampling KL in d = 20 needs n > 22
     iterations = integer_at_least("--iterations", options.get("iterations", PAPER_NUM_ITERATIONS), 1, MAX_TOTAL_STEPS)
-    seed = integer_at_least("--seed", options.get("seed", 0), 0, MAX_SEED)
+    seed = seed_of(options)
     table = reproduce(num_particles=particles, num_iterations=iterations, seed=seed, progress=progress)
     check = table.attrs["acceptance"]
     per_b = "; ".join(f"B={b}: SGLD - SGLRW = {v['difference']:.3f} ± {v['standard_error']:.3f}"
@@ -458,7 +459,7 @@ def run(scale: str, options: dict, db, out, progress: bool):
                    intro=f"{particles} particles x {iterations} iterations (paper: {PAPER_NUM_PARTICLES} x "
                          f"{PAPER_NUM_ITERATIONS}), seed {seed}; {table.attrs['seconds']:.0f} s.",
                    sections=(("The table with its notes", Markup(render(table, fmt="html"))),
-                             ("KL against minibatch size", _png(plot(table)))),
+                             ("KL against minibatch size", png_bytes(plot(table), dpi=100, tight=True))),
                    text_notes=(render(table),))
 
 
@@ -473,17 +474,6 @@ def _three_way(check: dict) -> bool | None:
     return None
 
 
-def _png(fig) -> bytes:
-    import io
-
-    import matplotlib.pyplot as plt
-
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=100, bbox_inches="tight")
-    plt.close(fig)
-    return buffer.getvalue()
-
-
 REPRODUCTION = register(Reproduction(
     name="sglrw-table1",
     summary="SGLRW Table 1: KL of SGLD, SGLRW and Clipped-SGLD by minibatch size and step size, Bayesian linear "
@@ -494,5 +484,5 @@ REPRODUCTION = register(Reproduction(
     run=run,
     options=(PARTICLES_OPTION,
              Option("--iterations", "sglrw-table1: iterations (default: the paper's 10000)"),
-             Option("--seed", "random seed of the runs (default: 0)")),
+             SEED_OPTION),
 ))

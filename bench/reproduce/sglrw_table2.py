@@ -14,13 +14,12 @@ fit of fewer than d + 1 finite particles is the paper's "inf". The acceptance ch
 from __future__ import annotations
 
 import math
-import time
 
 import numpy as np
 import pandas as pd
 
 from bench.reproduce._registry import Option, Reproduction, register
-from bench.reproduce.outcome import Check, Outcome, verdict
+from bench.reproduce.outcome import Check, Outcome, timed, verdict
 from bench.reproduce.sglrw_table1 import LABELS, PARTICLES_OPTION, SAMPLERS, final_positions, fit_kl
 
 BATCH_SIZES = (1, 2, 4, 8, 16, 32, 64)
@@ -130,12 +129,9 @@ def acceptance(summary: pd.DataFrame, z: float = 2.0) -> Check:
 
 def figure(summary: pd.DataFrame) -> bytes:
     """PNG: KL against B, one panel per δ, ours (solid, inf drawn at the top) and the paper's (dashed)."""
-    import io
+    from bench.html.figures import png_bytes, pyplot
 
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     steps = sorted(summary["δ"].unique(), reverse=True)
     fig, axes = plt.subplots(1, len(steps), figsize=(4.5 * len(steps), 3.6), squeeze=False, sharey=True)
@@ -149,10 +145,7 @@ def figure(summary: pd.DataFrame) -> bytes:
     axes[0][0].set_ylabel("KL(NUTS fit || particles' fit)")
     axes[0][-1].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0))
     fig.tight_layout()
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=90, bbox_inches="tight")
-    plt.close(fig)
-    return buffer.getvalue()
+    return png_bytes(fig, dpi=90, tight=True)
 
 
 def run(scale: str, options: dict, db, out, progress: bool) -> Outcome:
@@ -166,9 +159,8 @@ def run(scale: str, options: dict, db, out, progress: bool) -> Outcome:
     settings = {**SCALES[scale], **{k: v for k, v in options.items() if k in SCALES[scale]}}
     particles = integer_at_least("--particles", settings["particles"], 32, MAX_CHAINS)  # a fit in d = 31
     seeds = range(integer_at_least("--seeds", settings["seeds"], 1, 100))
-    start = time.perf_counter()
-    summary = summarise(compute(particles, seeds, progress=progress))
-    seconds = time.perf_counter() - start
+    runs, seconds = timed(compute, particles, seeds, progress=progress)
+    summary = summarise(runs)
     floors = {n: exact_sampling_kl(31, n) for n in (particles, SCALES["paper"]["particles"])}
     shown = summary.assign(**{"KL ours": [f"{m:.3g} ± {s:.2g}" if math.isfinite(s) else f"{m:.3g}"
                                           for m, s in zip(summary["KL ours"], summary["se"])]}).drop(columns="se")
