@@ -36,7 +36,8 @@ def test_every_reproduction_is_listed_with_both_scales(capsys):
     (["sglrw-table1", "--particles", "22"], "--particles must be an integer >= 23"),
     (["sglrw-table2", "--particles", "31"], "--particles must be an integer >= 32"),
     (["sglrw-table2", "--seeds", "0"], "--seeds must be an integer >= 1"),
-    (["sglrw-table2", "--steps", "10"], "--steps is an option of px-modes, smile-table1, not of sglrw-table2"),
+    (["sglrw-table2", "--steps", "10"],
+     "--steps is an option of px-modes, sglrw-multimodal, smile-gmm, smile-table1, not of sglrw-table2"),
 ])
 def test_bad_requests_are_one_line_and_exit_2(tmp_path, capsys, argv, message):
     status = main(["reproduce", *argv, "--out", str(tmp_path / "out"), "--db", str(tmp_path / "r.sqlite"),

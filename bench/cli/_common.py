@@ -23,11 +23,32 @@ class UsageError(ValueError):
 class Parser(argparse.ArgumentParser):
     """argparse, reading ``-1e-3`` as a (negative) number, not as an option, so that a bad value gets its
     own error naming the flag and the accepted range instead of "expected one argument"; its own errors
-    (an unknown option, a value that is not a number) are one line, like every other usage error."""
+    (an unknown option, a value that is not a number) are one line, like every other usage error.
+
+    ``complete_later(add)``: ``add(parser)`` adds further arguments when this parser first parses or formats
+    its help, not when it is built: a command whose options come from a registry of heavy modules (the
+    reproductions) costs nothing to ``sgbench --help`` and to the other commands."""
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self._negative_number_matcher = re.compile(r"^-(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$|^-(inf|nan)$")
+        self._pending = []
+
+    def complete_later(self, add) -> None:
+        """Call ``add(self)`` before this parser first parses or formats its help."""
+        self._pending.append(add)
+
+    def _complete(self) -> None:
+        while self._pending:
+            self._pending.pop(0)(self)
+
+    def parse_known_args(self, args=None, namespace=None):
+        self._complete()
+        return super().parse_known_args(args, namespace)
+
+    def format_help(self):
+        self._complete()
+        return super().format_help()
 
     def error(self, message):
         """Exit with status 2 after one line on stderr (argparse's own prints the usage first)."""

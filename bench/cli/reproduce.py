@@ -41,17 +41,29 @@ def _owners() -> dict:
 
 
 def add_parser(commands) -> None:
-    from bench.reproduce import _registry
+    from bench.reproduce._registry import SCALES
 
     reproduce = commands.add_parser("reproduce", help="reproduce a paper's table or figure",
                                     description=__doc__.split("\n\n")[0])
-    reproduce.add_argument("name", nargs="?", metavar="NAME",
-                           help=f"the reproduction: {', '.join(_registry.names())} (--list says what each runs)")
+    reproduce.add_argument("name", nargs="?", metavar="NAME", help="the reproduction (--list says what each runs)")
     reproduce.add_argument("--list", action=_ListReproductions, help="list the reproductions and exit")
-    reproduce.add_argument("--scale", choices=_registry.SCALES, default="quick",
+    reproduce.add_argument("--scale", choices=SCALES, default="quick",
                            help="quick: minutes on 2 cores (default); paper: the paper's chains, steps and grids")
     reproduce.add_argument("--db", type=Path, default=DEFAULT_DB,
                            help=f"results store every run lands in, so a rerun resumes (default: {DEFAULT_DB})")
+    add_out_option(reproduce, "the reproduction's HTML page")
+    reproduce.add_argument("--no-progress", action="store_true", help="no progress output")
+    reproduce.complete_later(_add_reproductions)  # their modules load JAX: only when this command runs
+    reproduce.set_defaults(handler=execute)
+
+
+def _add_reproductions(reproduce) -> None:
+    """Name the known reproductions in NAME's help and add each one's options, grouped by the reproductions that
+    take them."""
+    from bench.reproduce import _registry
+
+    name = next(action for action in reproduce._actions if action.dest == "name")
+    name.help = f"the reproduction: {', '.join(_registry.names())} (--list says what each runs)"
     groups: dict = {}
     for flag, (option, names) in _owners().items():
         key = tuple(names)
@@ -59,9 +71,6 @@ def add_parser(commands) -> None:
             groups[key] = reproduce.add_argument_group(f"options of {', '.join(names)}")
         groups[key].add_argument(flag, type=option.type, action="append" if option.repeatable else "store",
                                  help=option.help)
-    add_out_option(reproduce, "the reproduction's HTML page")
-    reproduce.add_argument("--no-progress", action="store_true", help="no progress output")
-    reproduce.set_defaults(handler=execute)
 
 
 def execute(args, argv) -> int:

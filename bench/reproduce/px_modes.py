@@ -122,7 +122,7 @@ def figure(counts: dict) -> bytes:
     plt = pyplot()
 
     grid = np.arange(-4.0, 5.0, 2.0)
-    fig, axes = plt.subplots(1, len(counts), figsize=(3.2 * len(counts), 3.4), squeeze=False)
+    fig, axes = plt.subplots(1, len(counts), figsize=(2.6 * len(counts), 3.0), squeeze=False)
     for ax, (label, (per_chain, _, samples)) in zip(axes[0], counts.items()):
         ax.scatter(*np.meshgrid(grid, grid), marker="+", color="0.6", s=30)
         finite = samples[np.all(np.isfinite(samples), axis=1)]
