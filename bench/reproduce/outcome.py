@@ -22,8 +22,10 @@ def verdict(ours: float, ours_sd: float, paper: float, paper_sd: float = 0.0, z:
     finite (diverged or not run), ``"no paper value"`` when the paper's is missing.
 
     Args:
-        ours, ours_sd: our estimate and its standard deviation.
-        paper, paper_sd: the paper's value and its standard deviation (0 where the paper gives none).
+        ours: our estimate.
+        ours_sd: its standard deviation.
+        paper: the paper's value.
+        paper_sd: its standard deviation (0 where the paper gives none).
         z: the number of combined standard deviations allowed (2: about 5 % of agreeing cells flagged).
 
     Returns:

@@ -57,7 +57,9 @@ def compute(num_particles: int, seeds, batch_sizes=BATCH_SIZES, step_sizes=STEP_
     Args:
         num_particles: parallel particles (chains), each kept at its final position.
         seeds: the seeds, one independent run of the table each.
-        batch_sizes, step_sizes, samplers: the table's rows and columns (defaults: the paper's).
+        batch_sizes: the minibatch sizes B (default: the paper's).
+        step_sizes: the base step sizes δ (default: the paper's).
+        samplers: the samplers (default: SGLD, SGLRW, Clipped-SGLD).
         num_iterations: steps per particle (the paper: 1000).
         progress: a progress bar of chain-steps.
 

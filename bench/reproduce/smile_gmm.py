@@ -45,14 +45,14 @@ def _mean_update_norm(samples: np.ndarray) -> float:
     return float(np.mean(norms[np.isfinite(norms)])) if np.isfinite(norms).any() else math.nan
 
 
-def matched_csgld_step(target, reference_norm: float, seed: int) -> tuple[float, pd.DataFrame]:
-    """cSGLD's step size whose mean update norm matches ``reference_norm``: pilot runs of ``PILOT_STEPS`` at
+def matched_csgld_step(target, reference_norm: float, seed: int, pilot_steps: int = PILOT_STEPS):
+    """cSGLD's step size whose mean update norm matches ``reference_norm``: pilot runs of ``pilot_steps`` at
     ``PILOT_GRID`` (one vmapped program), then log-log interpolation between the two grid points around it (the
-    nearest end of the grid when it lies outside). Returns the step and the pilot table."""
+    nearest end of the grid when it lies outside). Returns the step and the pilot table (a DataFrame)."""
     import bench
 
     grid = [{"step_size": float(h), "schedule": CYCLE, "exploration_fraction": EXPLORATION} for h in PILOT_GRID]
-    runs = bench.run_grid("csgld", target, params_grid=grid, num_chains=2, num_steps=PILOT_STEPS, seed=seed,
+    runs = bench.run_grid("csgld", target, params_grid=grid, num_chains=2, num_steps=pilot_steps, seed=seed,
                           keep_samples=True, dtype="float32")
     norms = np.array([_mean_update_norm(np.asarray(r.samples, dtype=np.float64)) for r in runs])
     pilot = pd.DataFrame({"cSGLD step size": PILOT_GRID, "mean update norm": norms})
@@ -64,7 +64,8 @@ def matched_csgld_step(target, reference_norm: float, seed: int) -> tuple[float,
 
 
 def compute(steps: int, seed: int = 0) -> dict:
-    """pSMILE-naive at step 0.6 and the matched cSGLD, 10 chains of ``steps`` each.
+    """pSMILE-naive at step 0.6 and the matched cSGLD (pilot runs of ``min(PILOT_STEPS, steps)``), 10 chains of
+    ``steps`` each.
 
     Returns:
         ``{"samples": {label: (chains, kept, dim)}, "modes": {label: per-chain modes}, "pooled": {label: modes of
@@ -77,10 +78,11 @@ def compute(steps: int, seed: int = 0) -> dict:
     target = targets.get("gmm", **TARGET)
     centres = mixture_centres(target)
     radius = MODE_RADIUS * math.sqrt(target.component_variance)
+    pilot_steps = min(PILOT_STEPS, steps)
     pilot_smile = bench.run("psmile_naive", target, params={"step_size": PSMILE_STEP}, num_chains=2,
-                            num_steps=PILOT_STEPS, seed=seed, keep_samples=True, dtype="float32")
+                            num_steps=pilot_steps, seed=seed, keep_samples=True, dtype="float32")
     smile_norm = _mean_update_norm(np.asarray(pilot_smile.samples, dtype=np.float64))
-    csgld_step, pilot = matched_csgld_step(target, smile_norm, seed)
+    csgld_step, pilot = matched_csgld_step(target, smile_norm, seed, pilot_steps)
     thin = _thin(steps)
     runs = {"pSMILE-naive": bench.run("psmile_naive", target, params={"step_size": PSMILE_STEP},
                                       num_chains=NUM_CHAINS, num_steps=steps, thin=thin, seed=seed,
@@ -161,8 +163,8 @@ def run(scale: str, options: dict, db, out, progress: bool) -> Outcome:
         table=table(result), checks=checks(result),
         intro=(f"{NUM_CHAINS} chains x {steps:,} steps (paper: 10^6), kept every {result['thin']}, seed {seed}, "
                f"float32; isotropic injected noise V = 256 I; cSGLD's step matched to pSMILE-naive's mean update "
-               f"norm by pilot runs of {PILOT_STEPS:,} steps; {seconds:.0f} s. The paper gives no numbers (its "
-               "Figure 4 shows the samples)."),
+               f"norm by pilot runs of {min(PILOT_STEPS, steps):,} steps; {seconds:.0f} s. The paper gives no "
+               "numbers (its Figure 4 shows the samples)."),
         sections=(("The first two coordinates (grey crosses: the 25 centres)", figure(result)),
                   ("Pilot runs of cSGLD (2 chains each)", result["pilot"]),
                   ("Differences from the paper",

@@ -147,7 +147,9 @@ def compute(steps: int, seed: int = 0, db="reports/results.sqlite", jobs: int = 
         db: the results store's path.
         jobs: processes sharing the runs.
         progress: a progress bar of chain-steps.
-        targets, noises, samplers: subsets of ``TARGETS``, ``NOISES`` and ``SAMPLERS``.
+        targets: a subset of ``TARGETS``.
+        noises: a subset of ``NOISES``.
+        samplers: a subset of ``SAMPLERS``.
 
     Returns:
         one row per cell (target, noise, sampler; the baselines with noise "none"): the best step size ``h``,
