@@ -55,6 +55,7 @@ def test_a_scale_must_be_quick_or_paper(capsys):
     (0.10, 0.01, 0.12, 0.01, "within"),         # |diff| 0.02 <= 2 sqrt(2) 0.01
     (0.10, 0.01, 0.13, 0.01, "differs"),        # 0.03 > 0.0283
     (0.10, float("nan"), 0.10, 0.0, "within"),  # no spread: only equality is within
+    (0.10, float("nan"), 0.12, float("nan"), "no interval"),  # one run against a bare number
     (0.10, 0.0, 0.11, float("nan"), "differs"),
     (float("nan"), 0.01, 0.1, 0.01, "no result"),
     (0.1, 0.01, float("nan"), 0.01, "no paper value"),

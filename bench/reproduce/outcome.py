@@ -14,12 +14,14 @@ from markupsafe import Markup, escape
 from bench.html import render_page, table as html_table
 
 WITHIN, DIFFERS, NO_PAPER_VALUE, NO_RESULT = "within", "differs", "no paper value", "no result"
+NO_INTERVAL = "no interval"  # neither value has a standard deviation (one run against a bare number)
 
 
 def verdict(ours: float, ours_sd: float, paper: float, paper_sd: float = 0.0, z: float = 2.0) -> str:
     r"""``"within"`` when :math:`|ours - paper| \le z\sqrt{sd_{ours}^2 + sd_{paper}^2}` (the combined error of two
     independent estimates; a missing sd counts as 0), ``"differs"`` otherwise; ``"no result"`` when ours is not
-    finite (diverged or not run), ``"no paper value"`` when the paper's is missing.
+    finite (diverged or not run), ``"no paper value"`` when the paper's is missing, ``"no interval"`` when neither
+    has an sd (a single run against a bare number) and they are not equal.
 
     Args:
         ours: our estimate.
@@ -29,12 +31,15 @@ def verdict(ours: float, ours_sd: float, paper: float, paper_sd: float = 0.0, z:
         z: the number of combined standard deviations allowed (2: about 5 % of agreeing cells flagged).
 
     Returns:
-        one of WITHIN, DIFFERS, NO_PAPER_VALUE, NO_RESULT.
+        one of WITHIN, DIFFERS, NO_PAPER_VALUE, NO_RESULT, NO_INTERVAL.
     """
     if ours is None or not math.isfinite(ours):
         return NO_RESULT
     if paper is None or not math.isfinite(paper):
         return NO_PAPER_VALUE
+    known = [s for s in (ours_sd, paper_sd) if s is not None and math.isfinite(s)]
+    if not known and ours != paper:
+        return NO_INTERVAL
     spread = math.hypot(*(s if s is not None and math.isfinite(s) else 0.0 for s in (ours_sd, paper_sd)))
     return WITHIN if abs(ours - paper) <= z * spread else DIFFERS
 
