@@ -122,12 +122,14 @@ def _sweep(entries, db, progress: bool, jobs: int) -> None:
 
 
 def _stored_rows(entries, db) -> list[pd.DataFrame]:
-    """Per entry, its runs in the store (one row per step size, in the entry's order)."""
+    """Per entry, its runs in the store (one row per step size, in the entry's order; of a run stored by several
+    code versions, the newest)."""
     from bench.sweeps.store import ResultsStore
     from bench.sweeps.sweep import points
 
     with ResultsStore(db) as store:
-        frame = store.to_frame().drop_duplicates(["config_hash", "seed"]).set_index(["config_hash", "seed"])
+        frame = store.to_frame().drop_duplicates(["config_hash", "seed"], keep="last")
+        frame = frame.set_index(["config_hash", "seed"])
     return [frame.loc[[(p.config_hash, p.seed) for p in points(entry)]].reset_index() for entry in entries]
 
 
