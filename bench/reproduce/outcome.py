@@ -105,7 +105,8 @@ class Outcome:
         return "\n".join(lines).rstrip() + "\n"
 
     def write_page(self, folder: Path) -> Path:
-        """Write ``folder/NAME.html``: the checks as its headline, the table, then ``sections``."""
+        """Write ``folder/NAME.html``: the checks as its headline (red when one failed, green when all passed,
+        neutral otherwise), the table, then ``sections``."""
         from bench.html import image
 
         def body(content):
@@ -125,4 +126,5 @@ class Outcome:
         sections += [(heading, body(content)) for heading, content in self.sections]
         path = Path(folder) / f"{self.name.replace('-', '_')}.html"
         return render_page(path, self.title, sections, headline=headline,
-                           passed=None if not self.checks else not self.failed, intro=self.intro)
+                           passed=False if self.failed else True if self.checks and unresolved == 0 else None,
+                           intro=self.intro)
