@@ -104,13 +104,15 @@ def summary(counts: dict) -> pd.DataFrame:
 
 
 def checks(counts: dict) -> tuple[Check, ...]:
-    """Each expanded sampler visits more modes in total than its standard form (at 8 chains of 10^5 steps the
-    false-failure rate of PX-SGLD against SGLD is about 4e-6: ``tests/test_px.py``)."""
+    """Each expanded sampler visits more modes in total than its standard form: passed when more, failed when
+    fewer, not resolved on a tie (a run too short to leave the first mode). At 8 chains of 10^5 steps the
+    false-failure rate of PX-SGLD against SGLD is about 4e-6 (``tests/test_px.py``)."""
     out = []
     for base, expanded in (("SGLD", "PX-SGLD (3, 0)"), ("SGHMC", "PX-SGHMC (3, 0), equal friction")):
         if base in counts and expanded in counts:
             ours, theirs = sum(counts[expanded][0]), sum(counts[base][0])
-            out.append(Check(f"{expanded} visits more modes than {base}", ours > theirs,
+            out.append(Check(f"{expanded} visits more modes than {base}",
+                             True if ours > theirs else None if ours == theirs else False,
                              f"{ours} against {theirs} over {len(counts[base][0])} chains"))
     return tuple(out)
 
