@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 from markupsafe import Markup, escape
 
-from bench.html import render_page, table as html_table
+from bench.html import image, render_page, table as html_table
 
 WITHIN, DIFFERS, NO_PAPER_VALUE, NO_RESULT = "within", "differs", "no paper value", "no result"
 NO_INTERVAL = "no interval"  # neither value has a standard deviation (one run against a bare number)
@@ -107,8 +107,6 @@ class Outcome:
     def write_page(self, folder: Path) -> Path:
         """Write ``folder/NAME.html``: the checks as its headline (red when one failed, green when all passed,
         neutral otherwise), the table, then ``sections``."""
-        from bench.html import image
-
         def body(content):
             if isinstance(content, pd.DataFrame):
                 return html_table(content)
