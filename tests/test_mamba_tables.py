@@ -92,7 +92,7 @@ def test_summary_and_orderings_follow_the_means():
 
 @pytest.mark.parametrize("argv, message", [
     (["mamba-table1", "--particles", "10"],
-     "--particles is an option of sglrw-table1, sglrw-table2, not of mamba-table1"),
+     "--particles is an option of sglrw-covariance, sglrw-table1, sglrw-table2, not of mamba-table1"),
     (["sglrw-table1", "--runs", "3"],
      "--runs is an option of mamba-table1, mamba-table2, mamba-table3, not of sglrw-table1"),
     (["mamba-table3", "--num-data", "3"], "--num-data is an option of mamba-table1, not of mamba-table3"),

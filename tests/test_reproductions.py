@@ -18,7 +18,8 @@ from bench.reproduce.outcome import Check, Outcome, verdict
 def test_every_reproduction_is_listed_with_both_scales(capsys):
     assert main(["reproduce", "--list"]) == 0
     out = capsys.readouterr().out
-    for name in ("smile-table1", "smile-gmm", "sglrw-table1", "sglrw-table2", "sglrw-multimodal", "px-modes",
+    for name in ("smile-table1", "smile-gmm", "sglrw-table1", "sglrw-table2", "sglrw-multimodal", "sglrw-covariance",
+                 "px-modes",
                  "mile-table5", "mamba-table1", "mamba-table2", "mamba-table3"):
         assert name in _registry.names() and f"\n{name}: " in "\n" + out
     assert out.count("--scale quick: ") == out.count("--scale paper: ") == len(_registry.names())
@@ -28,7 +29,7 @@ def test_every_reproduction_is_listed_with_both_scales(capsys):
     (["nonsense"], "unknown reproduction 'nonsense'; known reproductions: mamba-table1"),
     ([], "give a reproduction NAME (sgbench reproduce --list shows them)"),
     (["smile-table1", "--particles", "30"],
-     "--particles is an option of sglrw-table1, sglrw-table2, not of smile-table1"),
+     "--particles is an option of sglrw-covariance, sglrw-table1, sglrw-table2, not of smile-table1"),
     (["smile-table1", "--target", "gmm"], "--target must be one of"),
     (["smile-table1", "--noise", "none"], "--noise must be one of"),
     (["smile-table1", "--steps", "0"], "--steps must be an integer >= 1"),
@@ -162,6 +163,8 @@ def test_ks_distance_of_the_multimodal_target():
     (["sglrw-multimodal", "--chains", "8", "--steps", "500"], "SGLRW's KS distance below SGLD's", "KS distance"),
     (["smile-gmm", "--steps", "2000"], "10 pSMILE-naive chains together visit all 25 modes", "Pilot runs of cSGLD"),
     (["mile-table5", "--chains", "4"], "MILE: no NaN and no frozen chain", "frozen chains"),
+    (["sglrw-covariance", "--particles", "52", "--iterations", "20"], "Lemma 4.3 holds for our SGLD and SGLRW",
+     "Lemma 4.3 measured on our steps"),
 ])
 def test_tiny_run_prints_its_checks_and_writes_its_page(tmp_path, capsys, argv, printed, page_holds):
     status = main(["reproduce", *argv, "--out", str(tmp_path), "--no-progress"])

@@ -45,7 +45,9 @@ PAPER_NUM_PARTICLES = 2000
 PAPER_NUM_ITERATIONS = 10_000
 QUICK_NUM_PARTICLES = 500
 PARTICLES_OPTION = Option("--particles", "sglrw tables: parallel particles (default: Table 1 500 quick, 2000 paper; "
-                                         "Table 2 1000 quick, 5000 paper)")
+                                         "Table 2 1000 quick, 5000 paper; covariance 200 quick, 2000 paper)")
+
+ITERATIONS_OPTION = Option("--iterations", "sglrw-table1, sglrw-covariance: iterations (default: the paper's 10000)")
 
 # Table 1 of the SGLRW paper (seeds/002_f49e4b1a9ef6e505.txt, section 5.2.1): KL between the posterior
 # and the empirical Gaussian fit of the samples; (B, base step size) -> KL of SGLD, SGLRW, Clipped SGLD.
@@ -87,16 +89,16 @@ def _block_size(num_chains: int, grid: int, batch_size: int, dim: int, num_itera
     return int(min(max(size, 16), 1024, 2 ** math.ceil(math.log2(num_iterations))))
 
 
-def _progress_callback(progress, total: int):
+def progress_callback(progress, total: int, description: str = "SGLRW Table 1"):
     """``(callback, close)`` from ``progress``: False/None (silent), True (a tqdm bar over the
-    chain-steps) or a callable told the chain-steps done."""
+    chain-steps, labelled ``description``) or a callable told the chain-steps done."""
     if callable(progress):
         return progress, lambda: None
     if not progress:
         return None, lambda: None
     from tqdm.auto import tqdm
 
-    bar = tqdm(total=total, unit="chain-step", unit_scale=True, desc="SGLRW Table 1")
+    bar = tqdm(total=total, unit="chain-step", unit_scale=True, desc=description)
     return bar.update, bar.close
 
 
@@ -169,7 +171,7 @@ def predicted_moments(sampler: str, target, step_size: float,
     cov, eye = np.zeros((dim, dim)), np.eye(dim)
     for t in range(num_iterations):
         h = float(params.step_size_at(t))
-        q = np.einsum("ij,jk,ik->i", features, cov, features)  # f_i^T S f_i
+        q = np.sum((features @ cov) * features, axis=1)  # f_i^T S f_i (a matrix product: 25x einsum's speed)
         expected_c = (features.T * q) @ features / (num_data * sigma2**2) - p_bar @ cov @ p_bar
         v = v_mean + num_data**2 / batch * expected_c
         if sampler == "sgld":
@@ -238,7 +240,7 @@ def reproduce(num_particles: int = 500, num_iterations: int = PAPER_NUM_ITERATIO
     integer_at_least("num_iterations", num_iterations, 1)
     batch_sizes, step_sizes, samplers = tuple(batch_sizes), tuple(step_sizes), tuple(samplers)
     total = len(batch_sizes) * len(samplers) * len(step_sizes) * num_particles * num_iterations
-    callback, close = _progress_callback(progress, total)
+    callback, close = progress_callback(progress, total)
     rng = np.random.default_rng(seed)
     rows = {(b, h): {} for b in batch_sizes for h in step_sizes}
     target = None
@@ -483,6 +485,6 @@ REPRODUCTION = register(Reproduction(
             "paper": f"{PAPER_NUM_PARTICLES} particles x 10,000 iterations"},
     run=run,
     options=(PARTICLES_OPTION,
-             Option("--iterations", "sglrw-table1: iterations (default: the paper's 10000)"),
+             ITERATIONS_OPTION,
              SEED_OPTION),
 ))
