@@ -351,9 +351,19 @@ def test_random_initialisation_is_seeded_and_scaled():
 
 
 def test_bundled_data_sets_have_their_documented_shapes():
-    for name, shape in (("breast_cancer", (569, 30)), ("diabetes", (442, 10)), ("digits", (1797, 64))):
+    for name, shape in (("breast_cancer", (569, 30)), ("diabetes", (442, 10)), ("digits", (1797, 64)),
+                        ("friedman1", (1000, 10))):
         features, labels = datasets.bundled(name)
         assert features.shape == shape and labels.shape == shape[:1] and features.dtype == np.float64
+
+
+def test_friedman1_is_its_formula_plus_unit_noise():
+    # the residual of the documented formula is the N(0, 1) noise: its sd within 5 % of 1 (1000 draws: the sd's
+    # standard error is 2.2 %, so 2.3 standard errors; seed fixed, so the test is deterministic)
+    x, y = datasets.bundled("friedman1")
+    assert abs(np.std(y - datasets.friedman1_mean(x)) - 1.0) < 0.05 and np.all((x >= 0) & (x <= 1))
+    shuffled = datasets.friedman1_mean(x[:, ::-1])  # the formula reads the first five features only
+    assert np.std(y - shuffled) > 2
 
 
 def test_csv_and_npz_files_load(data_dir, tmp_path):
