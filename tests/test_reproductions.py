@@ -19,7 +19,7 @@ def test_every_reproduction_is_listed_with_both_scales(capsys):
     assert main(["reproduce", "--list"]) == 0
     out = capsys.readouterr().out
     for name in ("smile-table1", "smile-gmm", "sglrw-table1", "sglrw-table2", "sglrw-multimodal", "sglrw-covariance",
-                 "px-modes",
+                 "px-modes", "mile-uci", "px-cold-posterior",
                  "mile-table5", "mamba-table1", "mamba-table2", "mamba-table3"):
         assert name in _registry.names() and f"\n{name}: " in "\n" + out
     assert out.count("--scale quick: ") == out.count("--scale paper: ") == len(_registry.names())

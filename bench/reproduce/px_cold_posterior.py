@@ -74,12 +74,12 @@ def run_chains(target, sampler: str, step_size: float, temperature: float, chain
     return [ensemble_scores(target, samples[c], split) for c in range(chains)]
 
 
-def tune_step_sizes(target, chains: int, cycle_length: int, seed: int, grid=STEP_GRID) -> pd.DataFrame:
-    """Per sampler and grid step size at T = 1: the mean validation NLL over ``chains`` chains of
-    ``TUNING_CYCLES`` cycles (NaN where a chain diverged)."""
+def tune_step_sizes(target, chains: int, cycle_length: int, seed: int, grid=None) -> pd.DataFrame:
+    """Per sampler and step size of ``grid`` (default ``STEP_GRID``) at T = 1: the mean validation NLL over
+    ``chains`` chains of ``TUNING_CYCLES`` cycles (NaN where a chain diverged)."""
     rows = []
     for sampler in SAMPLERS:
-        for step in grid:
+        for step in STEP_GRID if grid is None else grid:
             scores = run_chains(target, sampler, step, 1.0, chains, cycle_length, TUNING_CYCLES, seed,
                                 split="validation")
             rows.append({"sampler": sampler, "step size": step,
@@ -97,7 +97,7 @@ def best_steps(tuning: pd.DataFrame) -> dict:
 
 
 def compute(chains: int, cycle_length: int, cycles: int, seed: int = 0, temperatures=TEMPERATURES,
-            grid=STEP_GRID) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
+            grid=None) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
     """Tune, then run every (temperature, sampler). Returns ``(frame, tuning, steps)``: one row per (temperature,
     sampler, chain) with ERR, NLL and AMB (a diverged run's rows hold NaN), the tuning table and the chosen
     step sizes."""
