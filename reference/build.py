@@ -5,6 +5,8 @@ blackjax's NUTS with window adaptation, or the reverse; ``reference.agreement``)
 
 from __future__ import annotations
 
+import numpy as np
+
 from reference.agreement import compare
 from reference.contract import Contract, violations
 from base.arguments import one_of
@@ -34,16 +36,33 @@ def kept_quantities(target, draws):
     return draws if quantities is None else quantities(draws)
 
 
+def parameter_diagnostics(draws) -> dict:
+    """Split R-hat and bulk and tail ESS of every parameter of NUTS ``draws`` (chains, draws, dim), summarised
+    (worst values): recorded beside a reference that checks other quantities (``reference_quantities``), not
+    required of it."""
+    from reference.metrics import ess, split_rhat
+
+    x = np.asarray(draws)
+    if x.shape[0] < 2 or x.shape[1] < 4:
+        return {}
+    return {"max_rhat": float(np.max(split_rhat(x))), "min_bulk_ess": float(np.min(ess(x, method="bulk"))),
+            "min_tail_ess": float(np.min(ess(x, method="tail")))}
+
+
 def run_accepted(target, backend="numpyro", num_chains=4, num_warmup=1000, num_draws=2500, seed=0,
                  contract: Contract | None = None, progress=False, target_accept=0.8):
     """Run NUTS and return (result, thinned draws, diagnostics); ContractError if a check fails. The contract
-    is applied to, and the draws returned are, :func:`kept_quantities` of the NUTS draws."""
+    is applied to, and the draws returned are, :func:`kept_quantities` of the NUTS draws; where those are not the
+    parameters, the parameters' own diagnostics are recorded under ``diagnostics["parameters"]``."""
     one_of("backend", backend, set(backends()))
     contract = Contract() if contract is None else contract
     result = backends()[backend](target, num_chains=num_chains, num_warmup=num_warmup, num_draws=num_draws,
                                  seed=seed, progress=progress, target_accept=target_accept)
+    parameters = parameter_diagnostics(result.draws) if hasattr(target, "reference_quantities") else None
     result = result._replace(draws=kept_quantities(target, result.draws))
     failures, diagnostics, stored = violations(result, contract)
+    if parameters is not None:
+        diagnostics["parameters"] = parameters
     if failures:
         raise ContractError(f"reference for {target!r} rejected ({backend}, seed {seed}): " + "; ".join(failures))
     diagnostics["seconds"] = result.seconds

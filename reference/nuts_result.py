@@ -22,7 +22,13 @@ class NutsResult(NamedTuple):
 
 def initial_positions(target, num_chains: int, seed: int, jitter: float = 0.1) -> np.ndarray:
     """``target.initial_position()`` plus independent N(0, jitter^2) noise per chain: (num_chains, dim),
-    so that R-hat compares chains started apart."""
+    so that R-hat compares chains started apart; for a target whose ``reference_start`` is
+    ``"deep_ensemble"`` (``bnn``), the members of a deep ensemble fitted with ``seed``
+    (``samplers._deep_ensemble``), one per chain."""
+    if getattr(target, "reference_start", None) == "deep_ensemble":
+        from samplers._deep_ensemble import deep_ensemble
+
+        return np.asarray(deep_ensemble(target, num_chains, seed).positions, dtype=np.float64)
     rng = np.random.default_rng([seed, 1])
     start = np.asarray(target.initial_position(), dtype=np.float64)
     return start + jitter * rng.standard_normal((num_chains, start.shape[0]))

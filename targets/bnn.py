@@ -43,6 +43,7 @@ TASKS = {"regression": "diabetes", "classification": "digits"}  # task -> defaul
 ACTIVATIONS = ("relu", "tanh")
 INIT_GAIN = {"relu": 2.0, "tanh": 1.0}
 SPLITS = ("train", "validation", "test")
+REFERENCE_POINTS = 20  # test points whose predictive means a NUTS reference keeps (reference_quantities)
 MAX_PARAMETERS = 10**7  # weights and biases: a chain position, its gradient and its moments hold this many numbers
 
 
@@ -281,3 +282,51 @@ class BayesianNeuralNetwork(DataTarget):
 
     def initial_position(self) -> np.ndarray:
         return self._initial.copy()
+
+    # A NUTS reference of this target starts its chains from a deep ensemble (reference.nuts_result), one
+    # member per chain, as Izmailov et al. (2021) start HMC: from modes found by optimisation.
+    reference_start = "deep_ensemble"
+
+    @property
+    def reference_quantities_label(self) -> str:
+        """What :meth:`reference_quantities` are, in words (a NUTS reference's header records it)."""
+        return (f"predictive means (location outputs, standardised labels) at the first {self.reference_point_count} "
+                "test points")
+
+    @property
+    def reference_point_count(self) -> int:
+        """How many test points :meth:`reference_quantities` predicts: ``REFERENCE_POINTS``, or all there are."""
+        return min(REFERENCE_POINTS, self.splits["test"][0].shape[0])
+
+    def reference_quantities(self, draws) -> np.ndarray:
+        r"""Per-draw predictive means (the location output :math:`o_1`, standardised label units) at the first
+        ``REFERENCE_POINTS`` test points: what a NUTS reference of the regression network checks and keeps, the
+        function-space contract of Izmailov et al. (2021, "What are Bayesian neural network posteriors really
+        like?"). The weights are not identified (permuting a layer's hidden units leaves the function alone),
+        so chains in different copies of a mode disagree on every weight but agree on the predictions.
+
+        Args:
+            draws: flat parameters, shape (..., dim).
+
+        Returns:
+            float64 array of shape (..., ``reference_point_count``).
+
+        Raises:
+            ValueError: a classification network (its reference would keep class probabilities, not defined
+                here), or no test points.
+        """
+        if self.task != "regression":
+            raise ValueError("a function-space reference of target 'bnn' is defined for task='regression', got "
+                             f"task={self.task!r}")
+        if self.reference_point_count == 0:
+            raise ValueError("target 'bnn' has no test points (train_fraction + validation_fraction = 1) to keep "
+                             "in a reference")
+        x = np.asarray(draws, dtype=np.float64)
+        layers = self.unflatten(x)
+        h = np.broadcast_to(self.splits["test"][0][:self.reference_point_count], x.shape[:-1] + (
+            self.reference_point_count, self.layer_sizes[0]))
+        for depth, (weights, bias) in enumerate(layers):
+            h = np.einsum("...np,...po->...no", h, weights) + bias[..., None, :]
+            if depth < len(layers) - 1:
+                h = np.maximum(h, 0.0) if self.activation == "relu" else np.tanh(h)
+        return h[..., 0]

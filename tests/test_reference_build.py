@@ -228,3 +228,26 @@ def test_committed_references_load_with_their_checksums(name):
     assert header["diagnostics"]["max_rhat"] < 1.01 and header["diagnostics"]["divergences"] == 0
     assert min(header["diagnostics"]["min_bulk_ess"], header["diagnostics"]["min_tail_ess"]) >= 10_000
     assert np.all(truth.mean_se > 0) and np.all(np.abs(draws.mean(axis=(0, 1)) - truth.mean) < 1e-5)
+
+
+def test_the_regression_bnn_reference_is_function_space_from_a_deep_ensemble(tmp_path):
+    """The regression network's reference keeps the predictive means at 20 test points (its weights are not
+    identified), starts NUTS from a deep ensemble, and records the parameters' own diagnostics without requiring
+    them."""
+    from reference.nuts_result import initial_positions
+    from samplers._deep_ensemble import deep_ensemble
+
+    target = targets.get("bnn", noise="none", hidden=(2,))
+    np.testing.assert_array_equal(initial_positions(target, 4, 0), deep_ensemble(target, 4, 0).positions)
+    # a loose contract: this 28-parameter network's function-space posterior has modes NUTS does not cross in 300
+    # draws (R-hat 1.2); the test is of the machinery, the real build of docs/reproductions.md is of convergence
+    build(target, seed=0, contract=Contract(num_stored=400, min_ess=10, max_rhat=2.0), directory=tmp_path,
+          cross_check=False, num_chains=4, num_warmup=300, num_draws=300)
+    header = store.read_header(target, tmp_path)
+    assert header["quantities"] == target.reference_quantities_label and header["dim"] == 20
+    assert set(header["diagnostics"]["parameters"]) == {"max_rhat", "min_bulk_ess", "min_tail_ess"}
+    means = store.load_draws(target, tmp_path).mean((0, 1))
+    features, labels = target.splits["test"]
+    assert np.sqrt(np.mean((means - labels[:20]) ** 2)) < 1.2  # predictive means track the standardised labels
+    with pytest.raises(ValueError, match="defined for task='regression'"):
+        targets.get("bnn", task="classification", hidden=(2,)).reference_quantities(np.zeros((1, 1)))
