@@ -32,7 +32,7 @@ def test_a_users_file_runs_through_the_command(tmp_path, capsys, monkeypatch):
                                                                                                     index=False)
     monkeypatch.setitem(mile_uci.SCALES, "quick", {"phases": (100, 20, 20), "sampling": 40, "splits": 1})
     status = main(["reproduce", "mile-uci", "--dataset-file", str(path), "--splits", "2", "--out", str(tmp_path),
-                   "--no-progress"])
+                   "--db", str(tmp_path / "r.sqlite"), "--no-progress"])
     out = capsys.readouterr().out
     assert "MILE's hold-out LPPD above the DE's on every data set" in out and status == (
         1 if "\nFAILED: " in out else 0), out
@@ -46,6 +46,7 @@ def test_a_users_file_runs_through_the_command(tmp_path, capsys, monkeypatch):
     (["--dataset-file", "/nonexistent/uci.csv"], "/nonexistent/uci.csv"),
 ])
 def test_bad_requests_exit_2(tmp_path, capsys, argv, message):
-    assert main(["reproduce", "mile-uci", *argv, "--out", str(tmp_path), "--no-progress"]) == 2
+    assert main(["reproduce", "mile-uci", *argv, "--out", str(tmp_path), "--db", str(tmp_path / "r.sqlite"),
+                 "--no-progress"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and message in err[0], err

@@ -38,9 +38,19 @@ def test_checks(values, nll_passed, amb_passed):
 def test_tiny_run_through_the_command(tmp_path, capsys, monkeypatch):
     monkeypatch.setitem(pxc.SCALES, "quick", {"chains": 2, "cycle_length": 20, "cycles": 2})
     monkeypatch.setattr(pxc, "STEP_GRID", (1e-4, 1e-3))
-    status = main(["reproduce", "px-cold-posterior", "--out", str(tmp_path), "--no-progress"])
+    argv = ["reproduce", "px-cold-posterior", "--out", str(tmp_path), "--db", str(tmp_path / "r.sqlite"),
+            "--no-progress"]
+    status = main(argv)
     out = capsys.readouterr().out
     assert "PX-SGHMC's ensemble ambiguity above SGHMC's at every temperature" in out
     assert status == (1 if "\nFAILED: " in out else 0), out
     page = (tmp_path / "px_cold_posterior.html").read_text()
     assert "Step-size search" in page and "data:image/png;base64" in page
+    # an interrupted or repeated reproduction resumes: every run is in the record beside the store, none reruns
+    assert (tmp_path / "px_cold_posterior_runs.jsonl").is_file()
+
+    def no_run(*args, **kwargs):
+        raise AssertionError("a finished run was computed again")
+
+    monkeypatch.setattr(pxc, "run_chains", no_run)
+    assert main(argv) == status and capsys.readouterr().out.splitlines()[:8] == out.splitlines()[:8]

@@ -167,7 +167,7 @@ def test_ks_distance_of_the_multimodal_target():
      "Lemma 4.3 measured on our steps"),
 ])
 def test_tiny_run_prints_its_checks_and_writes_its_page(tmp_path, capsys, argv, printed, page_holds):
-    status = main(["reproduce", *argv, "--out", str(tmp_path), "--no-progress"])
+    status = main(["reproduce", *argv, "--out", str(tmp_path), "--db", str(tmp_path / "r.sqlite"), "--no-progress"])
     out = capsys.readouterr().out
     assert printed in out and status == (1 if "\nFAILED: " in out else 0), out
     page = (tmp_path / f"{argv[0].replace('-', '_')}.html").read_text()

@@ -26,7 +26,6 @@ import dataclasses
 import functools
 import json
 import math
-import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -40,6 +39,7 @@ import targets
 from base.arguments import integer_at_least
 from bench.reproduce._registry import Option, Reproduction, register
 from bench.running.compilation_cache import enable_compilation_cache
+from bench.reproduce._record import write_line
 from bench.sweeps.store import git_commit
 from bench.tune import mamba as tuner
 from bench.tune.budget import Budget
@@ -244,19 +244,8 @@ def finished_rows(record: Path | None, settings: dict) -> dict:
 
 
 def _append(record: Path | None, settings: dict, row: dict) -> None:
-    if record is None:
-        return
-    Path(record).parent.mkdir(parents=True, exist_ok=True)
-    clean = {key: value.item() if isinstance(value, np.generic) else value for key, value in row.items()}
-    with open(record, "ab+") as handle:
-        handle.seek(0, os.SEEK_END)
-        if handle.tell():  # a line cut short by an interruption stays a line of its own
-            handle.seek(-1, os.SEEK_END)
-            if handle.read(1) != b"\n":
-                handle.write(b"\n")
-        handle.write((json.dumps({"settings": settings, "row": clean}) + "\n").encode())
-        handle.flush()
-        os.fsync(handle.fileno())
+    if record is not None:
+        write_line(record, {"settings": settings, "row": row})
 
 
 @dataclasses.dataclass(frozen=True)

@@ -101,12 +101,19 @@ def one_split(dataset: str, split: int, phases, sampling: int, seed: int, path=N
         kept = np.asarray(result.samples)[~failed].reshape(-1, target.dim)
         rows.append({"method": method, **predictive_metrics(target, kept), "nan chains": int(failed.sum()),
                      "seconds": seconds})
-    return [{"data set": dataset, "split": split, **row} for row in rows]
+    from bench.sweeps.store import git_commit
+
+    return [{"data set": dataset, "split": split, **row, "commit": git_commit()} for row in rows]
 
 
 def compute(phases, sampling: int, splits: int, seed: int = 0, datasets=DATASETS, path=None,
-            progress=False) -> pd.DataFrame:
-    """:func:`one_split` for every data set and split: one row per (data set, split, method)."""
+            progress=False, record=None) -> pd.DataFrame:
+    """:func:`one_split` for every data set and split: one row per (data set, split, method). With ``record`` (a
+    ``bench.reproduce._record`` file) each finished split is kept there and reused by a rerun of the same
+    settings."""
+    from bench.reproduce._record import cached
+
+    settings = {"phases": list(phases), "sampling": sampling, "seed": seed, "path": path}
     jobs = [(d, s) for d in datasets for s in range(splits)]
     bar = None
     if progress:
@@ -115,7 +122,7 @@ def compute(phases, sampling: int, splits: int, seed: int = 0, datasets=DATASETS
         bar = tqdm(total=len(jobs), unit="split", desc="MILE UCI")
     rows = []
     for dataset, split in jobs:
-        rows += one_split(dataset, split, phases, sampling, seed, path)
+        rows += cached(record, settings, (dataset, split), one_split, dataset, split, phases, sampling, seed, path)
         if bar is not None:
             bar.update()
     if bar is not None:
@@ -202,7 +209,7 @@ def figure(table: pd.DataFrame) -> bytes:
 
 def run(scale: str, options: dict, db, out, progress: bool) -> Outcome:
     """``sgbench reproduce mile-uci``: :func:`compute` at ``scale`` (``--splits``, ``--dataset-file`` and ``--seed``
-    override it). ``db`` is not used: the predictive metrics need the kept draws."""
+    override it), each finished split kept in ``mile_uci_runs.jsonl`` beside the results store ``db``."""
     from base.arguments import integer_at_least
 
     splits = integer_at_least("--splits", options.get("splits", SCALES[scale]["splits"]), 1, 100)
@@ -214,7 +221,10 @@ def run(scale: str, options: dict, db, out, progress: bool) -> Outcome:
     datasets = ("file",) if path else DATASETS
     seed = seed_of(options)
     phases, sampling = SCALES[scale]["phases"], SCALES[scale]["sampling"]
-    frame, seconds = timed(compute, phases, sampling, splits, seed, datasets, path, progress)
+    from bench.reproduce._record import record_path
+
+    record = record_path(db, "mile-uci")
+    frame, seconds = timed(compute, phases, sampling, splits, seed, datasets, path, progress, record)
     table = summary(frame)
     return Outcome(
         name="mile-uci", title="MILE paper, UCI benchmark (Tables 3 and 10) on the regression data available here",
@@ -222,10 +232,10 @@ def run(scale: str, options: dict, db, out, progress: bool) -> Outcome:
         intro=(f"{', '.join(datasets if not path else [path])}; {splits} data splits; {NUM_CHAINS} DE members and "
                f"chains, tuning phases {phases} and {sampling} sampling steps kept every {THIN} (paper: 12, "
                f"(40000, 5000, 5000) + 10000, every 10), seed {seed}; {seconds:.0f} s. Metrics in standardised "
-               "label units, mean ± standard error over splits. On friedman1 the true predictive N(f(x), 1) "
-               "bounds what a model can reach."),
+               f"label units, mean ± standard error over splits; finished splits are kept in {record}. On "
+               "friedman1 the true predictive N(f(x), 1) bounds what a model can reach."),
         sections=(("Hold-out metrics", figure(table)),
-                  ("Per split", frame.round(4)),
+                  ("Per split", frame.drop(columns="commit").round(4)),
                   ("The paper's Tables 3 and 10 (its data sets, for reference)", PAPER_UCI),
                   ("Differences from the paper",
                    "The paper's UCI data sets (Airfoil, Bikesharing, Concrete, Energy, Protein, Yacht) cannot be "

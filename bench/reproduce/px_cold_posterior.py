@@ -74,17 +74,22 @@ def run_chains(target, sampler: str, step_size: float, temperature: float, chain
     return [ensemble_scores(target, samples[c], split) for c in range(chains)]
 
 
-def tune_step_sizes(target, chains: int, cycle_length: int, seed: int, grid=None) -> pd.DataFrame:
+def tune_step_sizes(target, chains: int, cycle_length: int, seed: int, grid=None, record=None) -> pd.DataFrame:
     """Per sampler and step size of ``grid`` (default ``STEP_GRID``) at T = 1: the mean validation NLL over
-    ``chains`` chains of ``TUNING_CYCLES`` cycles (NaN where a chain diverged)."""
-    rows = []
-    for sampler in SAMPLERS:
-        for step in STEP_GRID if grid is None else grid:
-            scores = run_chains(target, sampler, step, 1.0, chains, cycle_length, TUNING_CYCLES, seed,
-                                split="validation")
-            rows.append({"sampler": sampler, "step size": step,
-                         "validation NLL": math.nan if scores is None else float(np.mean([s["NLL"] for s in scores]))})
-    return pd.DataFrame(rows)
+    ``chains`` chains of ``TUNING_CYCLES`` cycles (NaN where a chain diverged); each kept in ``record``."""
+    from bench.reproduce._record import cached
+
+    settings = {"part": "tuning", "chains": chains, "cycle_length": cycle_length, "cycles": TUNING_CYCLES,
+                "seed": seed}
+
+    def validation_nll(sampler, step):
+        scores = run_chains(target, sampler, step, 1.0, chains, cycle_length, TUNING_CYCLES, seed, split="validation")
+        return math.nan if scores is None else float(np.mean([s["NLL"] for s in scores]))
+
+    rows = [{"sampler": sampler, "step size": step,
+             "validation NLL": cached(record, settings, (sampler, step), validation_nll, sampler, step)}
+            for sampler in SAMPLERS for step in (STEP_GRID if grid is None else grid)]
+    return pd.DataFrame(rows).astype({"validation NLL": float})
 
 
 def best_steps(tuning: pd.DataFrame) -> dict:
@@ -97,18 +102,23 @@ def best_steps(tuning: pd.DataFrame) -> dict:
 
 
 def compute(chains: int, cycle_length: int, cycles: int, seed: int = 0, temperatures=TEMPERATURES,
-            grid=None) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
+            grid=None, record=None) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
     """Tune, then run every (temperature, sampler). Returns ``(frame, tuning, steps)``: one row per (temperature,
     sampler, chain) with ERR, NLL and AMB (a diverged run's rows hold NaN), the tuning table and the chosen
-    step sizes."""
+    step sizes. With ``record`` (a ``bench.reproduce._record`` file) every finished run is kept and reused by a
+    rerun of the same settings."""
+    from bench.reproduce._record import cached
+
     target = _target()
-    tuning = tune_step_sizes(target, chains, cycle_length, seed, grid)
+    tuning = tune_step_sizes(target, chains, cycle_length, seed, grid, record)
     steps = best_steps(tuning)
+    settings = {"part": "runs", "chains": chains, "cycle_length": cycle_length, "cycles": cycles, "seed": seed}
     rows = []
     for temperature in temperatures:
         for sampler, step in steps.items():
-            scores = None if step is None else run_chains(target, sampler, step, temperature, chains, cycle_length,
-                                                          cycles, seed)
+            scores = None if step is None else cached(
+                record, {**settings, "step_size": step}, (temperature, sampler), run_chains, target, sampler, step,
+                temperature, chains, cycle_length, cycles, seed)
             for chain, score in enumerate(scores or [dict.fromkeys(("ERR", "NLL", "AMB"), math.nan)] * chains):
                 rows.append({"T": temperature, "sampler": sampler, "chain": chain, **score})
     return pd.DataFrame(rows), tuning, steps
@@ -172,14 +182,18 @@ def figure(table: pd.DataFrame) -> bytes:
 
 def run(scale: str, options: dict, db, out, progress: bool) -> Outcome:
     """``sgbench reproduce px-cold-posterior``: :func:`compute` at ``scale`` (``--chains``, ``--cycles`` and
-    ``--seed`` override it). ``db`` is not used: the ensemble scores need the kept draws."""
+    ``--seed`` override it), every finished run kept in ``px_cold_posterior_runs.jsonl`` beside the results store
+    ``db``."""
     from base.arguments import integer_at_least
 
     setting = SCALES[scale]
     chains = integer_at_least("--chains", options.get("chains", setting["chains"]), 2, 1000)
     cycles = integer_at_least("--cycles", options.get("cycles", setting["cycles"]), 1, 10_000)
     seed = seed_of(options)
-    (frame, tuning, steps), seconds = timed(compute, chains, setting["cycle_length"], cycles, seed)
+    from bench.reproduce._record import record_path
+
+    record = record_path(db, "px-cold-posterior")
+    (frame, tuning, steps), seconds = timed(compute, chains, setting["cycle_length"], cycles, seed, record=record)
     table = summary(frame)
     paper = pd.DataFrame([{"sampler": SAMPLERS[s], **v} for s, v in PAPER_TABLE10.items()])
     return Outcome(
@@ -189,7 +203,8 @@ def run(scale: str, options: dict, db, out, progress: bool) -> Outcome:
         intro=(f"Digits MLP (2 x 16 hidden, 1482 parameters), minibatches of {BATCH_SIZE}; {chains} chains per "
                f"(T, sampler) from the He initialisation, {cycles} cycles of {setting['cycle_length']} steps, one "
                f"sample per cycle; peak step sizes chosen at T = 1 by validation NLL ({TUNING_CYCLES} cycles); "
-               f"seed {seed}; {seconds:.0f} s. Scores on the test split, mean ± sd over chains."),
+               f"seed {seed}; {seconds:.0f} s. Scores on the test split, mean ± sd over chains. Finished runs are "
+               f"kept in {record}."),
         sections=(("Scores against the temperature", figure(table)),
                   ("Step-size search (validation NLL at T = 1; empty: a chain diverged)", tuning),
                   ("The paper's Table 10 (CIFAR-10, ResNet, T = 1), for reference", paper),

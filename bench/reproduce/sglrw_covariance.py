@@ -239,10 +239,32 @@ def _last_step_size(step_size: float, num_iterations: int) -> float:
     return float(params.step_size_at(num_iterations - 1))
 
 
+def sampler_rows(target, name: str, num_particles: int, step_sizes, num_iterations: int, seed: int,
+                 progress=None) -> list[dict]:
+    """One row per step size of ``name``'s particles on ``target`` (a linreg of this figure): see :func:`compute`.
+    The bootstrap draws come from ``(seed, B, the sampler's place in SAMPLERS)``, so a row does not depend on
+    which rows were computed before it."""
+    truth = np.asarray(target.truth.covariance)
+    floor = expected_covariance_mse(truth, truth, num_particles)
+    batch = target.noise.batch_size
+    rng = np.random.default_rng([seed, batch, SAMPLERS.index(name)])
+    clips = clip_shares(target, [_last_step_size(h, num_iterations) for h in step_sizes], seed)
+    finals = final_positions(name, target, step_sizes, num_particles, num_iterations, seed, "float64", progress)
+    rows = []
+    for h, final, clip in zip(step_sizes, finals, clips):
+        mse, sd, diverged = covariance_mse(final, truth, rng)
+        predicted = (expected_covariance_mse(predicted_moments(name, target, h, num_iterations)[1], truth,
+                                             num_particles) if name in PREDICTED else math.nan)
+        rows.append({"B": batch, "step size": h, "sampler": name, "mse": mse, "mse_sd": sd, "predicted": predicted,
+                     "floor": floor, "diverged": diverged, "clip share": clip if name == "sglrw" else math.nan})
+    return rows
+
+
 def compute(num_particles: int, batch_sizes, step_sizes=STEP_SIZES, num_iterations: int = NUM_ITERATIONS,
-            seed: int = 0, samplers=SAMPLERS, progress=None) -> tuple[pd.DataFrame, dict]:
+            seed: int = 0, samplers=SAMPLERS, progress=None, record=None) -> tuple[pd.DataFrame, dict]:
     r"""The figure's grid and the lemma per batch size. ``progress``: True for a progress bar over the chain-steps,
-    or a callable told the chain-steps done.
+    or a callable told the chain-steps done. With ``record`` (a ``bench.reproduce._record`` file) each finished
+    (B, sampler) is kept there and reused by a rerun of the same settings; the lemma (seconds) is measured again.
 
     Returns:
         ``(frame, lemma)``: one row per (B, δ, sampler) with ``mse``, its bootstrap ``mse_sd``, ``predicted`` (the
@@ -251,27 +273,19 @@ def compute(num_particles: int, batch_sizes, step_sizes=STEP_SIZES, num_iteratio
         iteration's step size :math:`\delta(1+T)^{-0.55}`; ``lemma`` maps B to :func:`measure_lemma`.
     """
     import targets
+    from bench.reproduce._record import cached
 
-    rng = np.random.default_rng(seed)
+    settings = {"particles": num_particles, "step_sizes": list(step_sizes), "iterations": num_iterations,
+                "seed": seed}
     rows, lemma = [], {}
     callback, close = progress_callback(progress, len(batch_sizes) * len(samplers) * len(step_sizes) * num_particles
                                         * num_iterations, "SGLRW covariance")
     try:
         for b in batch_sizes:
             target = targets.get("linreg", dim=DIM, noise="minibatch", noise_batch_size=b)
-            truth = np.asarray(target.truth.covariance)
-            floor = expected_covariance_mse(truth, truth, num_particles)
-            clips = clip_shares(target, [_last_step_size(h, num_iterations) for h in step_sizes], seed)
             for name in samplers:
-                finals = final_positions(name, target, step_sizes, num_particles, num_iterations, seed, "float64",
-                                         callback)
-                for h, final, clip in zip(step_sizes, finals, clips):
-                    mse, sd, diverged = covariance_mse(final, truth, rng)
-                    predicted = (expected_covariance_mse(predicted_moments(name, target, h, num_iterations)[1],
-                                                         truth, num_particles) if name in PREDICTED else math.nan)
-                    rows.append({"B": b, "step size": h, "sampler": name, "mse": mse, "mse_sd": sd,
-                                 "predicted": predicted, "floor": floor, "diverged": diverged,
-                                 "clip share": clip if name == "sglrw" else math.nan})
+                rows += cached(record, settings, (b, name), sampler_rows, target, name, num_particles, step_sizes,
+                               num_iterations, seed, callback)
             lemma[b] = measure_lemma(target, seed)
     finally:
         close()
@@ -374,8 +388,11 @@ def run(scale: str, options: dict, db, out, progress: bool) -> Outcome:
     iterations = integer_at_least("--iterations", options.get("iterations", NUM_ITERATIONS), 1, MAX_TOTAL_STEPS)
     seed = seed_of(options)
     batch_sizes = SCALES[scale]["batch_sizes"]
+    from bench.reproduce._record import record_path
+
+    record = record_path(db, "sglrw-covariance")
     (frame, lemma), seconds = timed(compute, particles, batch_sizes, num_iterations=iterations, seed=seed,
-                                    progress=progress or None)
+                                    progress=progress or None, record=record)
     shown = pd.DataFrame({
         "B": frame["B"], "δ": [f"{h:g}" for h in frame["step size"]], "sampler": [LABELS[s] for s in frame["sampler"]],
         "covariance MSE (ours)": [f"{v:.3g} ± {sd:.2g}" for v, sd in zip(frame["mse"], frame["mse_sd"])],
@@ -393,8 +410,9 @@ def run(scale: str, options: dict, db, out, progress: bool) -> Outcome:
         table=shown, checks=(ordering_check(frame), lemma_check(lemma)),
         intro=(f"Bayesian linear regression, d = {DIM}, N = 1000; {particles} particles x {iterations:,} "
                f"iterations of δ(1+t)^-0.55 from the posterior mean, B in {list(batch_sizes)}, seed {seed}; "
-               f"{seconds:.0f} s. The verdict compares ours with the exact moment recursion's expectation (SGLD "
-               "exact; SGLRW ignoring its clip, which binds at large steps and small B)."),
+               f"{seconds:.0f} s; finished (B, sampler) runs are kept in {record}. The verdict compares ours with "
+               "the exact moment recursion's expectation (SGLD exact; SGLRW ignoring its clip, which binds at "
+               "large steps and small B)."),
         sections=(("Covariance MSE against the base step size", figure(frame)),
                   ("Lemma 4.3 measured on our steps", lemma_rows),
                   ("Differences from the paper",
