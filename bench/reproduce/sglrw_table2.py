@@ -51,7 +51,7 @@ def _reference_fit():
 
 
 def compute(num_particles: int, seeds, batch_sizes=BATCH_SIZES, step_sizes=STEP_SIZES, samplers=SAMPLERS,
-            num_iterations: int = NUM_ITERATIONS, progress: bool = True) -> pd.DataFrame:
+            num_iterations: int = NUM_ITERATIONS, progress: bool = True, record=None) -> pd.DataFrame:
     """The KL of every (B, δ, sampler) and seed.
 
     Args:
@@ -62,35 +62,50 @@ def compute(num_particles: int, seeds, batch_sizes=BATCH_SIZES, step_sizes=STEP_
         samplers: the samplers (default: SGLD, SGLRW, Clipped-SGLD).
         num_iterations: steps per particle (the paper: 1000).
         progress: a progress bar of chain-steps.
+        record: a ``bench.reproduce._record`` file keeping each finished (seed, B, sampler), reused by a rerun of
+            the same settings (None: nothing kept).
 
     Returns:
         one row per (batch_size, step_size, sampler, seed): ``kl`` (inf past ``INF_KL`` or with too few finite
         particles), its bootstrap ``se`` and the ``diverged`` particles.
     """
-    import targets
     from tqdm.auto import tqdm
 
+    from bench.reproduce._record import cached
+
     reference = _reference_fit()
+    settings = {"particles": num_particles, "step_sizes": list(step_sizes), "iterations": num_iterations}
     rows = []
     total = len(seeds) * len(batch_sizes) * len(samplers) * len(step_sizes) * num_particles * num_iterations
     with tqdm(total=total, unit="chain-step", unit_scale=True, desc="SGLRW Table 2", disable=not progress) as bar:
         for seed in seeds:
-            rng = np.random.default_rng(seed)
             for b in batch_sizes:
-                target = targets.get("logreg", dataset="breast_cancer", noise="minibatch", noise_batch_size=b)
                 for sampler in samplers:
-                    finals = final_positions(sampler, target, step_sizes, num_particles, num_iterations, seed,
-                                             "float64", bar.update)
-                    for h, final in zip(step_sizes, finals):
-                        try:
-                            kl, se, diverged = fit_kl(reference, final, rng)
-                        except ValueError:  # a singular fit: the particles collapsed onto a subspace
-                            kl, se, diverged = math.inf, math.nan, 0
-                        if not math.isfinite(kl) or kl > INF_KL:
-                            kl, se = math.inf, math.nan
-                        rows.append({"batch_size": b, "step_size": h, "sampler": sampler, "seed": seed, "kl": kl,
-                                     "se": se, "diverged": diverged})
+                    rows += cached(record, settings, (seed, b, sampler), _unit_rows, reference, seed, b, sampler,
+                                   num_particles, step_sizes, num_iterations, bar.update)
     return pd.DataFrame(rows)
+
+
+def _unit_rows(reference, seed: int, b: int, sampler: str, num_particles: int, step_sizes, num_iterations: int,
+               progress) -> list[dict]:
+    """:func:`compute`'s rows of one (seed, B, sampler); its bootstrap draws from ``(seed, B, the sampler's place
+    in SAMPLERS)``, so they do not depend on which rows were computed before."""
+    import targets
+
+    rng = np.random.default_rng([seed, b, SAMPLERS.index(sampler)])
+    target = targets.get("logreg", dataset="breast_cancer", noise="minibatch", noise_batch_size=b)
+    finals = final_positions(sampler, target, step_sizes, num_particles, num_iterations, seed, "float64", progress)
+    rows = []
+    for h, final in zip(step_sizes, finals):
+        try:
+            kl, se, diverged = fit_kl(reference, final, rng)
+        except ValueError:  # a singular fit: the particles collapsed onto a subspace
+            kl, se, diverged = math.inf, math.nan, 0
+        if not math.isfinite(kl) or kl > INF_KL:
+            kl, se = math.inf, math.nan
+        rows.append({"batch_size": b, "step_size": h, "sampler": sampler, "seed": seed, "kl": kl, "se": se,
+                     "diverged": diverged})
+    return rows
 
 
 def summarise(runs: pd.DataFrame) -> pd.DataFrame:
@@ -152,8 +167,7 @@ def figure(summary: pd.DataFrame) -> bytes:
 
 def run(scale: str, options: dict, db, out, progress: bool) -> Outcome:
     """``sgbench reproduce sglrw-table2``: :func:`compute` at ``scale`` (``--particles``, ``--seeds`` override
-    it). ``db`` is not used: the particles' final positions are not results of the store's kind, and the quick
-    scale takes minutes."""
+    it), each finished (seed, B, sampler) kept in ``sglrw_table2_runs.jsonl`` beside the results store ``db``."""
     from base.arguments import integer_at_least
     from bench.running.config import MAX_CHAINS
     from reference.metrics import exact_sampling_kl
@@ -161,7 +175,9 @@ def run(scale: str, options: dict, db, out, progress: bool) -> Outcome:
     settings = {**SCALES[scale], **{k: v for k, v in options.items() if k in SCALES[scale]}}
     particles = integer_at_least("--particles", settings["particles"], 32, MAX_CHAINS)  # a fit in d = 31
     seeds = range(integer_at_least("--seeds", settings["seeds"], 1, 100))
-    runs, seconds = timed(compute, particles, seeds, progress=progress)
+    from bench.reproduce._record import record_path
+
+    runs, seconds = timed(compute, particles, seeds, progress=progress, record=record_path(db, "sglrw-table2"))
     summary = summarise(runs)
     floors = {n: exact_sampling_kl(31, n) for n in (particles, SCALES["paper"]["particles"])}
     shown = summary.assign(**{"KL ours": [f"{m:.3g} ± {s:.2g}" if math.isfinite(s) else f"{m:.3g}"
