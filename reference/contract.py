@@ -1,7 +1,7 @@
 r"""The posteriordb acceptance contract of a gold-standard reference (Magnusson et al. 2024,
 "posteriordb: testing, benchmarking and developing Bayesian inference algorithms", reference
 posteriors): at least ``min_chains`` chains, rank-normalised split :math:`\hat R` below ``max_rhat``
-for every parameter, bulk and tail ESS of at least ``min_ess`` on the thinned draws that are stored,
+for every kept coordinate (the parameters, or a target's ``reference_quantities``), bulk and tail ESS of at least ``min_ess`` on the thinned draws that are stored,
 no divergent transitions, and E-BFMI of at least ``min_bfmi`` in every chain, with
 
 .. math:: \text{E-BFMI} = \frac{\sum_{t=2}^{T} (E_t - E_{t-1})^2}{\sum_{t=1}^{T} (E_t - \bar E)^2}
@@ -75,7 +75,7 @@ def violations(result, contract: Contract) -> tuple[list[str], dict, np.ndarray]
         diagnostics["max_rhat"] = float(np.max(rhat))
         if not np.all(rhat < contract.max_rhat):
             worst = int(np.nanargmax(np.where(np.isnan(rhat), np.inf, rhat)))
-            failures.append(f"rhat: split R-hat must be < {contract.max_rhat} for every parameter, got "
+            failures.append(f"rhat: split R-hat must be < {contract.max_rhat} for every kept coordinate, got "
                             f"{np.sum(~(rhat < contract.max_rhat))} above it, worst {rhat[worst]:.4f} at "
                             f"coordinate {worst}")
     if stored.shape[1] >= 4:
