@@ -1,8 +1,9 @@
 r"""The posteriordb acceptance contract of a gold-standard reference (Magnusson et al. 2024,
 "posteriordb: testing, benchmarking and developing Bayesian inference algorithms", reference
 posteriors): at least ``min_chains`` chains, rank-normalised split :math:`\hat R` below ``max_rhat``
-for every kept coordinate (the parameters, or a target's ``reference_quantities``), bulk and tail ESS of at least ``min_ess`` on the thinned draws that are stored,
-no divergent transitions, and E-BFMI of at least ``min_bfmi`` in every chain, with
+for every kept coordinate (the parameters, or a target's ``reference_quantities``), bulk and tail ESS of at
+least ``min_ess`` on the thinned draws that are stored, no divergent transitions,
+and E-BFMI of at least ``min_bfmi`` in every chain, with
 
 .. math:: \text{E-BFMI} = \frac{\sum_{t=2}^{T} (E_t - E_{t-1})^2}{\sum_{t=1}^{T} (E_t - \bar E)^2}
 

@@ -11,7 +11,7 @@ import targets
 from bench.running import jax_driver, numpy_driver
 from bench.running.config import RunConfig
 from bench.running.result import RunResult, params_dict
-from bench.running.scoring import score
+from bench.running.scoring import score, score_predictions
 
 
 def _resolve(sampler, target, target_params):
@@ -66,6 +66,7 @@ def run_grid(sampler, target, *, params_grid, num_chains=10, num_steps=10_000, s
     results = []
     for p, trace in zip(grid, traces):
         metrics, curves = score(trace, target.truth)
+        metrics.update(score_predictions(trace, target))
         results.append(RunResult(sampler=sampler.name, params=params_dict(p), target=target.name,
                                  target_params=dict(target.params), config=config, trace=trace,
                                  metrics=metrics, curves=curves))

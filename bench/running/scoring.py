@@ -8,7 +8,8 @@ KL of a diagonal Gaussian fit, the classic R-hat. From checkpoints: the pooled r
 and the gradient evaluations (per chain) until it stays below 0.01 (Hoffman & Sountsov 2022).
 From kept samples: the full-covariance Gaussian-fit KL (NaN where the fit is singular) and
 covariance MSE (SGLRW paper), bulk
-and tail ESS and the rank-normalised split R-hat.
+and tail ESS and the rank-normalised split R-hat. Against a function-space NUTS reference, where the
+target has one stored (``bnn``): the predictive-moment scores of ``reference.function_space``.
 """
 
 from __future__ import annotations
@@ -63,6 +64,21 @@ def score(trace: ChainTrace, truth) -> tuple[dict[str, float], dict[str, dict]]:
         # Steps that were not samples (an exploration stage) left NaN rows in every healthy chain.
         metrics.update(_of_samples(samples[:, np.all(np.isfinite(samples), axis=(0, 2))], truth))
     return metrics, curves
+
+
+def score_predictions(trace: ChainTrace, target) -> dict[str, float]:
+    """Where ``target`` has a stored function-space reference (``reference.function_space``: a ``bnn`` whose
+    predictive means NUTS has a gold standard of) and the run kept samples, the run's predictive-moment scores
+    against it from its healthy chains; else nothing."""
+    from reference import function_space
+
+    if trace.samples is None or not function_space.has_reference(target):
+        return {}
+    samples = trace.samples[~trace.diverged]
+    samples = samples[:, np.all(np.isfinite(samples), axis=(0, 2))]
+    if samples.shape[0] == 0 or samples.shape[1] < 4:
+        return {}
+    return function_space.predictive_moment_scores(target, samples)
 
 
 def _running_b2(checkpoints, healthy, truth, curves) -> dict[str, float]:
