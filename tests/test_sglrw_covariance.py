@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 
 import targets
+from bench.cli import main
 from bench.reproduce import sglrw_covariance as cov
 
 
@@ -90,3 +91,17 @@ def _frame(sgld: dict, sglrw: dict, sd: float = 1.0) -> pd.DataFrame:
 ])
 def test_ordering_check(sgld, sglrw, passed):
     assert cov.ordering_check(_frame(sgld, sglrw)).passed is passed
+
+
+def test_tiny_run_prints_its_checks_writes_its_page_and_resumes(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(cov, "LEMMA_STATES", 2)
+    monkeypatch.setattr(cov, "LEMMA_DRAWS", 2**10)
+    argv = ["reproduce", "sglrw-covariance", "--particles", "52", "--iterations", "20", "--out", str(tmp_path),
+            "--db", str(tmp_path / "r.sqlite"), "--no-progress"]
+    status = main(argv)
+    out = capsys.readouterr().out
+    assert "Lemma 4.3 holds for our SGLD and SGLRW" in out and status == (1 if "\nFAILED: " in out else 0), out
+    page = (tmp_path / "sglrw_covariance.html").read_text()
+    assert "Lemma 4.3 measured on our steps" in page and "data:image/png;base64" in page
+    monkeypatch.setattr(cov, "final_positions", None)  # a rerun takes every (B, sampler) from the record
+    assert main(argv) == status and capsys.readouterr().out.splitlines()[:12] == out.splitlines()[:12]

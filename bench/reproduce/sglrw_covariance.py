@@ -200,11 +200,12 @@ def clip_shares(target, step_sizes, seed: int, num_states: int = 64) -> list[flo
     return [float(np.mean(np.sqrt(h / 2) * grads > 1)) for h in step_sizes]
 
 
-def measure_lemma(target, seed: int, num_states: int = LEMMA_STATES, num_draws: int = LEMMA_DRAWS,
+def measure_lemma(target, seed: int, num_states: int | None = None, num_draws: int | None = None,
                   samplers=PREDICTED) -> dict:
-    """Lemma 4.3 on ``target`` (a linreg with minibatch noise): ``num_states`` exact posterior draws, each with one
-    minibatch, at :func:`lemma_step_size`; per sampler its :func:`lemma_agreement` and
-    :func:`covariance_error_terms` (at the same states and minibatches for every sampler, so they pair).
+    """Lemma 4.3 on ``target`` (a linreg with minibatch noise): ``num_states`` (default ``LEMMA_STATES``) exact
+    posterior draws, each with one minibatch, ``num_draws`` (default ``LEMMA_DRAWS``) internal draws each, at
+    :func:`lemma_step_size`; per sampler its :func:`lemma_agreement` and :func:`covariance_error_terms` (at the
+    same states and minibatches for every sampler, so they pair).
 
     Returns:
         ``{"step_size", "by_sampler": {name: {"agreement", "e_cov", "e_cov_terms", "errors"}}}``.
@@ -213,6 +214,8 @@ def measure_lemma(target, seed: int, num_states: int = LEMMA_STATES, num_draws: 
 
     from base.draws import jax_draws
 
+    num_states = LEMMA_STATES if num_states is None else num_states
+    num_draws = LEMMA_DRAWS if num_draws is None else num_draws
     key = jax.random.key(seed)
     positions = np.asarray(target.sample(jax.random.fold_in(key, 0), num_states))
     gradient_draws = [jax.tree.map(lambda v, i=i: v[i], jax_draws(jax.random.fold_in(key, 1), target.draw_spec,
