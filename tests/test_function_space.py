@@ -46,3 +46,19 @@ def test_a_run_needs_finite_draws_and_a_stored_reference(reference_dir, tmp_path
     assert not function_space.has_reference(target, tmp_path_factory.mktemp("empty"))
     with pytest.raises(ValueError, match="finite draws of shape"):
         function_space.predictive_moment_scores(target, np.full((2, 10, 5), np.nan), reference_dir)
+
+
+def test_the_stored_bnn_gold_standard_met_the_function_space_contract():
+    import targets
+    from reference.contract import Contract
+
+    target = targets.get("bnn", hidden=(8,), activation="tanh")
+    assert function_space.has_reference(target)  # noise settings do not change the posterior, nor the file
+    header = store.read_header(target)  # checksum verified
+    contract, diagnostics = Contract(), header["diagnostics"]
+    assert header["quantities"] == target.reference_quantities_label
+    assert diagnostics["max_rhat"] < contract.max_rhat and diagnostics["divergences"] == 0
+    assert min(diagnostics["min_bulk_ess"], diagnostics["min_tail_ess"]) >= contract.min_ess
+    assert diagnostics["parameters"]["max_rhat"] > diagnostics["max_rhat"]  # recorded, not required
+    assert store.load_draws(target).shape == (4, 10_000, 20)
+    assert not function_space.has_reference(targets.get("bnn"))  # the default 2 x 16 ReLU network has none
