@@ -251,7 +251,8 @@ def sampler_rows(target, name: str, num_particles: int, step_sizes, num_iteratio
     floor = expected_covariance_mse(truth, truth, num_particles)
     batch = target.noise.batch_size
     rng = np.random.default_rng([seed, batch, SAMPLERS.index(name)])
-    clips = clip_shares(target, [_last_step_size(h, num_iterations) for h in step_sizes], seed)
+    clips = (clip_shares(target, [_last_step_size(h, num_iterations) for h in step_sizes], seed) if name == "sglrw"
+             else [math.nan] * len(step_sizes))  # the clip is SGLRW's alone
     finals = final_positions(name, target, step_sizes, num_particles, num_iterations, seed, "float64", progress)
     rows = []
     for h, final, clip in zip(step_sizes, finals, clips):
@@ -259,7 +260,7 @@ def sampler_rows(target, name: str, num_particles: int, step_sizes, num_iteratio
         predicted = (expected_covariance_mse(predicted_moments(name, target, h, num_iterations)[1], truth,
                                              num_particles) if name in PREDICTED else math.nan)
         rows.append({"B": batch, "step size": h, "sampler": name, "mse": mse, "mse_sd": sd, "predicted": predicted,
-                     "floor": floor, "diverged": diverged, "clip share": clip if name == "sglrw" else math.nan})
+                     "floor": floor, "diverged": diverged, "clip share": clip})
     return rows
 
 
