@@ -150,12 +150,16 @@ def test_cli_writes_the_table_page_and_exits_1_when_the_check_fails(tmp_path, mo
     monkeypatch.setattr(sglrw_table1, "reproduce",
                         lambda **kw: full(batch_sizes=(8,), step_sizes=(1e-3,), predict=False, **kw))
     argv = ["reproduce", "sglrw-table1", "--particles", "30", "--iterations", "20", "--out", str(tmp_path),
-            "--no-progress"]
+            "--db", str(tmp_path / "r.sqlite"), "--no-progress"]
     status = main(argv)
     out = capsys.readouterr().out
     assert "Acceptance" in out and status == (1 if "\nFAILED: SGLRW's KL below" in out else 0), (status, out)
     page = (tmp_path / "sglrw_table1.html").read_text()
     assert "SGLRW paper, Table 1" in page and "data:image/png;base64" in page and "verdict" in page
+    # a rerun reads each (B, sampler) back from the record beside the store: the same table, no sampler run
+    assert len((tmp_path / "sglrw_table1_runs.jsonl").read_text().splitlines()) == 3
+    monkeypatch.setattr(sglrw_table1, "final_positions", None)
+    assert main(argv) == status and capsys.readouterr().out.split("Acceptance")[0] == out.split("Acceptance")[0]
     above = {"sgld": 1.0, "sglrw": 2.0, "difference": -1.0, "standard_error": 0.1, "below": False, "decisive": True,
              "predicted_difference": float("nan")}  # SGLRW above SGLD beyond 2 standard errors
     failing = {"step_size": 1e-3, "by_batch_size": {8: above}, "passed": False, "decisive": True,

@@ -208,10 +208,20 @@ def expected_fit_kl(truth, mean, covariance, num_draws: int | None = None) -> fl
     return float(0.5 * (c * trace + c * (d / n + quad) - d + logdet + ell))
 
 
+def _unit_fits(name: str, target, step_sizes, num_particles: int, num_iterations: int, seed: int, dtype: str,
+               progress) -> list[list]:
+    """One unit of the table: ``[kl, standard_error, num_nonfinite]`` of :func:`fit_kl` per base step size, for
+    sampler ``name`` on ``target`` (its B); the bootstrap draws come from a stream of its own (seed, B, sampler),
+    so a unit's result does not depend on which units ran before it."""
+    particles = final_positions(name, target, step_sizes, num_particles, num_iterations, seed, dtype, progress)
+    rng = np.random.default_rng([seed, target.params["noise_batch_size"], *name.encode()])
+    return [list(fit_kl(target.truth, final, rng)) for final in particles]
+
+
 def reproduce(num_particles: int = 500, num_iterations: int = PAPER_NUM_ITERATIONS,
               batch_sizes=(8, 32, 128), step_sizes=(1e-3, 1e-4), samplers=SAMPLERS, seed: int = 0,
               dtype: str = "float64", progress=False, target_params: dict | None = None,
-              predict: bool = True) -> pd.DataFrame:
+              predict: bool = True, record=None) -> pd.DataFrame:
     r"""Run the grid and return the table: one row per (B, step size), indexed by ``batch_size`` and
     ``step_size``; for each sampler ``s`` the columns
 
@@ -228,30 +238,34 @@ def reproduce(num_particles: int = 500, num_iterations: int = PAPER_NUM_ITERATIO
 
     ``num_particles`` chains (>= 23 in d = 20) each run ``num_iterations`` steps of the schedule
     :math:`\delta(1+t)^{-0.55}`. ``target_params`` override the linreg defaults (the paper's
-    setting). ``progress``: True for a progress bar, or a callable told the chain-steps done.
+    setting). ``progress``: True for a progress bar, or a callable told the chain-steps done. ``record``: a
+    ``bench.reproduce._record`` file keeping each finished (B, sampler), reused by a rerun of the same settings
+    (None: nothing kept).
 
     ``table.attrs`` holds the setting, ``mc_reference_kl`` and ``mc_reference_se`` (the KL of the fit
     of ``num_particles`` exact posterior draws from ``seed``, the paper's "Monte Carlo reference"),
     ``expected_exact_kl`` (its expectation), the paper's references, ``seconds`` (wall time) and
     ``acceptance`` (:func:`acceptance`).
     """
+    from bench.reproduce._record import cached
+
     start = time.perf_counter()
     integer_at_least("num_particles", num_particles, 23)  # the expected exact-sampling KL in d = 20 needs n > d + 2
     integer_at_least("num_iterations", num_iterations, 1)
     batch_sizes, step_sizes, samplers = tuple(batch_sizes), tuple(step_sizes), tuple(samplers)
     total = len(batch_sizes) * len(samplers) * len(step_sizes) * num_particles * num_iterations
     callback, close = progress_callback(progress, total)
-    rng = np.random.default_rng(seed)
+    settings = {"particles": num_particles, "iterations": num_iterations, "step_sizes": list(step_sizes),
+                "seed": seed, "dtype": dtype, "target_params": dict(target_params or {})}
     rows = {(b, h): {} for b in batch_sizes for h in step_sizes}
     target = None
     try:
         for b in batch_sizes:
             target = targets.get("linreg", **{**(target_params or {}), "noise": "minibatch", "noise_batch_size": b})
             for name in samplers:
-                particles = final_positions(name, target, step_sizes, num_particles, num_iterations, seed, dtype,
-                                            callback)
-                for h, final in zip(step_sizes, particles):
-                    kl, se, diverged = fit_kl(target.truth, final, rng)
+                fits = cached(record, settings, (b, name), _unit_fits, name, target, step_sizes, num_particles,
+                              num_iterations, seed, dtype, callback)
+                for h, (kl, se, diverged) in zip(step_sizes, fits):
                     rows[b, h].update({name: kl, f"{name}_se": se, f"{name}_diverged": diverged})
                     if predict and name in PREDICTED:
                         moments = predicted_moments(name, target, h, num_iterations)
@@ -261,7 +275,8 @@ def reproduce(num_particles: int = 500, num_iterations: int = PAPER_NUM_ITERATIO
         close()
     floor = exact_sampling_kl(target.dim, num_particles)
     paper_floor = exact_sampling_kl(target.dim, PAPER_NUM_PARTICLES)
-    mc_kl, mc_se, _ = fit_kl(target.truth, np.asarray(target.sample(jax.random.key(seed), num_particles)), rng)
+    mc_kl, mc_se, _ = fit_kl(target.truth, np.asarray(target.sample(jax.random.key(seed), num_particles)),
+                             np.random.default_rng([seed, 0]))
     table = pd.DataFrame([rows[key] for key in rows],
                          index=pd.MultiIndex.from_tuples(list(rows), names=["batch_size", "step_size"]))
     columns = []
@@ -435,8 +450,8 @@ def plot(table: pd.DataFrame, path=None):
 def run(scale: str, options: dict, db, out, progress: bool):
     """``sgbench reproduce sglrw-table1``: :func:`reproduce` with the scale's particles (quick 500, paper 2000) or
     ``--particles``, ``--iterations`` and ``--seed``; the acceptance check (:func:`acceptance`) decides the exit
-    status. ``db`` is not used: a run of this table takes minutes, and its particles' final positions are not
-    results of the store's kind."""
+    status. Each finished (B, sampler) is kept in the record ``sglrw_table1_runs.jsonl`` beside ``db``, so an
+    interrupted run resumes."""
     from markupsafe import Markup
 
     from bench.html.figures import png_bytes
@@ -447,7 +462,10 @@ def run(scale: str, options: dict, db, out, progress: bool):
     integer_at_least("--particles", particles, 23, MAX_CHAINS)  # the exact-sampling KL in d = 20 needs n > 22
     iterations = integer_at_least("--iterations", options.get("iterations", PAPER_NUM_ITERATIONS), 1, MAX_TOTAL_STEPS)
     seed = seed_of(options)
-    table = reproduce(num_particles=particles, num_iterations=iterations, seed=seed, progress=progress)
+    from bench.reproduce._record import record_path
+
+    table = reproduce(num_particles=particles, num_iterations=iterations, seed=seed, progress=progress,
+                      record=record_path(db, "sglrw-table1"))
     check = table.attrs["acceptance"]
     per_b = "; ".join(f"B={b}: SGLD - SGLRW = {v['difference']:.3f} ± {v['standard_error']:.3f}"
                       for b, v in check["by_batch_size"].items())
