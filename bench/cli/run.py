@@ -8,6 +8,7 @@ from pathlib import Path
 
 from bench.cli._common import (DEFAULT_DB, UsageError, output_folder, parse_key_values, positive_numbers,
                                store_file)
+from bench.cli._executor import add_executor_options, executor_client
 from bench.cli._report_folders import add_out_option
 from bench.running.config import BACKENDS, DTYPES, RunConfig
 from bench.sweeps import run_suites
@@ -53,6 +54,7 @@ def add_parser(commands) -> None:
     adhoc.add_argument("--backend", help=f"driver, one of {', '.join(BACKENDS)} (default: {DEFAULTS.backend}; "
                        "numpy: the float64 reference)")
     add_store_options(run)
+    add_executor_options(run)
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
     run.set_defaults(handler=execute)
 
@@ -106,9 +108,10 @@ def execute(args, argv) -> int:
     output_folder(args.out)
     planned = [points(entry) for entry in entries]  # validated before the store is made
     keys = {(p.config_hash, p.seed) for entry_points in planned for p in entry_points}
-    with ResultsStore(args.db) as store:
+    with executor_client(args) as client, ResultsStore(args.db) as store:
         try:
-            outcome = run_suite(entries, store, suite_name, progress=not args.no_progress, planned=planned)
+            outcome = run_suite(entries, store, suite_name, progress=not args.no_progress, planned=planned,
+                                client=client)
         except KeyboardInterrupt:
             print(f"sgbench: interrupted; finished runs are saved in {args.db}, run again to resume",
                   file=sys.stderr)

@@ -55,6 +55,10 @@ class Reproduction:
 
 
 SEED_OPTION = Option("--seed", "random seed of the runs (default: 0)")
+# where a reproduction's sweeps run (bench.sweeps.dask_tasks.client_context checks them)
+EXECUTOR_OPTIONS = (Option("--executor", "local (default) or dask: each run a task on Dask distributed", str),
+                    Option("--scheduler", "with --executor dask: a scheduler address (default: a LocalCluster)", str),
+                    Option("--workers", "with --executor dask and no --scheduler: the LocalCluster's workers"))
 
 
 def seed_of(options: dict) -> int:

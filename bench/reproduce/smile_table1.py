@@ -16,7 +16,8 @@ full-batch MCLMC baseline.
 
 The scales: ``quick`` runs 20,000 steps per chain, ``paper`` the paper's 10^6. Every run lands in the results
 store under its configuration hash (``bench.sweeps``), so a rerun reuses the runs it has and an interrupted one
-resumes; ``--jobs N`` shares the work between N processes through the store's claims. The acceptance check is the
+resumes; ``--jobs N`` shares the work between N processes through the store's claims, and ``--executor dask`` makes
+each run a task on Dask distributed (``bench.sweeps.dask_tasks``). The acceptance check is the
 paper's claim that pSMILE-naive has the lowest bias under anisotropic noise, per target on average over the three
 anisotropic noises.
 """
@@ -30,7 +31,7 @@ import multiprocessing
 import numpy as np
 import pandas as pd
 
-from bench.reproduce._registry import SEED_OPTION, Option, Reproduction, register, seed_of
+from bench.reproduce._registry import EXECUTOR_OPTIONS, SEED_OPTION, Option, Reproduction, register, seed_of
 from bench.reproduce.outcome import Check, Outcome, timed, verdict
 
 TARGETS = {"icg": ("ICG", {"dim": 10, "condition_number": 1e4}),
@@ -44,6 +45,7 @@ BASELINE = "mclmc"
 STEPS = {"quick": 20_000, "paper": 1_000_000}
 NUM_CHAINS = 10
 FIRST_STAGE = tuple(10.0 ** i for i in range(-6, 1))
+BLOCK_BYTES = 2**20  # a block's float32 positions: 1 MiB stays in a 2 MiB L2 cache beside the block's draws
 FIGURE_TOP = 10.0  # b^2 beyond this is drawn at it: the figure shows the minima, not the blow-ups
 
 # Table 1: (target, noise) -> the paper's b^2 and bootstrap sd, in the order of SAMPLERS.
@@ -79,6 +81,23 @@ def _cells(targets, noises, samplers) -> list[tuple[str, str, str]]:
     return cells + [(t, "none", BASELINE) for t in targets]
 
 
+def block_size(num_step_sizes: int, dim: int, steps: int) -> int:
+    """The driver's block for one stage: the largest divisor of ``steps`` (no remainder block to compile) whose
+    float32 positions of every chain and step size fit in ``BLOCK_BYTES``, so that the block's moments are
+    taken from the cache (docs/performance.md, "SMILE Table 1").
+
+    Args:
+        num_step_sizes: the stage's step sizes (one vmapped program).
+        dim: the target's dimension.
+        steps: steps per chain.
+
+    Returns:
+        int: the block size, between 1 and ``steps``.
+    """
+    cap = max(1, BLOCK_BYTES // (4 * NUM_CHAINS * num_step_sizes * dim))
+    return max(d for d in range(1, min(steps, cap) + 1) if steps % d == 0)
+
+
 def _entry(cell, step_sizes, steps: int, seed: int):
     """The sweep entry of one stage of ``cell``: its step sizes in one vmapped program, 10 float32 chains."""
     import targets as target_registry
@@ -91,8 +110,9 @@ def _entry(cell, step_sizes, steps: int, seed: int):
     if sampler == BASELINE:  # the decoherence length of MCLMC's usual tuning, sqrt(tr Sigma), from the truth
         truth = target_registry.get(target, **params).truth
         extra["L"] = float(math.sqrt(np.sum(truth.second_moment - truth.mean ** 2)))
-    block = max(d for d in range(1, min(steps, 1000) + 1) if steps % d == 0)  # no remainder block to compile
-    config = RunConfig(num_chains=NUM_CHAINS, num_steps=steps, seed=seed, dtype="float32", block_size=block)
+    dim = TARGETS[target][1]["dim"]
+    config = RunConfig(num_chains=NUM_CHAINS, num_steps=steps, seed=seed, dtype="float32",
+                       block_size=block_size(len(step_sizes), dim, steps))
     return Entry(sampler, target, params, step_size_grid(step_sizes, **extra), config)
 
 
@@ -107,9 +127,17 @@ def _sweep_in_worker(entries, db, progress: bool) -> None:
         run_suite(entries, store, suite_name="smile-table1", progress=progress)
 
 
-def _sweep(entries, db, progress: bool, jobs: int) -> None:
-    """Every run of ``entries`` into the store: in this process, or in ``jobs`` spawned processes that each go
-    through all entries from a different starting point, the store's claims giving each run to one of them."""
+def _sweep(entries, db, progress: bool, jobs: int, client=None) -> None:
+    """Every run of ``entries`` into the store: in this process, as Dask tasks of ``client``, or in ``jobs``
+    spawned processes that each go through all entries from a different starting point, the store's claims giving
+    each run to one of them."""
+    if client is not None:
+        from bench.sweeps.store import ResultsStore
+        from bench.sweeps.sweep import run_suite
+
+        with ResultsStore(db) as store:
+            run_suite(entries, store, suite_name="smile-table1", progress=progress, client=client)
+        return
     if jobs == 1 or len(entries) < 2:
         _sweep_in_worker(entries, db, progress)
         return
@@ -140,7 +168,7 @@ def _best(rows: pd.DataFrame, metric: str):
 
 
 def compute(steps: int, seed: int = 0, db="reports/results.sqlite", jobs: int = 1, progress: bool = True,
-            targets=tuple(TARGETS), noises=tuple(NOISES), samplers=tuple(SAMPLERS)) -> pd.DataFrame:
+            targets=tuple(TARGETS), noises=tuple(NOISES), samplers=tuple(SAMPLERS), client=None) -> pd.DataFrame:
     """Both stages of the step-size search of every cell, into the store at ``db``.
 
     Args:
@@ -152,6 +180,7 @@ def compute(steps: int, seed: int = 0, db="reports/results.sqlite", jobs: int = 
         targets: a subset of ``TARGETS``.
         noises: a subset of ``NOISES``.
         samplers: a subset of ``SAMPLERS``.
+        client: a ``distributed.Client``: each run a Dask task (``bench.sweeps.dask_tasks``), instead of ``jobs``.
 
     Returns:
         one row per cell (target, noise, sampler; the baselines with noise "none"): the best step size ``h``,
@@ -160,12 +189,12 @@ def compute(steps: int, seed: int = 0, db="reports/results.sqlite", jobs: int = 
     """
     cells = _cells(targets, noises, samplers)
     first = [_entry(cell, FIRST_STAGE, steps, seed) for cell in cells]
-    _sweep(first, db, progress, jobs)
+    _sweep(first, db, progress, jobs, client)
     first_rows = _stored_rows(first, db)
     best_first = [_best(rows, _metric(cell[0])) for cell, rows in zip(cells, first_rows)]
     refined = [(i, _entry(cell, second_stage(float(best["param_step_size"])), steps, seed))
                for i, (cell, best) in enumerate(zip(cells, best_first)) if best is not None]
-    _sweep([entry for _, entry in refined], db, progress, jobs)
+    _sweep([entry for _, entry in refined], db, progress, jobs, client)
     second_rows = dict(zip([i for i, _ in refined], _stored_rows([entry for _, entry in refined], db)))
     table = []
     for i, (target, noise, sampler) in enumerate(cells):
@@ -290,18 +319,24 @@ def run(scale: str, options: dict, db, out, progress: bool) -> Outcome:
     checks and the figure."""
     from base.arguments import integer_at_least
     from bench.running.config import MAX_TOTAL_STEPS
+    from bench.sweeps.dask_tasks import client_context
 
     steps = integer_at_least("--steps", options.get("steps", STEPS[scale]), 1, MAX_TOTAL_STEPS)
     seed = seed_of(options)
     jobs = integer_at_least("--jobs", options.get("jobs", 1), 1, 64)
     chosen = {key: _choices(options, key, allowed) for key, allowed in
               (("target", TARGETS), ("noise", NOISES), ("sampler", SAMPLERS))}
-    frame, seconds = timed(compute, steps, seed=seed, db=db, jobs=jobs, progress=progress,
-                           targets=chosen["target"], noises=chosen["noise"], samplers=chosen["sampler"])
+    executor = options.get("executor", "local")
+    if executor != "local" and jobs != 1:
+        raise ValueError("--jobs shares the runs between local processes; with --executor dask give --workers")
+    with client_context(executor, options.get("scheduler"), options.get("workers")) as client:
+        frame, seconds = timed(compute, steps, seed=seed, db=db, jobs=jobs, progress=progress, client=client,
+                               targets=chosen["target"], noises=chosen["noise"], samplers=chosen["sampler"])
+    where = "Dask tasks" if executor == "dask" else f"{jobs} process{'es' if jobs > 1 else ''}"
     intro = (f"{NUM_CHAINS} float32 chains x {steps:,} steps per step size (paper: 10 x 10^6), started at the "
              f"target's mean, seed {seed}; two-stage step-size search ({len(FIRST_STAGE)} then 15 step sizes, one "
              f"vmapped program each); b² averaged over dimensions (funnel: maximum), averaged over chains, ± "
-             f"bootstrap sd. {seconds:.0f} s in this invocation with {jobs} process{'es' if jobs > 1 else ''} "
+             f"bootstrap sd. {seconds:.0f} s in this invocation with {where} "
              f"(runs already in {db} are reused). Verdict: within 2 combined sd of the paper's value, or differs.")
     differences = ("Vanilla SGHMC in Chen et al.'s form with friction 0.01 (the paper does not give its friction); "
                    "the baseline's L = sqrt(tr Σ) from the analytic moments (the paper: the optimal η); float32 "
@@ -325,6 +360,7 @@ REPRODUCTION = register(Reproduction(
     options=(Option("--steps", "smile-table1: steps per chain (default: 20,000 quick, 10^6 paper)"),
              SEED_OPTION,
              Option("--jobs", "processes sharing the runs through the results store (default: 1)"),
+             *EXECUTOR_OPTIONS,
              Option("--target", "smile-table1: only these targets (repeatable; icg, rosenbrock, funnel)", str, True),
              Option("--noise", "smile-table1: only these noises (repeatable; isotropic, diagonal, correlated, "
                                "spatial)", str, True),

@@ -250,9 +250,10 @@ class ResultsStore:
     def journal_mode(self) -> str:
         return self._conn.execute("PRAGMA journal_mode").fetchone()[0]
 
-    def add(self, result: RunResult, suite: str | None = None) -> int:
+    def add(self, result: RunResult, suite: str | None = None, ran_on: str | None = None) -> int:
         """Store ``result`` (committed at once) and return its row id; DuplicateRunError if its
-        (config_hash, seed) is already stored for this code version."""
+        (config_hash, seed) is already stored for this code version. ``ran_on``: the :func:`machine` that
+        computed it, where that is not this one (a Dask worker)."""
         timings = result.timings
         row = {
             "created_at": _utc_now(),
@@ -273,7 +274,7 @@ class ResultsStore:
             "run_seconds": timings["run_seconds"],
             "chain_steps_per_second": _encode(timings["chain_steps_per_second"]),
             "git_commit": git_commit(),
-            "machine": machine(),
+            "machine": ran_on or machine(),
             "versions": to_json(versions()),
         }
         columns = ", ".join(row)

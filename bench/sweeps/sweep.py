@@ -58,7 +58,7 @@ class SweepOutcome(NamedTuple):
 
 
 def run_suite(entries, store: ResultsStore, suite_name: str | None = None, progress: bool = True,
-              poll_seconds: float = 2.0, planned: list[list[Point]] | None = None) -> SweepOutcome:
+              poll_seconds: float = 2.0, planned: list[list[Point]] | None = None, client=None) -> SweepOutcome:
     """Run every grid point of ``entries`` not yet in ``store`` and add it (tagged ``suite_name``).
 
     Each entry's missing points are claimed first (:meth:`ResultsStore.claim`) and only the
@@ -66,7 +66,9 @@ def run_suite(entries, store: ResultsStore, suite_name: str | None = None, progr
     live process holds are waited for (polling every ``poll_seconds``) and taken over if it dies.
     A tqdm bar counts chain-steps (with their rate) unless ``progress`` is False (or output is not
     a terminal). An interruption releases the claims of the points in flight. ``planned``: the
-    entries' :func:`points`, where the caller has them already (they are computed otherwise).
+    entries' :func:`points`, where the caller has them already (they are computed otherwise). ``client``: a
+    ``distributed.Client`` to run each claimed point as a task of its own (``bench.sweeps.dask_tasks``; the
+    results are stored here as they arrive); None runs each entry's points in this process, in one call.
     """
     entries = list(entries)
     if planned is None:
@@ -80,14 +82,22 @@ def run_suite(entries, store: ResultsStore, suite_name: str | None = None, progr
     with tqdm(total=total, unit="chain-step", unit_scale=True, disable=None if progress else True) as bar:
         while pending := {i: keys for i, keys in pending.items() if keys}:
             waiting: dict = {}
+            tasks = []
             for index, keys in pending.items():
                 claimed = store.claim(keys)
                 bar.update(steps_per_point[index] * len(claimed.stored))  # stored by another process meanwhile
-                if claimed.mine:
+                if claimed.mine and client is None:
                     new += _run_claimed(entries[index], [keys[k] for k in claimed.mine], claimed.mine, store,
                                         suite_name, bar)
+                tasks += [(entries[index], keys[k], k) for k in (claimed.mine if client is not None else ())]
                 pending[index] = {k: keys[k] for k in claimed.others}
                 waiting.update(claimed.others)
+            if tasks:
+                from bench.sweeps.dask_tasks import run_claimed
+
+                bar.set_description(f"{len(tasks)} runs on Dask")
+                new += run_claimed(client, tasks, store, suite_name,
+                                   lambda entry: bar.update(entry.config.num_chains * entry.config.total_steps))
             if waiting:
                 owners = ", ".join(sorted({str(owner) for owner in waiting.values()}))
                 bar.set_description(f"waiting for {len(waiting)} runs computed by {owners}")

@@ -1,0 +1,150 @@
+"""Sweeps on Dask distributed (``--executor dask``): each grid point of a sweep is one task.
+
+A task runs one point (sampler, target with its noise, hyperparameters, seed) on a worker with
+:func:`run_point`; its result comes back to the client, which alone writes the results store, so resuming and
+deduplication work as in one process (the client claims the points before submitting them, and releases
+those not finished if it stops). A worker that dies has its tasks rerun on the others by the scheduler
+(up to ``distributed.scheduler.allowed-failures`` times per task). A point run alone gives the numbers of its
+entry's vmapped grid up to rounding (every grid point uses the same chain keys; XLA may vectorise a lone point
+differently: 4e-8 relative in float32 measured), under the same store key.
+
+``--scheduler ADDRESS`` connects to a running scheduler (``tcp://host:8786``: one started with
+``dask scheduler``, or the ``scheduler_address`` of a dask-jobqueue or dask-kubernetes cluster, whose
+workers have this package installed); without an address, a ``LocalCluster`` on this machine with one
+single-threaded worker process per core. docs/running.md, "Running at scale", shows both.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import os
+
+from base.arguments import integer_at_least, one_of
+
+EXECUTORS = ("local", "dask")
+
+CONNECT_SECONDS = 10  # how long to try reaching a --scheduler before giving up
+
+
+def client_for(scheduler: str | None = None, workers: int | None = None):
+    """A ``distributed.Client`` of the scheduler at ``scheduler``, or of a new ``LocalCluster`` (``workers``
+    processes of one thread, default one per core) when it is None; close it when done.
+
+    Args:
+        scheduler: a scheduler address such as ``tcp://10.0.0.5:8786``, or None.
+        workers: the LocalCluster's worker processes (ignored with a ``scheduler``).
+
+    Returns:
+        the connected Client.
+    """
+    try:
+        from distributed import Client, LocalCluster
+    except ImportError:
+        raise ImportError("the dask executor needs dask.distributed: pip install 'dask[distributed]' "
+                          "(or this package's [dist] extra)") from None
+    if scheduler is not None:
+        return Client(scheduler, timeout=CONNECT_SECONDS)
+    cluster = LocalCluster(n_workers=workers or os.cpu_count() or 1, threads_per_worker=1, processes=True,
+                           dashboard_address=None)
+    return Client(cluster)
+
+
+@contextlib.contextmanager
+def client_context(executor: str = "local", scheduler: str | None = None, workers: int | None = None):
+    """The client that ``--executor``, ``--scheduler`` and ``--workers`` ask for, closed (with its LocalCluster)
+    on exit.
+
+    Args:
+        executor: one of ``EXECUTORS``: "local" (no client) or "dask".
+        scheduler: with "dask", a scheduler address (None: a LocalCluster on this machine).
+        workers: with "dask" and no ``scheduler``, the LocalCluster's worker processes (None: one per core).
+
+    Yields:
+        None for "local", else the connected ``distributed.Client``. A ValueError naming the flag for an
+        unknown executor, a scheduler or worker count without "dask", both together, or a scheduler that
+        cannot be reached within ``CONNECT_SECONDS``.
+    """
+    one_of("--executor", executor, EXECUTORS)
+    if executor == "local":
+        for flag, value in (("--scheduler", scheduler), ("--workers", workers)):
+            if value is not None:
+                raise ValueError(f"{flag} needs --executor dask")
+        yield None
+        return
+    if scheduler is not None and workers is not None:
+        raise ValueError("--workers sizes the local cluster; a --scheduler's cluster has its own workers")
+    workers = None if workers is None else integer_at_least("--workers", workers, 1, 1024)
+    try:
+        client = client_for(scheduler, workers)
+    except ImportError as error:
+        raise ValueError(f"--executor dask: {error}") from None
+    except (OSError, TimeoutError, ValueError) as error:
+        raise ValueError(f"--scheduler {scheduler}: cannot connect ({error})") from None
+    try:
+        yield client
+    finally:
+        cluster = client.cluster
+        client.close()
+        if cluster is not None and scheduler is None:
+            cluster.close()
+
+
+def run_point(entry, params: dict):
+    """One grid point of ``entry`` run by itself (on a worker): its RunResult.
+
+    Args:
+        entry: a ``bench.sweeps.run_suites.Entry``.
+        params: one of its ``params_grid`` dicts.
+
+    Returns:
+        (the point's ``bench.running.result.RunResult``, the worker's ``bench.sweeps.store.machine()``).
+    """
+    from bench.running.run import run_grid
+    from bench.sweeps.store import machine
+
+    (result,) = run_grid(entry.sampler, entry.target, target_params=entry.target_params, params_grid=[params],
+                         **dataclasses.asdict(entry.config))
+    return result, machine()
+
+
+def run_claimed(client, claimed, store, suite_name, on_done) -> list:
+    """Run the claimed points as tasks on ``client`` and store each result as it arrives.
+
+    Args:
+        client: a ``distributed.Client``.
+        claimed: ``(entry, params, key)`` per point, ``key`` its store key ``(config_hash, seed)``, claimed in
+            ``store`` by this process.
+        store: the ``ResultsStore`` (written here, by the client alone).
+        suite_name: the suite to tag the runs with.
+        on_done: called with the entry of each point that finished.
+
+    Returns:
+        the RunResults stored (a point another process stored first is left out). If a task fails (a worker
+        died more often than the scheduler allows) or the sweep is interrupted, the unfinished points' claims
+        are released, their tasks cancelled, and the error raised.
+    """
+    from distributed import as_completed
+
+    from bench.sweeps.store import DuplicateRunError
+
+    futures = {client.submit(run_point, entry, params, key=f"sgbench-{key[0]}-{key[1]}", pure=False):
+               (entry, key) for entry, params, key in claimed}
+    unfinished = {key for _, key in futures.values()}
+    stored = []
+    try:
+        for future in as_completed(futures):
+            entry, key = futures[future]
+            result, ran_on = future.result()
+            unfinished.discard(key)
+            try:
+                store.add(result, suite=suite_name, ran_on=ran_on)
+                stored.append(result)
+            except DuplicateRunError:
+                pass  # a process that took over this claim (this one looked dead to it) stored it first
+            on_done(entry)
+    except BaseException:
+        client.cancel(list(futures))
+        store.release(sorted(unfinished))
+        raise
+    return stored
