@@ -33,6 +33,15 @@ WEYL = (np.uint32(0x9E3779B9), np.uint32(0xBB67AE85))
 MAX_WORDS = 4 * 2**32  # one key's counter space: (i, 0, 0, 0) for i < 2^32
 
 
+def _mulhi(a, b):
+    """The high 32 bits of the 64-bit product of uint32 arrays ``a`` and ``b``, through a uint64 product: XLA's
+    SPMD partitioner cannot convert ``lax.mulhi`` (chains sharded over devices, ``bench.running.sharding``), and
+    on a CPU both take the same time. Without 64-bit types enabled (the samplers enable them) ``lax.mulhi``."""
+    if not jax.config.read("jax_enable_x64"):
+        return lax.mulhi(a, b)
+    return ((a.astype(jnp.uint64) * b.astype(jnp.uint64)) >> jnp.uint64(32)).astype(jnp.uint32)
+
+
 def philox4x32(key, counter):
     """The Philox4x32-10 hash of ``counter`` (four uint32 arrays) under ``key`` (two uint32 words).
 
@@ -50,8 +59,8 @@ def philox4x32(key, counter):
     for round_index in range(ROUNDS):
         if round_index:
             k0, k1 = k0 + WEYL[0], k1 + WEYL[1]
-        hi0, lo0 = lax.mulhi(m0, c0), m0 * c0
-        hi1, lo1 = lax.mulhi(m1, c2), m1 * c2
+        hi0, lo0 = _mulhi(m0, c0), m0 * c0
+        hi1, lo1 = _mulhi(m1, c2), m1 * c2
         c0, c1, c2, c3 = hi1 ^ c1 ^ k0, lo1, hi0 ^ c3 ^ k1, lo0
     return c0, c1, c2, c3
 

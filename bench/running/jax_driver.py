@@ -24,6 +24,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from bench.running.config import RunConfig
+from bench.running.sharding import chain_devices, shard_chains
 from samplers import Variate
 from samplers._contract import GradientOracle
 from base.draws import jax_draws
@@ -46,10 +47,12 @@ class _Carry(NamedTuple):
 class CompiledGrid:
     """The compiled program for one grid of parameters: call it to run (and time) it.
 
-    Every grid point uses the same chain keys (common random numbers across the grid).
+    Every grid point uses the same chain keys (common random numbers across the grid). The chains are split over
+    up to ``devices`` local devices (None: all; ``bench.running.sharding``), with the same numbers.
     """
 
-    def __init__(self, sampler, target, params_grid: list, config: RunConfig, initial_positions):
+    def __init__(self, sampler, target, params_grid: list, config: RunConfig, initial_positions,
+                 devices: int | None = None):
         check_block_memory(sampler, target, params_grid, config)
         dtype = jnp.dtype(config.dtype)
         self.config, self.num_points = config, len(params_grid)
@@ -60,10 +63,14 @@ class CompiledGrid:
         init = functools.partial(_init_chain, sampler, target, config)
         init = jax.jit(jax.vmap(jax.vmap(init, in_axes=(None, 0, 0)), in_axes=(0, None, None)))
         self._carry0 = init(self._params, self._keys, positions)
+        self.devices = chain_devices(config.num_chains, devices)  # chains split over them (bench.running.sharding)
+        self._keys = shard_chains(self._keys, self.devices, chain_axis=0)
+        self._carry0 = shard_chains(self._carry0, self.devices, chain_axis=1)
         blocks = functools.partial(_run_blocks, sampler, target, config)
         scalars = (None, None, None)  # start, stop, finish
         blocks = jax.vmap(jax.vmap(blocks, in_axes=(None, 0, 0, *scalars)), in_axes=(0, None, 0, *scalars))
-        program = jax.jit(blocks, donate_argnums=2)
+        shardings = jax.tree.map(lambda leaf: leaf.sharding, self._carry0)  # the carry stays split the same way
+        program = jax.jit(blocks, donate_argnums=2, out_shardings=shardings)
         self._compiled = program.lower(self._params, self._keys, self._carry0, 0, 0, False).compile()
         self.compile_seconds = time.perf_counter() - start
 
@@ -78,7 +85,8 @@ class CompiledGrid:
         ``progress(n)`` (if given) is told the number ``n`` of chain-steps just completed over the
         whole grid, and at checkpoints the running moments are copied to the host.
         """
-        carry = jax.tree.map(jnp.copy, self._carry0)
+        carry = shard_chains(jax.tree.map(jnp.copy, self._carry0), self.devices, chain_axis=1)  # an empty array's
+        # copy loses its sharding
         snapshots = []
         checkpoints = set(self.config.checkpoint_steps.tolist())
         done = 0
@@ -161,10 +169,10 @@ def _segments(config: RunConfig) -> list[tuple[int, int, bool, int]]:
 
 
 def run_grid(sampler, target, params_grid: list, config: RunConfig, initial_positions,
-             progress=None) -> list[ChainTrace]:
+             progress=None, devices: int | None = None) -> list[ChainTrace]:
     """Compile and run ``config.num_chains`` chains for every element of ``params_grid`` (same
-    static fields; numeric fields stacked into one vmapped axis)."""
-    return CompiledGrid(sampler, target, params_grid, config, initial_positions)(progress)
+    static fields; numeric fields stacked into one vmapped axis), split over up to ``devices`` devices."""
+    return CompiledGrid(sampler, target, params_grid, config, initial_positions, devices)(progress)
 
 
 def _init_chain(sampler, target, config: RunConfig, params, key, position) -> _Carry:

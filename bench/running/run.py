@@ -32,7 +32,7 @@ def _as_params(sampler, target, params):
 
 
 def run_grid(sampler, target, *, params_grid, num_chains=10, num_steps=10_000, seed=0,
-             backend="jax", target_params=None, initial_position=None, progress=None,
+             backend="jax", target_params=None, initial_position=None, progress=None, devices=None,
              **config) -> list[RunResult]:
     """Run ``sampler`` (name or Sampler) on ``target`` (name or Target) for every element of
     ``params_grid`` (dicts or Params differing only in numeric fields); one result each.
@@ -40,7 +40,9 @@ def run_grid(sampler, target, *, params_grid, num_chains=10, num_steps=10_000, s
     The JAX backend runs the whole grid in one compiled, vmapped call. ``initial_position``
     (shape (dim,) or (num_chains, dim)) defaults to the sampler's own starting points where it
     has them (MILE's deep ensemble), else to the target's. ``progress(n)``, if given, is
-    called as chain-steps complete (``n`` at a time). Further keyword arguments are
+    called as chain-steps complete (``n`` at a time). ``devices``: the JAX backend splits the chains over up
+    to this many local devices (None: all of them; ``bench.running.sharding``; the numbers do not depend on
+    it). Further keyword arguments are
     :class:`bench.running.config.RunConfig` fields (num_burnin, thin, dtype, keep_samples, block_size).
     """
     sampler, target = _resolve(sampler, target, target_params)
@@ -60,7 +62,7 @@ def run_grid(sampler, target, *, params_grid, num_chains=10, num_steps=10_000, s
                             else sampler.initial_positions(target, num_chains, seed))
     positions = target.check_positions(initial_position, num_chains)
     if backend == "jax":
-        traces = jax_driver.run_grid(sampler, target, grid, config, positions, progress)
+        traces = jax_driver.run_grid(sampler, target, grid, config, positions, progress, devices)
     else:
         traces = [numpy_driver.run_chains(sampler, target, p, config, positions, progress) for p in grid]
     results = []
