@@ -4,12 +4,7 @@
 ``benchmark_settings(name)`` is what its file declares for the benchmarks (``samplers._benchmarks``).
 """
 
-import jax
-
-# float64 references need JAX's 64-bit mode; every array the suite makes has an explicit dtype,
-# so float32 chains stay float32.
-jax.config.update("jax_enable_x64", True)
-
+import base.float64  # noqa: F401  (JAX's 64-bit mode, before anything else)
 from samplers._benchmarks import BenchmarkSettings, GateSettings, GateVariant  # noqa: E402
 from samplers._contract import Info, Sampler, Variate, hyperparameters, static_field  # noqa: E402
 from base.registry import Registry, UnknownNameError  # noqa: E402

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import inspect
 
+import base.float64  # noqa: F401  (JAX's 64-bit mode, before any target draws)
 from base.arguments import check_keywords
 from base.registry import Registry
 from targets._contract import Target

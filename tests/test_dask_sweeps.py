@@ -112,3 +112,23 @@ def test_smile_table1_checks_its_executor_options(tmp_path, capsys, flags, messa
                    str(tmp_path / "out"), "--no-progress", *flags])
     err = capsys.readouterr().err.strip().splitlines()
     assert status == 2 and len(err) == 1 and message in err[0], err
+
+
+def test_the_gate_on_dask_checks_the_same_numbers_as_in_one_process(client, monkeypatch):
+    from bench.gate import runner
+
+    cells = runner.suite("quick")[:2]
+    monkeypatch.setattr(runner, "suite", lambda name: cells)
+    local = runner.run_gate("quick", progress=lambda line: None)
+    lines = []
+    on_dask = runner.run_gate("quick", progress=lines.append, client=client)
+    assert len(lines) == 2 and [rep.cell for rep in on_dask.replicates] == list(cells)
+    columns = ["cell", "name", "passed", "statistic"]
+    assert on_dask.checks[columns].equals(local.checks[columns]), (on_dask.checks, local.checks)
+
+
+def test_gate_executor_options(tmp_path, capsys):
+    status = main(["gate", "--reseed", "2", "--executor", "dask", "--db", str(tmp_path / "r.sqlite"), "--out",
+                   str(tmp_path / "out")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert status == 2 and "--executor dask runs the gate's cells; --reseed and --power" in err[0], err

@@ -3,6 +3,7 @@ fails); ``--reseed N``: each check's empirical failure rate over N fresh runs; `
 layer catches each planted bug.
 
     sgbench gate [--suite quick|full] [--baseline PATH | --no-baseline] [--seed S] [--reseed N [--cell NAME ...]]
+                 [--executor local|dask [--scheduler ADDRESS | --workers N]]
     sgbench gate --power [--bug NAME ...] [--no-tests]
 """
 
@@ -12,6 +13,7 @@ from pathlib import Path
 
 from base.arguments import integer_at_least
 from bench.cli._common import MAX_GATE_SEED, DEFAULT_DB, output_folder, progress, store_file
+from bench.cli._executor import add_executor_options, executor_client
 from bench.cli._report_folders import add_out_option
 from bench.gate.cells import GATE_SUITES
 
@@ -36,6 +38,7 @@ def add_parser(commands) -> None:
     gate.add_argument("--no-tests", action="store_true", help="with --power: the gate layer only")
     gate.add_argument("--db", type=Path, default=DEFAULT_DB, help=f"results store (default: {DEFAULT_DB})")
     add_out_option(gate, "the gate's pages")
+    add_executor_options(gate)
     gate.set_defaults(handler=execute)
 
 
@@ -50,6 +53,8 @@ def execute(args, argv) -> int:
     integer_at_least("--reseed", args.reseed, 0, MAX_RESEED)
     output_folder(args.out)
     use_baseline = not args.no_baseline
+    if args.executor != "local" and (args.power or args.reseed):
+        raise ValueError("--executor dask runs the gate's cells; --reseed and --power run in this process")
     if args.power:
         return _power(args)
     if args.reseed:
@@ -67,7 +72,8 @@ def execute(args, argv) -> int:
         print(f"report: {page}")
         return 0
     store_file(args.db)
-    outcome = run_gate(args.suite, args.seed, args.baseline, use_baseline, progress=progress)
+    with executor_client(args) as client:
+        outcome = run_gate(args.suite, args.seed, args.baseline, use_baseline, progress=progress, client=client)
     with ResultsStore(args.db) as store:
         for rep in outcome.replicates:
             for result in rep.results:

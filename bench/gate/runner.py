@@ -67,16 +67,22 @@ def check_group(rep: Replicates, group: int, design: dict, document: dict | None
 
 
 def run_gate(suite_name: str = "quick", seed: int = 0, baseline_path: Path | None = None, use_baseline=True,
-             progress=print) -> GateOutcome:
+             progress=print, client=None) -> GateOutcome:
     """Run every cell of ``suite_name`` once with ``seed`` and check it; ``baseline_path``
-    defaults to ``reports/baselines/<suite>.json`` (``use_baseline=False``: truth checks only)."""
+    defaults to ``reports/baselines/<suite>.json`` (``use_baseline=False``: truth checks only). ``client``: a
+    ``distributed.Client`` that runs each cell as a task (``bench.sweeps.dask_tasks``); the checks are made here."""
     cells = suite(suite_name)
     document, base, alpha = references(suite_name, baseline_path, use_baseline)
     rows, moved, reps = [], [], []
     start = time.perf_counter()
-    for k, cell in enumerate(cells):
+    if client is None:
+        computed = (run_replicates(cell, groups=1, seed=seed) for cell in cells)
+    else:
+        from bench.sweeps.dask_tasks import results_in_order
+
+        computed = results_in_order(client, run_replicates, cells, groups=1, seed=seed)
+    for k, (cell, rep) in enumerate(zip(cells, computed)):
         design = design_bias.of_cell(cell, document)
-        rep = run_replicates(cell, groups=1, seed=seed)
         cell_rows, cell_moved = check_group(rep, 0, design, base, alpha)
         rows += cell_rows
         moved += cell_moved

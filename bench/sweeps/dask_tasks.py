@@ -108,6 +108,28 @@ def run_point(entry, params: dict):
     return result, machine()
 
 
+def results_in_order(client, function, items, **kwargs):
+    """``function(item, **kwargs)`` for each of ``items``, each a task of ``client`` (a gate's cells), yielded in
+    the order of ``items`` as they finish; the tasks not yet yielded are cancelled if the caller stops early or a
+    task fails.
+
+    Args:
+        client: a ``distributed.Client``.
+        function: a module-level function (workers import it by name).
+        items: its first arguments.
+        **kwargs: its other arguments, the same for every task.
+
+    Yields:
+        the results, in order.
+    """
+    futures = [client.submit(function, item, pure=False, **kwargs) for item in items]
+    try:
+        for future in futures:
+            yield future.result()
+    finally:
+        client.cancel(futures)
+
+
 def run_claimed(client, claimed, store, suite_name, on_done) -> list:
     """Run the claimed points as tasks on ``client`` and store each result as it arrives.
 
