@@ -84,6 +84,7 @@ def test_a_worker_killed_mid_sweep_loses_no_run_and_duplicates_none(tmp_path, cl
      "--workers sizes the local cluster"),
     (["--executor", "dask", "--scheduler", "tcp://127.0.0.1:9"], "--scheduler tcp://127.0.0.1:9: cannot connect"),
     (["--executor", "dask", "--scheduler", "nonsense://x"], "--scheduler nonsense://x: cannot connect"),
+    (["--per-task", "entry"], "--per-task needs --executor dask"),
 ])
 def test_bad_executor_options_are_one_line_and_exit_2(tmp_path, capsys, monkeypatch, flags, message):
     monkeypatch.setattr(dask_tasks, "CONNECT_SECONDS", 1)
@@ -94,9 +95,10 @@ def test_bad_executor_options_are_one_line_and_exit_2(tmp_path, capsys, monkeypa
     assert not (tmp_path / "r.sqlite").exists() or not _rows(tmp_path / "r.sqlite")
 
 
-def test_sgbench_run_on_a_scheduler_stores_the_suite(tmp_path, client, capsys):
+@pytest.mark.parametrize("per_task", ["point", "entry"])
+def test_sgbench_run_on_a_scheduler_stores_the_suite(tmp_path, client, capsys, per_task):
     argv = ["run", "--suite", "tiny", "--executor", "dask", "--scheduler", client.scheduler.address, "--db",
-            str(tmp_path / "r.sqlite"), "--out", str(tmp_path / "out"), "--no-progress"]
+            str(tmp_path / "r.sqlite"), "--out", str(tmp_path / "out"), "--no-progress", "--per-task", per_task]
     assert main(argv) == 0 and "2 new runs, 0 already in" in capsys.readouterr().out
     assert len(_rows(tmp_path / "r.sqlite")) == 2
     assert main(argv) == 0 and "0 new runs, 2 already in" in capsys.readouterr().out  # resumes: nothing rerun
@@ -106,6 +108,7 @@ def test_sgbench_run_on_a_scheduler_stores_the_suite(tmp_path, client, capsys):
     (["--executor", "dask", "--jobs", "2"], "--jobs shares the runs between local processes"),
     (["--scheduler", "tcp://127.0.0.1:8786"], "--scheduler needs --executor dask"),
     (["--executor", "spark"], "--executor must be one of ['dask', 'local'], got 'spark'"),
+    (["--per-task", "entry"], "--per-task needs --executor dask"),
 ])
 def test_smile_table1_checks_its_executor_options(tmp_path, capsys, flags, message):
     status = main(["reproduce", "smile-table1", "--steps", "10", "--db", str(tmp_path / "r.sqlite"), "--out",

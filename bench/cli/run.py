@@ -54,7 +54,7 @@ def add_parser(commands) -> None:
     adhoc.add_argument("--backend", help=f"driver, one of {', '.join(BACKENDS)} (default: {DEFAULTS.backend}; "
                        "numpy: the float64 reference)")
     add_store_options(run)
-    add_executor_options(run)
+    add_executor_options(run, per_task=True)
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
     run.set_defaults(handler=execute)
 
@@ -111,7 +111,7 @@ def execute(args, argv) -> int:
     with executor_client(args) as client, ResultsStore(args.db) as store:
         try:
             outcome = run_suite(entries, store, suite_name, progress=not args.no_progress, planned=planned,
-                                client=client)
+                                client=client, per_task=args.per_task)
         except KeyboardInterrupt:
             print(f"sgbench: interrupted; finished runs are saved in {args.db}, run again to resume",
                   file=sys.stderr)

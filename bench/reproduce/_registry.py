@@ -58,7 +58,9 @@ SEED_OPTION = Option("--seed", "random seed of the runs (default: 0)")
 # where a reproduction's sweeps run (bench.sweeps.dask_tasks.client_context checks them)
 EXECUTOR_OPTIONS = (Option("--executor", "local (default) or dask: each run a task on Dask distributed", str),
                     Option("--scheduler", "with --executor dask: a scheduler address (default: a LocalCluster)", str),
-                    Option("--workers", "with --executor dask and no --scheduler: the LocalCluster's workers"))
+                    Option("--workers", "with --executor dask and no --scheduler: the LocalCluster's workers"),
+                    Option("--per-task", "with --executor dask: point (default; a task per run) or entry (a task "
+                                         "per grid of runs)", str))
 
 
 def seed_of(options: dict) -> int:

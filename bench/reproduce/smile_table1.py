@@ -127,7 +127,7 @@ def _sweep_in_worker(entries, db, progress: bool) -> None:
         run_suite(entries, store, suite_name="smile-table1", progress=progress)
 
 
-def _sweep(entries, db, progress: bool, jobs: int, client=None) -> None:
+def _sweep(entries, db, progress: bool, jobs: int, client=None, per_task: str = "point") -> None:
     """Every run of ``entries`` into the store: in this process, as Dask tasks of ``client``, or in ``jobs``
     spawned processes that each go through all entries from a different starting point, the store's claims giving
     each run to one of them."""
@@ -136,7 +136,7 @@ def _sweep(entries, db, progress: bool, jobs: int, client=None) -> None:
         from bench.sweeps.sweep import run_suite
 
         with ResultsStore(db) as store:
-            run_suite(entries, store, suite_name="smile-table1", progress=progress, client=client)
+            run_suite(entries, store, suite_name="smile-table1", progress=progress, client=client, per_task=per_task)
         return
     if jobs == 1 or len(entries) < 2:
         _sweep_in_worker(entries, db, progress)
@@ -168,7 +168,8 @@ def _best(rows: pd.DataFrame, metric: str):
 
 
 def compute(steps: int, seed: int = 0, db="reports/results.sqlite", jobs: int = 1, progress: bool = True,
-            targets=tuple(TARGETS), noises=tuple(NOISES), samplers=tuple(SAMPLERS), client=None) -> pd.DataFrame:
+            targets=tuple(TARGETS), noises=tuple(NOISES), samplers=tuple(SAMPLERS), client=None,
+            per_task: str = "point") -> pd.DataFrame:
     """Both stages of the step-size search of every cell, into the store at ``db``.
 
     Args:
@@ -181,6 +182,7 @@ def compute(steps: int, seed: int = 0, db="reports/results.sqlite", jobs: int = 
         noises: a subset of ``NOISES``.
         samplers: a subset of ``SAMPLERS``.
         client: a ``distributed.Client``: each run a Dask task (``bench.sweeps.dask_tasks``), instead of ``jobs``.
+        per_task: with ``client``, "point" (a task per step size) or "entry" (a task per stage of a cell).
 
     Returns:
         one row per cell (target, noise, sampler; the baselines with noise "none"): the best step size ``h``,
@@ -189,12 +191,12 @@ def compute(steps: int, seed: int = 0, db="reports/results.sqlite", jobs: int = 
     """
     cells = _cells(targets, noises, samplers)
     first = [_entry(cell, FIRST_STAGE, steps, seed) for cell in cells]
-    _sweep(first, db, progress, jobs, client)
+    _sweep(first, db, progress, jobs, client, per_task)
     first_rows = _stored_rows(first, db)
     best_first = [_best(rows, _metric(cell[0])) for cell, rows in zip(cells, first_rows)]
     refined = [(i, _entry(cell, second_stage(float(best["param_step_size"])), steps, seed))
                for i, (cell, best) in enumerate(zip(cells, best_first)) if best is not None]
-    _sweep([entry for _, entry in refined], db, progress, jobs, client)
+    _sweep([entry for _, entry in refined], db, progress, jobs, client, per_task)
     second_rows = dict(zip([i for i, _ in refined], _stored_rows([entry for _, entry in refined], db)))
     table = []
     for i, (target, noise, sampler) in enumerate(cells):
@@ -319,7 +321,8 @@ def run(scale: str, options: dict, db, out, progress: bool) -> Outcome:
     checks and the figure."""
     from base.arguments import integer_at_least
     from bench.running.config import MAX_TOTAL_STEPS
-    from bench.sweeps.dask_tasks import client_context
+    from base.arguments import one_of
+    from bench.sweeps.dask_tasks import PER_TASK, client_context
 
     steps = integer_at_least("--steps", options.get("steps", STEPS[scale]), 1, MAX_TOTAL_STEPS)
     seed = seed_of(options)
@@ -329,8 +332,12 @@ def run(scale: str, options: dict, db, out, progress: bool) -> Outcome:
     executor = options.get("executor", "local")
     if executor != "local" and jobs != 1:
         raise ValueError("--jobs shares the runs between local processes; with --executor dask give --workers")
+    per_task = one_of("--per-task", options.get("per_task", "point"), PER_TASK)
+    if per_task != "point" and executor != "dask":
+        raise ValueError("--per-task needs --executor dask")
     with client_context(executor, options.get("scheduler"), options.get("workers")) as client:
         frame, seconds = timed(compute, steps, seed=seed, db=db, jobs=jobs, progress=progress, client=client,
+                               per_task=per_task,
                                targets=chosen["target"], noises=chosen["noise"], samplers=chosen["sampler"])
     where = "Dask tasks" if executor == "dask" else f"{jobs} process{'es' if jobs > 1 else ''}"
     intro = (f"{NUM_CHAINS} float32 chains x {steps:,} steps per step size (paper: 10 x 10^6), started at the "

@@ -1,10 +1,11 @@
-"""Sweeps on Dask distributed (``--executor dask``): each grid point of a sweep is one task.
+"""Sweeps on Dask distributed (``--executor dask``): each grid point of a sweep is one task, or each entry.
 
 A task runs one point (sampler, target with its noise, hyperparameters, seed) on a worker with
-:func:`run_point`; its result comes back to the client, which alone writes the results store, so resuming and
-deduplication work as in one process (the client claims the points before submitting them, and releases
-those not finished if it stops). A worker that dies has its tasks rerun on the others by the scheduler
-(up to ``distributed.scheduler.allowed-failures`` times per task). A point run alone gives the numbers of its
+:func:`run_points` (``per_task="entry"``: all the points of an entry it has to compute, in one vmapped program,
+as in one process; fewer, longer tasks); its result comes back to the client, which alone writes the results
+store, so resuming and deduplication work as in one process (the client claims the points before submitting
+them, and releases those not finished if it stops). A worker that dies has its tasks rerun on the others by the
+scheduler (up to ``distributed.scheduler.allowed-failures`` times per task). A point run alone gives the numbers of its
 entry's vmapped grid up to rounding (every grid point uses the same chain keys; XLA may vectorise a lone point
 differently: 4e-8 relative in float32 measured), under the same store key.
 
@@ -23,6 +24,7 @@ import os
 from base.arguments import integer_at_least, one_of
 
 EXECUTORS = ("local", "dask")
+PER_TASK = ("point", "entry")  # what one Dask task computes
 
 CONNECT_SECONDS = 10  # how long to try reaching a --scheduler before giving up
 
@@ -90,22 +92,24 @@ def client_context(executor: str = "local", scheduler: str | None = None, worker
             cluster.close()
 
 
-def run_point(entry, params: dict):
-    """One grid point of ``entry`` run by itself (on a worker): its RunResult.
+def run_points(entry, params_grid: list[dict]):
+    """Grid points of ``entry`` run together, in one vmapped program (on a worker).
 
     Args:
         entry: a ``bench.sweeps.run_suites.Entry``.
-        params: one of its ``params_grid`` dicts.
+        params_grid: some of its ``params_grid`` dicts (one, for a task per point).
 
     Returns:
-        (the point's ``bench.running.result.RunResult``, the worker's ``bench.sweeps.store.machine()``).
+        (the points' ``bench.running.result.RunResult`` list, the worker's ``bench.sweeps.store.machine()``).
     """
+    from bench.running.compilation_cache import enable_compilation_cache
     from bench.running.run import run_grid
     from bench.sweeps.store import machine
 
-    (result,) = run_grid(entry.sampler, entry.target, target_params=entry.target_params, params_grid=[params],
-                         **dataclasses.asdict(entry.config))
-    return result, machine()
+    enable_compilation_cache()  # a worker compiles the same program for each point of an entry
+    results = run_grid(entry.sampler, entry.target, target_params=entry.target_params, params_grid=params_grid,
+                       **dataclasses.asdict(entry.config))
+    return results, machine()
 
 
 def results_in_order(client, function, items, **kwargs):
@@ -130,16 +134,16 @@ def results_in_order(client, function, items, **kwargs):
         client.cancel(futures)
 
 
-def run_claimed(client, claimed, store, suite_name, on_done) -> list:
+def run_claimed(client, tasks, store, suite_name, on_done) -> list:
     """Run the claimed points as tasks on ``client`` and store each result as it arrives.
 
     Args:
         client: a ``distributed.Client``.
-        claimed: ``(entry, params, key)`` per point, ``key`` its store key ``(config_hash, seed)``, claimed in
-            ``store`` by this process.
+        tasks: ``(entry, params_grid, keys)`` per task: points of one entry (one, or all it claimed) and their
+            store keys ``(config_hash, seed)``, claimed in ``store`` by this process.
         store: the ``ResultsStore`` (written here, by the client alone).
         suite_name: the suite to tag the runs with.
-        on_done: called with the entry of each point that finished.
+        on_done: called with the entry and the number of points of each task that finished.
 
     Returns:
         the RunResults stored (a point another process stored first is left out). If a task fails (a worker
@@ -150,21 +154,23 @@ def run_claimed(client, claimed, store, suite_name, on_done) -> list:
 
     from bench.sweeps.store import DuplicateRunError
 
-    futures = {client.submit(run_point, entry, params, key=f"sgbench-{key[0]}-{key[1]}", pure=False):
-               (entry, key) for entry, params, key in claimed}
-    unfinished = {key for _, key in futures.values()}
+    futures = {client.submit(run_points, entry, list(params_grid), pure=False,
+                             key=f"sgbench-{keys[0][0]}-{keys[0][1]}-{len(keys)}"): (entry, keys)
+               for entry, params_grid, keys in tasks}
+    unfinished = {key for _, keys in futures.values() for key in keys}
     stored = []
     try:
         for future in as_completed(futures):
-            entry, key = futures[future]
-            result, ran_on = future.result()
-            unfinished.discard(key)
-            try:
-                store.add(result, suite=suite_name, ran_on=ran_on)
-                stored.append(result)
-            except DuplicateRunError:
-                pass  # a process that took over this claim (this one looked dead to it) stored it first
-            on_done(entry)
+            entry, keys = futures[future]
+            results, ran_on = future.result()
+            unfinished.difference_update(keys)
+            for result in results:
+                try:
+                    store.add(result, suite=suite_name, ran_on=ran_on)
+                    stored.append(result)
+                except DuplicateRunError:
+                    pass  # a process that took over this claim (this one looked dead to it) stored it first
+            on_done(entry, len(keys))
     except BaseException:
         client.cancel(list(futures))
         store.release(sorted(unfinished))

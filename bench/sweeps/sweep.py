@@ -20,6 +20,8 @@ import samplers
 import targets
 from bench.running.result import RunResult, config_hash, params_dict
 from bench.running.run import run_grid
+from base.arguments import one_of
+from bench.sweeps.dask_tasks import PER_TASK, run_claimed
 from bench.sweeps.store import DuplicateRunError, ResultsStore
 from bench.sweeps.run_suites import Entry
 
@@ -58,7 +60,8 @@ class SweepOutcome(NamedTuple):
 
 
 def run_suite(entries, store: ResultsStore, suite_name: str | None = None, progress: bool = True,
-              poll_seconds: float = 2.0, planned: list[list[Point]] | None = None, client=None) -> SweepOutcome:
+              poll_seconds: float = 2.0, planned: list[list[Point]] | None = None, client=None,
+              per_task: str = "point") -> SweepOutcome:
     """Run every grid point of ``entries`` not yet in ``store`` and add it (tagged ``suite_name``).
 
     Each entry's missing points are claimed first (:meth:`ResultsStore.claim`) and only the
@@ -67,9 +70,11 @@ def run_suite(entries, store: ResultsStore, suite_name: str | None = None, progr
     A tqdm bar counts chain-steps (with their rate) unless ``progress`` is False (or output is not
     a terminal). An interruption releases the claims of the points in flight. ``planned``: the
     entries' :func:`points`, where the caller has them already (they are computed otherwise). ``client``: a
-    ``distributed.Client`` to run each claimed point as a task of its own (``bench.sweeps.dask_tasks``; the
-    results are stored here as they arrive); None runs each entry's points in this process, in one call.
+    ``distributed.Client`` to run each claimed point as a task of its own (``per_task="entry"``: each entry's
+    claimed points as one task; ``bench.sweeps.dask_tasks``; the results are stored here as they arrive); None runs
+    each entry's points in this process, in one call.
     """
+    one_of("per_task", per_task, PER_TASK)
     entries = list(entries)
     if planned is None:
         planned = [points(entry) for entry in entries]  # validates every entry before running any
@@ -89,15 +94,15 @@ def run_suite(entries, store: ResultsStore, suite_name: str | None = None, progr
                 if claimed.mine and client is None:
                     new += _run_claimed(entries[index], [keys[k] for k in claimed.mine], claimed.mine, store,
                                         suite_name, bar)
-                tasks += [(entries[index], keys[k], k) for k in (claimed.mine if client is not None else ())]
+                if claimed.mine and client is not None:
+                    mine = [[k] for k in claimed.mine] if per_task == "point" else [list(claimed.mine)]
+                    tasks += [(entries[index], [keys[k] for k in group], group) for group in mine]
                 pending[index] = {k: keys[k] for k in claimed.others}
                 waiting.update(claimed.others)
             if tasks:
-                from bench.sweeps.dask_tasks import run_claimed
-
-                bar.set_description(f"{len(tasks)} runs on Dask")
+                bar.set_description(f"{len(tasks)} tasks on Dask")
                 new += run_claimed(client, tasks, store, suite_name,
-                                   lambda entry: bar.update(entry.config.num_chains * entry.config.total_steps))
+                                   lambda entry, n: bar.update(n * entry.config.num_chains * entry.config.total_steps))
             if waiting:
                 owners = ", ".join(sorted({str(owner) for owner in waiting.values()}))
                 bar.set_description(f"waiting for {len(waiting)} runs computed by {owners}")
