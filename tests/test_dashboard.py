@@ -284,3 +284,34 @@ def test_serve_names_a_port_it_cannot_bind(tmp_path):
     with http.server.ThreadingHTTPServer(("127.0.0.1", 0), http.server.SimpleHTTPRequestHandler) as taken:
         with pytest.raises(ValueError, match=f"--port {taken.server_address[1]}"):
             dashboard.serve(tmp_path, taken.server_address[1])
+
+
+def _as_another_machine(results: Path, folder: Path, name: str) -> Path:
+    """A copy of the asv results folder ``results`` whose one machine is renamed ``name`` (a second box)."""
+    copy = folder / "results"
+    (copy / name).mkdir(parents=True)
+    shutil.copy2(results / "benchmarks.json", copy / "benchmarks.json")
+    for file in (results / MACHINE).glob("*.json"):
+        text = file.read_text(encoding="utf-8").replace(f'"{MACHINE}"', f'"{name}"')
+        (copy / name / file.name).write_text(text, encoding="utf-8")
+    return copy
+
+
+def test_results_of_several_machines_merge_into_one_site(asv_results, tmp_path, capsys):
+    other = _as_another_machine(asv_results.parent / "results", tmp_path / "gpu-box", "gpu-box-h100")
+    site = tmp_path / "site"
+    assert main(["dashboard", "--config", str(asv_results), "--out", str(site), "--results", str(other)]) == 0
+    assert f"merged the results of 2 machines: gpu-box-h100, {MACHINE}" in capsys.readouterr().out
+    index = json.loads((site / "index.json").read_text(encoding="utf-8"))
+    assert set(index["params"]["machine"]) == {MACHINE, "gpu-box-h100"}
+    assert list((site / "graphs").rglob("machine-gpu-box-h100/**/*.json"))
+    # the same machine's file with other contents in two folders is refused, not overwritten
+    clash = _as_another_machine(asv_results.parent / "results", tmp_path / "clash", MACHINE)
+    result_file = next(path for path in (clash / MACHINE).glob("*.json") if path.name != "machine.json")
+    result_file.write_text(result_file.read_text(encoding="utf-8").replace("{", "{ ", 1), encoding="utf-8")
+    assert main(["dashboard", "--config", str(asv_results), "--out", str(tmp_path / "site2"), "--results",
+                 str(clash)]) == 2
+    assert "differs between" in capsys.readouterr().err
+    assert main(["dashboard", "--config", str(asv_results), "--out", str(tmp_path / "site3"), "--results",
+                 str(tmp_path)]) == 2
+    assert "is not an asv results folder with results" in capsys.readouterr().err

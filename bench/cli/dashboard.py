@@ -1,15 +1,18 @@
-"""``sgbench dashboard [--config PATH] [--out DIR] [--offline [--assets DIR]] [--serve [--port N]]``.
+"""``sgbench dashboard [--config PATH] [--out DIR] [--results DIR ...] [--offline [--assets DIR]] [--serve [--port N]]``.
 
 It collates the asv results with ``asv publish`` into asv's static site in ``--out`` (default: the
 config's ``html_dir``) and prints how to open it: the site loads its data with requests, so it needs a web server
 (``python -m http.server -d DIR``), not ``file://``. ``--offline`` copies the JavaScript libraries that asv's page
 loads from CDNs into the site (``bench.perf.dashboard``), so that it opens without internet. ``--serve`` serves the site
 on localhost until Ctrl-C. Without results it stops with status 2 and says to run ``sgbench asv --quick`` first.
+``--results DIR ...`` adds the results folders of other machines (``bench.perf.asv_results``): one dashboard, the
+machines side by side.
 """
 
 from __future__ import annotations
 
 import sys
+import tempfile
 from pathlib import Path
 
 from bench.cli.asv import add_config_option, check_config
@@ -30,6 +33,9 @@ def add_parser(commands) -> None:
     site.add_argument("--serve", action="store_true", help="serve the site on localhost until Ctrl-C")
     site.add_argument("--port", type=int, default=None,
                       help=f"with --serve: the port (default: {DEFAULT_PORT}; 0: any free port)")
+    site.add_argument("--results", type=Path, nargs="+", metavar="DIR",
+                      help="asv results folders of other machines (a GPU box, CI runners), merged with this "
+                           "machine's into one dashboard, the machines side by side")
     add_config_option(site)
     site.set_defaults(handler=execute)
 
@@ -64,6 +70,17 @@ def check_port(port: int | None) -> int:
     return port
 
 
+def _publish_merged(config: Path, results, out: Path, work: Path) -> Path:
+    """Publish this machine's results of ``config`` (where it has any) and the folders ``results`` as one site."""
+    from bench.perf import asv_results
+
+    own = dashboard.asv_dirs(config)[0]
+    folders = ([own] if dashboard.has_results(own) else []) + [Path(folder).resolve() for folder in results]
+    merged = asv_results.merge(folders, work / "results")
+    print(f"merged the results of {len(merged)} machines: {', '.join(merged)}")
+    return dashboard.publish(asv_results.config_for(config, work / "results", work), out)
+
+
 def _dashboard(args, config: Path) -> int:
     if args.port is not None and not args.serve:
         raise ValueError("--port needs --serve")
@@ -71,7 +88,11 @@ def _dashboard(args, config: Path) -> int:
         raise ValueError("--assets needs --offline")
     port = check_port(args.port) if args.serve else None
     out = dashboard.asv_dirs(config)[1] if args.out is None else check_out(args.out)
-    site = dashboard.publish(config, out)
+    if args.results:
+        with tempfile.TemporaryDirectory() as work:
+            site = _publish_merged(config, args.results, out, Path(work))
+    else:
+        site = dashboard.publish(config, out)
     if args.offline:
         packages = dashboard.make_offline(site, args.assets)
         print(f"offline: {len(packages)} libraries copied into {site / dashboard.VENDOR_DIR}")
