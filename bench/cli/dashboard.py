@@ -1,4 +1,4 @@
-"""``sgbench dashboard [--config PATH] [--out DIR] [--results DIR ...] [--offline [--assets DIR]] [--serve [--port N]]``.
+"""``sgbench dashboard [--config PATH] [--out DIR] [--results DIR ...] [--offline [--assets DIR]] [--serve]``.
 
 It collates the asv results with ``asv publish`` into asv's static site in ``--out`` (default: the
 config's ``html_dir``) and prints how to open it: the site loads its data with requests, so it needs a web server
