@@ -27,7 +27,7 @@ def _readme_test_command() -> str:
 
 
 def test_the_workflows_are_valid_and_a_broken_one_is_not(tmp_path):
-    assert [path.name for path in WORKFLOWS] == ["ci.yml"]
+    assert [path.name for path in WORKFLOWS] == ["ci.yml", "nightly.yml"]
     for path in WORKFLOWS:
         checked = _validate(path)
         assert checked.returncode == 0, checked.stdout + checked.stderr
@@ -41,3 +41,10 @@ def test_the_ci_job_runs_the_readme_test_command_like_ci_run():
     assert command.endswith("python -m pytest") and '".[test]"' in command
     assert f"run: {command}\n" in (ROOT / ".github" / "workflows" / "ci.yml").read_text()
     assert (ROOT / ".ci" / "run").read_text().rstrip().endswith(command)
+
+
+def test_the_nightly_job_runs_sgbench_nightly_and_keeps_its_state():
+    text = (ROOT / ".github" / "workflows" / "nightly.yml").read_text()
+    assert "sgbench nightly --results reports/nightly" in text and "schedule:" in text
+    assert "reports/nightly\n            bench/perf/asv/results" in text  # carried from night to night
+    assert "if: always()" in text and "upload-artifact" in text and "fetch-depth: 0" in text

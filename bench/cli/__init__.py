@@ -13,12 +13,14 @@ One module per command:
     sgbench design-bias
     sgbench validate MODULE:OBJECT [--param KEY=VALUE ...]
     sgbench asv [--quick] [--bench REGEX ...] [--config PATH] [--machine NAME] [-- ASV_ARG ...]
-    sgbench dashboard [--config PATH] [--out DIR] [--offline [--assets DIR]] [--serve [--port N]]
+    sgbench dashboard [--config PATH] [--out DIR] [--results DIR ...] [--offline [--assets DIR]] [--serve [--port N]]
+    sgbench nightly [--results DIR] [--suite quick|full] [--here] [--no-asv] [--factor F]
     sgbench speed [--steps N] [--numpy-steps N] [--grid-steps N] [--no-bnn] [--sampler S ...]
     sgbench px-overhead [--chains N] [--steps N] [--batch-size B]
     sgbench nuts-speed [--draws N] [--out PNG]
 
-``gate``, ``validate`` and ``reproduce`` exit with status 1 when a check fails; ``asv`` exits with asv's status.
+``gate``, ``validate`` and ``reproduce`` exit with status 1 when a check fails, ``nightly`` on a regression; ``asv``
+exits with asv's status.
 
 Bad input (unknown names, parameters out of range) prints one line to stderr and exits with
 status 2. Without ``--out``, a command's pages go to a folder of its own under ``reports/history/`` and
@@ -33,14 +35,14 @@ from __future__ import annotations
 import os
 import sys
 
-from bench.cli import (asv, baseline, dashboard, design_bias, gate, listing, nuts_speed, px_overhead, reference,
-                       report, reproduce, run, speed, tune, validate)
+from bench.cli import (asv, baseline, dashboard, design_bias, gate, listing, nightly, nuts_speed, px_overhead,
+                       reference, report, reproduce, run, speed, tune, validate)
 from bench.cli import _report_folders
 from bench.cli._common import Parser, one_line
 from bench.cli._warnings import summarised_warnings
 
 COMMANDS = (listing, run, report, reproduce, tune, reference, gate, baseline, design_bias, validate, asv, dashboard,
-            speed, px_overhead, nuts_speed)
+            nightly, speed, px_overhead, nuts_speed)
 
 
 def build_parser() -> Parser:

@@ -43,11 +43,8 @@ def add_parser(commands) -> None:
 
 
 def execute(args, argv) -> int:
-    import pandas as pd
-
-    from bench.html import error_bar_figure, write_page
+    from bench.html import write_page
     from bench.gate.runner import reseed, run_gate
-    from bench.sweeps.store import ResultsStore
 
     integer_at_least("--seed", args.seed, 0, MAX_GATE_SEED)
     integer_at_least("--reseed", args.reseed, 0, MAX_RESEED)
@@ -74,32 +71,54 @@ def execute(args, argv) -> int:
     store_file(args.db)
     with executor_client(args) as client:
         outcome = run_gate(args.suite, args.seed, args.baseline, use_baseline, progress=progress, client=client)
-    with ResultsStore(args.db) as store:
+    verdict, page, _ = record_gate(outcome, args.db, args.out, echo=True)
+    print(verdict)
+    print(f"report: {page}")
+    return 0 if outcome.passed else 1
+
+
+def record_gate(outcome, db: Path, out: Path, echo: bool = False):
+    """Store a gate run's rows and checks in ``db`` and write its page into ``out``.
+
+    Args:
+        outcome: a ``bench.gate.runner.GateOutcome``.
+        db: the results store.
+        out: the folder of the page ``gate_SUITE.html``.
+        echo: print the failed checks and what moved.
+
+    Returns:
+        (the verdict line, the page's path, the checks that failed).
+    """
+    import pandas as pd
+
+    from bench.html import error_bar_figure, write_page
+    from bench.sweeps.store import ResultsStore
+
+    with ResultsStore(db) as store:
         for rep in outcome.replicates:
             for result in rep.results:
                 if not store.has(result.config_hash, result.config.seed):
-                    store.add(result, suite=f"gate-{args.suite}")
-        store.add_checks(outcome.checks.to_dict("records"), suite=f"gate-{args.suite}", seed=args.seed)
+                    store.add(result, suite=f"gate-{outcome.suite}")
+        store.add_checks(outcome.checks.to_dict("records"), suite=f"gate-{outcome.suite}", seed=outcome.seed)
     checks = outcome.checks
     failed = checks[~checks["passed"]]
     moved = outcome.moved
     if len(moved):
         moved = moved[moved["moved_from_fixed_seed"] | ~moved["within_tolerance"]]
-    verdict = (f"gate '{args.suite}' {'passed' if outcome.passed else 'FAILED'}: {len(checks)} checks on "
+    verdict = (f"gate '{outcome.suite}' {'passed' if outcome.passed else 'FAILED'}: {len(checks)} checks on "
                f"{len(outcome.replicates)} cells, {len(failed)} failed, in {outcome.seconds:.0f} s")
-    pd.set_option("display.width", 200)
-    if len(failed):
-        print("failed checks:\n" + failed.to_string(index=False))
-    print("what moved:\n" + (moved.to_string(index=False) if len(moved) else "nothing moved from the baselines' "
-                                                                             "fixed-seed values"))
+    if echo:
+        pd.set_option("display.width", 200)
+        if len(failed):
+            print("failed checks:\n" + failed.to_string(index=False))
+        print("what moved:\n" + (moved.to_string(index=False) if len(moved) else "nothing moved from the baselines' "
+                                                                                 "fixed-seed values"))
     figure = error_bar_figure({"this run": _cell_means(outcome.replicates)},
                               "relative second-moment error per cell and coordinate")
-    page = write_page(args.out / f"gate_{args.suite}.html", f"Gate '{args.suite}'", verdict, outcome.passed,
+    page = write_page(Path(out) / f"gate_{outcome.suite}.html", f"Gate '{outcome.suite}'", verdict, outcome.passed,
                       {"Failed checks": failed, "What moved": moved, "All checks": checks},
                       {"Relative second-moment error per cell": figure})
-    print(verdict)
-    print(f"report: {page}")
-    return 0 if outcome.passed else 1
+    return verdict, page, failed
 
 
 def _power(args) -> int:
