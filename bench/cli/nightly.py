@@ -36,7 +36,7 @@ from pathlib import Path
 from base.arguments import integer_at_least
 from bench.cli._common import output_folder, progress
 from bench.cli._executor import add_executor_options, executor_client
-from bench.cli.asv import DEFAULT_CONFIG, check_config, check_machine_name
+from bench.cli.asv import add_config_option, check_config, check_machine_name
 
 DEFAULT_RESULTS = Path("reports") / "nightly"
 DEFAULT_FACTOR = 1.5  # below the pytest-benchmark gate's 1.8 (twice the 41 % of a no-change rerun): asv's medians
@@ -71,7 +71,7 @@ def add_parser(commands) -> None:
     nightly.add_argument("--factor", type=float, default=DEFAULT_FACTOR,
                          help=f"a benchmark this many times slower is a regression (default: {DEFAULT_FACTOR})")
     nightly.add_argument("--no-asv", action="store_true", help="the gate alone")
-    nightly.add_argument("--config", type=Path, default=DEFAULT_CONFIG, help=f"asv config (default: {DEFAULT_CONFIG})")
+    add_config_option(nightly)
     add_executor_options(nightly)
     nightly.set_defaults(handler=execute)
 
