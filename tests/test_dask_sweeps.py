@@ -106,6 +106,7 @@ def test_sgbench_run_on_a_scheduler_stores_the_suite(tmp_path, client, capsys, p
 
 @pytest.mark.parametrize("flags, message", [
     (["--executor", "dask", "--jobs", "2"], "--jobs shares the runs between local processes"),
+    (["--per-task", "entry", "--executor", "local"], "--per-task needs --executor dask"),
     (["--scheduler", "tcp://127.0.0.1:8786"], "--scheduler needs --executor dask"),
     (["--executor", "spark"], "--executor must be one of ['dask', 'local'], got 'spark'"),
     (["--per-task", "entry"], "--per-task needs --executor dask"),
@@ -135,3 +136,15 @@ def test_gate_executor_options(tmp_path, capsys):
                    str(tmp_path / "out")])
     err = capsys.readouterr().err.strip().splitlines()
     assert status == 2 and "--executor dask runs the gate's cells; --reseed and --power" in err[0], err
+
+
+def test_mamba_table_cells_on_dask_give_the_local_rows(client):
+    import pandas as pd
+
+    from bench.reproduce import mamba_tables
+    from bench.reproduce.mamba_tables import TABLE1
+
+    options = dict(runs=2, samplers=("sgld",), methods=("heuristic",), budget=300, final_budget=300, progress=False)
+    local = mamba_tables.reproduce(TABLE1, **options).drop(columns="commit")
+    pd.testing.assert_frame_equal(mamba_tables.reproduce(TABLE1, **options, client=client).drop(columns="commit"),
+                                  local)

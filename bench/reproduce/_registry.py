@@ -55,12 +55,23 @@ class Reproduction:
 
 
 SEED_OPTION = Option("--seed", "random seed of the runs (default: 0)")
-# where a reproduction's sweeps run (bench.sweeps.dask_tasks.client_context checks them)
-EXECUTOR_OPTIONS = (Option("--executor", "local (default) or dask: each run a task on Dask distributed", str),
+# where a reproduction's runs are computed (executor_context checks them)
+EXECUTOR_OPTIONS = (Option("--executor", "local (default) or dask: each run or cell a task on Dask distributed", str),
                     Option("--scheduler", "with --executor dask: a scheduler address (default: a LocalCluster)", str),
-                    Option("--workers", "with --executor dask and no --scheduler: the LocalCluster's workers"),
-                    Option("--per-task", "with --executor dask: point (default; a task per run) or entry (a task "
-                                         "per grid of runs)", str))
+                    Option("--workers", "with --executor dask and no --scheduler: the LocalCluster's workers"))
+PER_TASK_OPTION = Option("--per-task", "with --executor dask: point (default; a task per run) or entry (a task "
+                                       "per grid of runs)", str)
+
+
+def executor_context(options: dict, jobs: int):
+    """The Dask client context of ``options`` (``bench.sweeps.dask_tasks.client_context``: None for the local
+    executor); a ValueError when ``--jobs`` local processes are asked for with ``--executor dask``."""
+    from bench.sweeps.dask_tasks import client_context
+
+    executor = options.get("executor", "local")
+    if executor != "local" and jobs != 1:
+        raise ValueError("--jobs shares the runs between local processes; with --executor dask give --workers")
+    return client_context(executor, options.get("scheduler"), options.get("workers"))
 
 
 def seed_of(options: dict) -> int:

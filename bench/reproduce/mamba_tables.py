@@ -37,7 +37,7 @@ from markupsafe import Markup, escape
 
 import targets
 from base.arguments import integer_at_least
-from bench.reproduce._registry import Option, Reproduction, register
+from bench.reproduce._registry import EXECUTOR_OPTIONS, Option, Reproduction, executor_context, register
 from bench.running.compilation_cache import enable_compilation_cache
 from bench.reproduce._record import write_line
 from bench.sweeps.store import git_commit
@@ -294,9 +294,18 @@ def _cell_in_worker(table_name: str, num_data: int | None, sampler: str, method:
     return _cell(_WORKER_CONTEXTS[key], sampler, method, run, Budget("grads", budget), Budget("grads", final_budget))
 
 
-def _computed(context: _Context, cells: list, budget: Budget, final_budget: Budget, num_data, jobs: int):
-    """Yield each of ``cells`` (sampler, method, run) with its row as it finishes: in this process, or with
-    ``jobs`` > 1 in that many worker processes (spawned: a forked JAX runtime is unsafe), in any order."""
+def _computed(context: _Context, cells: list, budget: Budget, final_budget: Budget, num_data, jobs: int,
+              client=None):
+    """Yield each of ``cells`` (sampler, method, run) with its row as it finishes: in this process, with
+    ``jobs`` > 1 in that many worker processes (spawned: a forked JAX runtime is unsafe), or as tasks of the Dask
+    ``client`` (each worker builds the context once), in any order."""
+    if client is not None:
+        from bench.sweeps.dask_tasks import results_as_finished
+
+        calls = [(context.table.name, num_data, *cell, budget.total, final_budget.total) for cell in cells]
+        for index, row in results_as_finished(client, _cell_in_worker, calls):
+            yield cells[index], row
+        return
     if jobs == 1 or len(cells) < 2:
         for cell in cells:
             yield cell, _cell(context, *cell, budget, final_budget)
@@ -319,7 +328,7 @@ def _computed(context: _Context, cells: list, budget: Budget, final_budget: Budg
 
 def reproduce(table: Table, runs: int = 10, budget: float = DEFAULT_BUDGET, final_budget: float = DEFAULT_BUDGET,
               samplers=SAMPLERS, methods=None, num_data: int | None = None, progress: bool = True,
-              record: Path | None = None, jobs: int = 1) -> pd.DataFrame:
+              record: Path | None = None, jobs: int = 1, client=None) -> pd.DataFrame:
     """Every (method, sampler, run) of ``table``: the chosen hyperparameters and the final run's scores.
 
     Each finished row is appended to ``record`` (JSON lines, flushed) with the settings it depends on (budgets,
@@ -339,6 +348,8 @@ def reproduce(table: Table, runs: int = 10, budget: float = DEFAULT_BUDGET, fina
         record: the JSON-lines file of finished rows, or None (nothing kept).
         jobs: cells computed at once, each in its own process (1: all in this one). A tuning run's minibatch
             steps are small sequential programs that keep one core busy, so a second job uses a second core.
+        client: a ``distributed.Client``: each cell a Dask task instead (``bench.sweeps.dask_tasks``); the record
+            is written here.
 
     Returns:
         a DataFrame, one row per (method, sampler, run) in that order; ``commit`` says which code produced it.
@@ -363,7 +374,8 @@ def reproduce(table: Table, runs: int = 10, budget: float = DEFAULT_BUDGET, fina
     settings = _settings(table, budget, final_budget, context.target_params)
     rows = finished_rows(record, settings)
     cells = [(sampler, method, run) for sampler in samplers for method in methods for run in range(runs)]
-    for cell, row in _computed(context, [c for c in cells if c not in rows], budget, final_budget, num_data, jobs):
+    for cell, row in _computed(context, [c for c in cells if c not in rows], budget, final_budget, num_data, jobs,
+                               client):
         label = row.pop("arm_label")
         rows[cell] = row
         _append(record, settings, row)
@@ -507,9 +519,11 @@ def run_table(table: Table, scale: str, options: dict, db, out, progress: bool):
     enable_compilation_cache()
     name = table.name.replace("-", "_")
     record = Path(db).with_name(f"{name}_runs.jsonl")
-    frame, seconds = timed(reproduce, table, runs=runs, budget=settings["budget_grads"],
-                           final_budget=settings["final_grads"], samplers=samplers, methods=methods,
-                           num_data=options.get("num_data"), progress=progress, record=record, jobs=jobs)
+    with executor_context(options, jobs) as client:
+        frame, seconds = timed(reproduce, table, runs=runs, budget=settings["budget_grads"],
+                               final_budget=settings["final_grads"], samplers=samplers, methods=methods,
+                               num_data=options.get("num_data"), progress=progress, record=record, jobs=jobs,
+                               client=client)
     summary = summarise(table, frame)
     intro = (f"{runs} tuning run{'s' if runs > 1 else ''} per cell, tuning budget {settings['budget_grads']:g} and "
              f"final run {settings['final_grads']:g} full-data gradient evaluations (paper: seconds); mean ± std "
@@ -534,7 +548,8 @@ def _register(table: Table, source: str, summary: str):
                                        "(default: 3000 quick, 10000 paper)", float),
                Option("--sampler", "only these samplers (repeatable)", str, True),
                Option("--method", "mamba tables: only these methods (repeatable; default: the table's)", str, True),
-               Option("--jobs", "processes computing cells or runs at once (default: 1)")]
+               Option("--jobs", "processes computing cells or runs at once (default: 1)"),
+               *EXECUTOR_OPTIONS]
     if table is TABLE1:
         options.append(Option("--num-data", "mamba-table1: N of the simulated data (default: 10000; paper: 10^6; "
                                             "needs a stored NUTS reference)"))

@@ -31,7 +31,8 @@ import multiprocessing
 import numpy as np
 import pandas as pd
 
-from bench.reproduce._registry import EXECUTOR_OPTIONS, SEED_OPTION, Option, Reproduction, register, seed_of
+from bench.reproduce._registry import (EXECUTOR_OPTIONS, PER_TASK_OPTION, SEED_OPTION, Option, Reproduction,
+                                      executor_context, register, seed_of)
 from bench.reproduce.outcome import Check, Outcome, timed, verdict
 
 TARGETS = {"icg": ("ICG", {"dim": 10, "condition_number": 1e4}),
@@ -322,7 +323,7 @@ def run(scale: str, options: dict, db, out, progress: bool) -> Outcome:
     from base.arguments import integer_at_least
     from bench.running.config import MAX_TOTAL_STEPS
     from base.arguments import one_of
-    from bench.sweeps.dask_tasks import PER_TASK, client_context
+    from bench.sweeps.dask_tasks import PER_TASK
 
     steps = integer_at_least("--steps", options.get("steps", STEPS[scale]), 1, MAX_TOTAL_STEPS)
     seed = seed_of(options)
@@ -330,12 +331,10 @@ def run(scale: str, options: dict, db, out, progress: bool) -> Outcome:
     chosen = {key: _choices(options, key, allowed) for key, allowed in
               (("target", TARGETS), ("noise", NOISES), ("sampler", SAMPLERS))}
     executor = options.get("executor", "local")
-    if executor != "local" and jobs != 1:
-        raise ValueError("--jobs shares the runs between local processes; with --executor dask give --workers")
     per_task = one_of("--per-task", options.get("per_task", "point"), PER_TASK)
     if per_task != "point" and executor != "dask":
         raise ValueError("--per-task needs --executor dask")
-    with client_context(executor, options.get("scheduler"), options.get("workers")) as client:
+    with executor_context(options, jobs) as client:
         frame, seconds = timed(compute, steps, seed=seed, db=db, jobs=jobs, progress=progress, client=client,
                                per_task=per_task,
                                targets=chosen["target"], noises=chosen["noise"], samplers=chosen["sampler"])
@@ -367,7 +366,7 @@ REPRODUCTION = register(Reproduction(
     options=(Option("--steps", "smile-table1: steps per chain (default: 20,000 quick, 10^6 paper)"),
              SEED_OPTION,
              Option("--jobs", "processes sharing the runs through the results store (default: 1)"),
-             *EXECUTOR_OPTIONS,
+             *EXECUTOR_OPTIONS, PER_TASK_OPTION,
              Option("--target", "smile-table1: only these targets (repeatable; icg, rosenbrock, funnel)", str, True),
              Option("--noise", "smile-table1: only these noises (repeatable; isotropic, diagonal, correlated, "
                                "spatial)", str, True),

@@ -134,6 +134,29 @@ def results_in_order(client, function, items, **kwargs):
         client.cancel(futures)
 
 
+def results_as_finished(client, function, calls):
+    """``function(*args)`` for each ``args`` of ``calls``, each a task of ``client`` (a MAMBA table's cells), yielded
+    as ``(index in calls, result)`` in the order they finish; the rest are cancelled if the caller stops early or a
+    task fails.
+
+    Args:
+        client: a ``distributed.Client``.
+        function: a module-level function (workers import it by name).
+        calls: its argument tuples.
+
+    Yields:
+        (index, result) pairs.
+    """
+    from distributed import as_completed
+
+    futures = {client.submit(function, *args, pure=False): index for index, args in enumerate(calls)}
+    try:
+        for future in as_completed(futures):
+            yield futures[future], future.result()
+    finally:
+        client.cancel(list(futures))
+
+
 def run_claimed(client, tasks, store, suite_name, on_done) -> list:
     """Run the claimed points as tasks on ``client`` and store each result as it arrives.
 
