@@ -109,12 +109,6 @@ def test_paper_table_and_search_grid():
     assert len(refined) == 15 and math.isclose(refined[0], 1e-4) and math.isclose(refined[-1], 1e-2)
     assert math.isclose(refined[7], 1e-3)
 
-    # a stage's block: a divisor of the steps whose float32 positions of every chain fit in BLOCK_BYTES
-    for stage, steps in [(7, 10**6), (15, 10**6), (15, 20_000), (7, 200), (15, 7)]:
-        block = smile_table1.block_size(stage, 10, steps)
-        assert steps % block == 0 and 4 * smile_table1.NUM_CHAINS * stage * 10 * block <= smile_table1.BLOCK_BYTES
-        assert not any(steps % larger == 0 and 4 * smile_table1.NUM_CHAINS * stage * 10 * larger
-                       <= smile_table1.BLOCK_BYTES for larger in range(block + 1, steps + 1))
 
 
 def test_smile_table1_tiny_run_lands_in_the_store_and_resumes(tmp_path, capsys):

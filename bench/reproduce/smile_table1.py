@@ -46,7 +46,6 @@ BASELINE = "mclmc"
 STEPS = {"quick": 20_000, "paper": 1_000_000}
 NUM_CHAINS = 10
 FIRST_STAGE = tuple(10.0 ** i for i in range(-6, 1))
-BLOCK_BYTES = 2**20  # a block's float32 positions: 1 MiB stays in a 2 MiB L2 cache beside the block's draws
 FIGURE_TOP = 10.0  # b^2 beyond this is drawn at it: the figure shows the minima, not the blow-ups
 
 # Table 1: (target, noise) -> the paper's b^2 and bootstrap sd, in the order of SAMPLERS.
@@ -82,23 +81,6 @@ def _cells(targets, noises, samplers) -> list[tuple[str, str, str]]:
     return cells + [(t, "none", BASELINE) for t in targets]
 
 
-def block_size(num_step_sizes: int, dim: int, steps: int) -> int:
-    """The driver's block for one stage: the largest divisor of ``steps`` (no remainder block to compile) whose
-    float32 positions of every chain and step size fit in ``BLOCK_BYTES``, so that the block's moments are
-    taken from the cache (docs/performance.md, "SMILE Table 1").
-
-    Args:
-        num_step_sizes: the stage's step sizes (one vmapped program).
-        dim: the target's dimension.
-        steps: steps per chain.
-
-    Returns:
-        int: the block size, between 1 and ``steps``.
-    """
-    cap = max(1, BLOCK_BYTES // (4 * NUM_CHAINS * num_step_sizes * dim))
-    return max(d for d in range(1, min(steps, cap) + 1) if steps % d == 0)
-
-
 def _entry(cell, step_sizes, steps: int, seed: int):
     """The sweep entry of one stage of ``cell``: its step sizes in one vmapped program, 10 float32 chains."""
     import targets as target_registry
@@ -111,9 +93,8 @@ def _entry(cell, step_sizes, steps: int, seed: int):
     if sampler == BASELINE:  # the decoherence length of MCLMC's usual tuning, sqrt(tr Sigma), from the truth
         truth = target_registry.get(target, **params).truth
         extra["L"] = float(math.sqrt(np.sum(truth.second_moment - truth.mean ** 2)))
-    dim = TARGETS[target][1]["dim"]
-    config = RunConfig(num_chains=NUM_CHAINS, num_steps=steps, seed=seed, dtype="float32",
-                       block_size=block_size(len(step_sizes), dim, steps))
+    block = max(d for d in range(1, min(steps, 1000) + 1) if steps % d == 0)  # no remainder block to compile
+    config = RunConfig(num_chains=NUM_CHAINS, num_steps=steps, seed=seed, dtype="float32", block_size=block)
     return Entry(sampler, target, params, step_size_grid(step_sizes, **extra), config)
 
 
