@@ -12,7 +12,7 @@ differently: 4e-8 relative in float32 measured), under the same store key.
 ``--scheduler ADDRESS`` connects to a running scheduler (``tcp://host:8786``: one started with
 ``dask scheduler``, or the ``scheduler_address`` of a dask-jobqueue or dask-kubernetes cluster, whose
 workers have this package installed); without an address, a ``LocalCluster`` on this machine with one
-single-threaded worker process per core. docs/running.md, "Running at scale", shows both.
+single-threaded worker process per core. docs/scale.md ("Running at scale") shows both.
 """
 
 from __future__ import annotations
