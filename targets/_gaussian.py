@@ -7,7 +7,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from base.arguments import integer_at_least
-from base.backend import constant, namespace
+from base.backend import constant, matvec, namespace
 from targets._contract import Target
 from targets._truth import Truth
 from targets.noise import make_noise
@@ -38,10 +38,10 @@ class GaussianTarget(Target):
     def logdensity(self, x):
         xp = namespace(x)
         r = x - constant(self.mean, x)
-        return -0.5 * xp.sum((r @ constant(self.precision, x)) * r, axis=-1) + constant(self._log_normaliser, x)
+        return -0.5 * xp.sum(matvec(r, self.precision) * r, axis=-1) + constant(self._log_normaliser, x)
 
     def grad_logdensity(self, x):
-        return -(x - constant(self.mean, x)) @ constant(self.precision, x)
+        return -matvec(x - constant(self.mean, x), self.precision)  # the logdensity's product: computed once
 
     def sample(self, key, n: int):
         integer_at_least("n", n, 1)

@@ -83,3 +83,16 @@ def test_no_noise_is_the_exact_gradient():
     assert icg.draw_spec == {}
     x = np.arange(10.0)
     np.testing.assert_array_equal(icg.stochastic_grad(x, {}), icg.grad_logdensity(x))
+
+
+@pytest.mark.parametrize("fused", [False, True])
+def test_small_matrix_products_have_the_same_values_fused_or_not(icg, fused):
+    """``base.backend.matvec``: the JAX driver's fused broadcast-sum for few chains, a ``dot`` otherwise."""
+    from base.backend import fused_products
+
+    x = jnp.asarray(np.random.default_rng(2).standard_normal((5, icg.dim)))
+    with fused_products(fused):
+        gradient = jax.jit(icg.grad_logdensity)
+        program = gradient.lower(x).compile().as_text()
+        np.testing.assert_allclose(gradient(x), -(np.asarray(x) - icg.mean) @ icg.precision, rtol=1e-12)
+    assert (" dot(" in program) != fused

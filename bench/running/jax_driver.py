@@ -6,7 +6,9 @@ numbers (one key per chain and block, amortising the generator's per-call cost),
 sampler's steps and emits the block's positions, and the block's statistics are then reduced
 vectorised: thinning and burn-in masks, one float64 pass of power sums of the kept finite draws about
 the running mean, turned into moments and merged into the running ones
-(Chan et al.), non-finite counts and gradient evaluations. Memory is bounded by one
+(Chan et al.; skipped for a block that keeps no step, e.g. every block but one in ten at ``thin=10`` and
+``block_size=1``), non-finite counts and gradient evaluations. Products with small matrices are fused into the
+step when at most ``base.backend.FEW_PARALLEL_CHAINS`` chains run at once (``base.backend.matvec``). Memory is bounded by one
 block, whatever the number of steps (unless ``keep_samples`` asks for the thinned draws); a block
 over 2^28 numbers is refused with the largest ``block_size`` that fits (many chains in high dimension).
 The program runs a range of blocks per call, so a long run is a few calls that report progress.
@@ -27,6 +29,7 @@ from bench.running.config import RunConfig
 from bench.running.sharding import chain_devices, shard_chains
 from samplers import Variate
 from samplers._contract import GradientOracle
+from base.backend import FEW_PARALLEL_CHAINS, fused_products
 from base.draws import jax_draws
 from bench.running.trace import ChainTrace, Checkpoints
 from reference.metrics import Moments
@@ -71,7 +74,8 @@ class CompiledGrid:
         blocks = jax.vmap(jax.vmap(blocks, in_axes=(None, 0, 0, *scalars)), in_axes=(0, None, 0, *scalars))
         shardings = jax.tree.map(lambda leaf: leaf.sharding, self._carry0)  # the carry stays split the same way
         program = jax.jit(blocks, donate_argnums=2, out_shardings=shardings)
-        self._compiled = program.lower(self._params, self._keys, self._carry0, 0, 0, False).compile()
+        with fused_products(self.num_points * config.num_chains <= FEW_PARALLEL_CHAINS):  # base.backend.matvec
+            self._compiled = program.lower(self._params, self._keys, self._carry0, 0, 0, False).compile()
         self.compile_seconds = time.perf_counter() - start
 
     def memory_analysis(self):
@@ -222,9 +226,17 @@ def _run_blocks(sampler, target, config: RunConfig, params, key, carry: _Carry, 
         if config.keep_samples:
             index = jnp.where(kept, (steps - config.num_burnin) // config.thin, config.num_kept)
             samples = samples.at[index].set(positions, mode="drop")
+        def with_block(moments):
+            return moments.merge(Moments.of_shifted_sums(positions, kept & finite, moments.mean))
+
+        if "is_sample" in outputs:  # a flag per chain: every block is reduced
+            moments = with_block(carry.moments)
+        else:  # the same steps are kept in every chain: a block that keeps none (burn-in, thinning) skips its
+            # reduction, which at d = 10^5 costs more than a gradient (docs/performance.md)
+            moments = jax.lax.cond(jnp.any(kept), with_block, lambda unchanged: unchanged, carry.moments)
         return _Carry(
             state=state,
-            moments=carry.moments.merge(Moments.of_shifted_sums(positions, kept & finite, carry.moments.mean)),
+            moments=moments,
             grad_evals=carry.grad_evals + grad_evals,
             nonfinite_steps=carry.nonfinite_steps + jnp.sum(~finite),
             first_nonfinite_step=jnp.where(carry.first_nonfinite_step < 0, first_bad, carry.first_nonfinite_step),

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from base.arguments import integer_at_least
-from base.backend import constant
+from base.backend import matvec
 from targets.icg import random_rotation
 from targets.noise import register
 from targets.noise.diagonal import DiagonalNoise
@@ -38,7 +38,7 @@ class CorrelatedNoise(DiagonalNoise):
 
     def noise(self, x, draw):
         z = draw["gradient_noise"]
-        return z @ constant(self.root.T, x)
+        return matvec(z, self.root.T)
 
     def covariance(self, x):
         return self.matrix.copy()
