@@ -9,8 +9,8 @@ the running mean, turned into moments and merged into the running ones
 (Chan et al.; skipped for a block that keeps no step, e.g. every block but one in ten at ``thin=10`` and
 ``block_size=1``), non-finite counts and gradient evaluations. Products with small matrices are fused into the
 step when at most ``base.backend.FEW_PARALLEL_CHAINS`` chains run at once (``base.backend.matvec``).
-Memory is bounded by one block, whatever the number of steps (unless ``keep_samples`` asks for the thinned draws); a block
-over 2^28 numbers is refused with the largest ``block_size`` that fits (many chains in high dimension).
+Memory is bounded by one block, whatever the number of steps (unless ``keep_samples`` asks for the thinned
+draws); a block over 2^28 numbers is refused with the largest ``block_size`` that fits (many chains in high dimension).
 The program runs a range of blocks per call, so a long run is a few calls that report progress.
 """
 
