@@ -189,6 +189,10 @@ def figure(sampler_rows: pd.DataFrame, sgld_rows: pd.DataFrame) -> bytes:
     left.set_yticks(y, sampler_rows.index)
     left.invert_yaxis()
     left.set_xscale("log")
+    low, high = left.get_xlim()  # a short log range: ticks at 1, 2, 5 x 10^k
+    ticks = [m * 10.0**k for k in range(-4, 3) for m in (1, 2, 5) if low <= m * 10.0**k <= high]
+    left.set_xticks(ticks, [f"{t:g}" for t in ticks])
+    left.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
     left.set_xlabel("µs per chain-step")
     left.legend(loc="lower right", fontsize=8)
     y = np.arange(len(sgld_rows))
