@@ -63,11 +63,12 @@ def test_masked_and_nonfinite_draws_are_skipped(draws):
         np.testing.assert_allclose(streamed.mean_sq[c], (kept**2).mean(0), rtol=1e-12)
 
 
-@pytest.mark.parametrize("backend", ["jax", "numpy"])
-def test_driver_streaming_moments_equal_its_stored_samples(backend):
+@pytest.mark.parametrize("backend, block_size", [("jax", 64), ("jax", 1), ("numpy", 64)])
+def test_driver_streaming_moments_equal_its_stored_samples(backend, block_size):
+    """At ``block_size=1`` two blocks in three (and the burn-in) keep no step and skip the moments' reduction."""
     result = bench.run("sgld", "icg", params={"step_size": 1e-2}, target_params={"noise": "isotropic"},
                        num_chains=3, num_steps=600, num_burnin=50, thin=3, seed=4, backend=backend,
-                       keep_samples=True, block_size=64)
+                       keep_samples=True, block_size=block_size)
     assert result.samples.shape == (3, 200, 10)
     assert_moments_close(result.moments, Moments.of_samples(result.samples, axis=1), rtol=1e-10)
 
