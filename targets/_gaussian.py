@@ -41,7 +41,7 @@ class GaussianTarget(Target):
         return -0.5 * xp.sum(matvec(r, self.precision) * r, axis=-1) + constant(self._log_normaliser, x)
 
     def grad_logdensity(self, x):
-        return -matvec(x - constant(self.mean, x), self.precision)  # the logdensity's product: computed once
+        return -matvec(x - constant(self.mean, x), self.precision)  # the logdensity's product: shared when traced
 
     def sample(self, key, n: int):
         integer_at_least("n", n, 1)

@@ -110,7 +110,6 @@ def test_paper_table_and_search_grid():
     assert math.isclose(refined[7], 1e-3)
 
 
-
 def test_smile_table1_tiny_run_lands_in_the_store_and_resumes(tmp_path, capsys):
     db = tmp_path / "r.sqlite"
     argv = ["reproduce", "smile-table1", "--steps", "200", "--target", "icg", "--noise", "diagonal", "--noise",

@@ -8,7 +8,7 @@ vectorised: thinning and burn-in masks, one float64 pass of power sums of the ke
 the running mean, turned into moments and merged into the running ones
 (Chan et al.; skipped for a block that keeps no step, e.g. every block but one in ten at ``thin=10`` and
 ``block_size=1``), non-finite counts and gradient evaluations. Products with small matrices are fused into the
-step when at most ``base.backend.FEW_PARALLEL_CHAINS`` chains run at once (``base.backend.matvec``).
+step when at most ``FEW_PARALLEL_CHAINS`` chains run at once (``base.backend.matvec``).
 Memory is bounded by one block, whatever the number of steps (unless ``keep_samples`` asks for the thinned
 draws); a block over 2^28 numbers is refused with the largest ``block_size`` that fits (many chains in high dimension).
 The program runs a range of blocks per call, so a long run is a few calls that report progress.
@@ -29,13 +29,14 @@ from bench.running.config import RunConfig
 from bench.running.sharding import chain_devices, shard_chains
 from samplers import Variate
 from samplers._contract import GradientOracle
-from base.backend import FEW_PARALLEL_CHAINS, fused_products
+from base.backend import fused_products
 from base.draws import jax_draws
 from bench.running.trace import ChainTrace, Checkpoints
 from reference.metrics import Moments
 
 PROGRESS_UPDATES = 20
 BLOCK_NUMBERS_LIMIT = 2**28
+FEW_PARALLEL_CHAINS = 32  # up to this many chains at once, small matrix products are fused (base.backend.matvec)
 
 
 class _Carry(NamedTuple):
@@ -226,6 +227,7 @@ def _run_blocks(sampler, target, config: RunConfig, params, key, carry: _Carry, 
         if config.keep_samples:
             index = jnp.where(kept, (steps - config.num_burnin) // config.thin, config.num_kept)
             samples = samples.at[index].set(positions, mode="drop")
+
         def with_block(moments):
             return moments.merge(Moments.of_shifted_sums(positions, kept & finite, moments.mean))
 
