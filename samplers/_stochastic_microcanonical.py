@@ -18,8 +18,10 @@ share (SMILE paper, ``seeds/000``): hyperparameters, state, and the two implemen
   (defaults :math:`\beta = 0.01`, :math:`\kappa = 0.98`, :math:`\delta = 0.02`, :math:`a = 0.1`). A step that
   starts at rest is not observed.
 
-Each step evaluates the log density and gradient at its starting point on its own draw: three gradient
-evaluations per step.
+Each step evaluates the gradient (and, in the tuned variants, the log density) at its starting point on its own
+draw: three gradient evaluations per step. Only the tuned variants keep the energy error; in the naive ones the log
+densities and kinetic energy changes are unused, and XLA drops them (a fifth of SMILE-naive's step at 150 chains;
+docs/performance.md).
 
 Derivation and notes: docs/derivations.md, section samplers._stochastic_microcanonical.
 """
@@ -98,7 +100,8 @@ class State(NamedTuple):
         energy_mean: the moving mean of |dE| (eq. 4), not bias-corrected.
         energy_variance: the moving variance of |dE| (eq. 4), not bias-corrected.
         observations: the steps that entered the moving moments.
-        energy_error: this step's energy error dE (eq. 2).
+        energy_error: this step's energy error dE (eq. 2), kept by the tuned variants (SMILE, pSMILE) only: the
+            naive ones do not use it and leave it 0, so their steps evaluate no log density.
         gamma_shape: the shape of the Gamma fit this step used (0 where none).
         gamma_scale: the scale of the Gamma fit this step used (0 where none).
         reset: 1 where this step was rejected (the guardrail, or a non-finite step), else 0.
@@ -181,9 +184,9 @@ def reference_step(state: State, grad_fn, draws, params: NaiveParams):
         start, state.momentum, logdensity, gradient, grad_fn, state.step_size,
         INTEGRATORS[params.integrator], reference_kick, scale)
     state = state._replace(position=position, momentum=momentum, gradient_mean=gradient_mean,
-                           gradient_std=gradient_std, energy_error=energy_error)
-    if isinstance(params, TunedParams):
-        state = _reference_tune(state, params, start, at_rest)
+                           gradient_std=gradient_std)
+    if isinstance(params, TunedParams):  # the naive variants leave the energy error unused (and untraced: dead code)
+        state = _reference_tune(state._replace(energy_error=energy_error), params, start, at_rest)
     return state, Info(1 + gradients_per_step(params.integrator))
 
 
@@ -225,9 +228,9 @@ def optimized_step(state: State, grad_fn, draws, params: NaiveParams):
         start, state.momentum, logdensity, gradient, grad_fn, state.step_size,
         INTEGRATORS[params.integrator], optimized_kick, scale)
     state = state._replace(position=position, momentum=momentum, gradient_mean=gradient_mean,
-                           gradient_std=gradient_std, energy_error=energy_error)
-    if isinstance(params, TunedParams):
-        state = _optimized_tune(state, params, start, at_rest)
+                           gradient_std=gradient_std)
+    if isinstance(params, TunedParams):  # the naive variants leave the energy error unused (and untraced: dead code)
+        state = _optimized_tune(state._replace(energy_error=energy_error), params, start, at_rest)
     return state, Info(1 + gradients_per_step(params.integrator))
 
 

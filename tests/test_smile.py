@@ -17,6 +17,7 @@ import targets
 from bench.running.history import history_frame, state_history
 from reference.checks import moment_check, p_value_check
 from reference.metrics.b2 import b2
+from samplers._contract import GradientOracle
 from samplers._energy_tuning import gamma_fit, update_moments, wilson_hilferty
 from samplers._stochastic_microcanonical import _optimized_tune, _preconditioner, init
 
@@ -184,6 +185,17 @@ def test_three_gradient_evaluations_per_step(name):
     result = bench.run(name, "icg", params=dict(step_size=0.1), num_chains=2, num_steps=50,
                        target_params=dict(noise="isotropic"))
     np.testing.assert_array_equal(result.trace.grad_evals, [150, 150])
+
+
+@pytest.mark.parametrize("name", ["smile_naive", "psmile_naive", "smile", "psmile"])
+def test_only_the_tuned_variants_keep_the_energy_error(name):
+    """The naive variants do not use the energy error, so their compiled step computes no log density."""
+    sampler, target = samplers.get(name), targets.get("icg", noise="isotropic")
+    params = sampler.params_for(target, step_size=0.1)
+    oracle = GradientOracle(target, {"gradient_noise": jnp.ones(target.dim)})
+    state = sampler.init(jnp.ones(target.dim), params)._replace(momentum=jnp.eye(target.dim)[0])
+    error = sampler.optimized_step(state, oracle, {}, params)[0].energy_error
+    assert (float(error) != 0.0) == (name in ("smile", "psmile"))
 
 
 @pytest.mark.parametrize("name,bad,message", [

@@ -83,19 +83,25 @@ def _cells(targets, noises, samplers) -> list[tuple[str, str, str]]:
 
 def _entry(cell, step_sizes, steps: int, seed: int):
     """The sweep entry of one stage of ``cell``: its step sizes in one vmapped program, 10 float32 chains."""
+    import samplers as sampler_registry
     import targets as target_registry
     from bench.running.config import RunConfig
+    from bench.running.jax_driver import CACHED_BLOCK_NUMBERS, largest_block_size
     from bench.sweeps.run_suites import Entry, step_size_grid
 
     target, noise, sampler = cell
     params = {**TARGETS[target][1], "noise": noise}
+    built_target, built_sampler = target_registry.get(target, **params), sampler_registry.get(sampler)
     extra = {}
     if sampler == BASELINE:  # the decoherence length of MCLMC's usual tuning, sqrt(tr Sigma), from the truth
-        truth = target_registry.get(target, **params).truth
+        truth = built_target.truth
         extra["L"] = float(math.sqrt(np.sum(truth.second_moment - truth.mean ** 2)))
-    block = max(d for d in range(1, min(steps, 1000) + 1) if steps % d == 0)  # no remainder block to compile
+    grid = step_size_grid(step_sizes, **extra)
+    cached = largest_block_size(built_sampler, built_target, [built_sampler.params_for(built_target, **p) for p in grid],
+                                NUM_CHAINS, CACHED_BLOCK_NUMBERS)  # 640 steps for 7 step sizes, 250 to 400 for 15
+    block = max(d for d in range(1, min(steps, 1000, cached) + 1) if steps % d == 0)  # no remainder block to compile
     config = RunConfig(num_chains=NUM_CHAINS, num_steps=steps, seed=seed, dtype="float32", block_size=block)
-    return Entry(sampler, target, params, step_size_grid(step_sizes, **extra), config)
+    return Entry(sampler, target, params, grid, config)
 
 
 def _sweep_in_worker(entries, db, progress: bool) -> None:
