@@ -97,8 +97,9 @@ def _entry(cell, step_sizes, steps: int, seed: int):
         truth = built_target.truth
         extra["L"] = float(math.sqrt(np.sum(truth.second_moment - truth.mean ** 2)))
     grid = step_size_grid(step_sizes, **extra)
-    cached = largest_block_size(built_sampler, built_target, [built_sampler.params_for(built_target, **p) for p in grid],
-                                NUM_CHAINS, CACHED_BLOCK_NUMBERS)  # 640 steps for 7 step sizes, 250 to 400 for 15
+    built_grid = [built_sampler.params_for(built_target, **p) for p in grid]
+    cached = largest_block_size(built_sampler, built_target, built_grid, NUM_CHAINS, CACHED_BLOCK_NUMBERS)
+    # at 10^6 steps: 800 or 1000 steps for the 7 step sizes of the first stage, 400 or 625 for the 15 of the second
     block = max(d for d in range(1, min(steps, 1000, cached) + 1) if steps % d == 0)  # no remainder block to compile
     config = RunConfig(num_chains=NUM_CHAINS, num_steps=steps, seed=seed, dtype="float32", block_size=block)
     return Entry(sampler, target, params, grid, config)
