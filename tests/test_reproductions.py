@@ -116,9 +116,10 @@ def test_smile_table1_blocks_fit_the_caches_and_divide_the_steps():
     # 15 step sizes x 10 chains of SGLD draw 20 numbers and emit 10 coordinates a step: 466 steps fit, 400 divides
     refined = smile_table1._entry(("icg", "diagonal", "sgld"), smile_table1.second_stage(1e-3), 10**6, 0)
     assert refined.config.block_size == 400 and 150 * 400 * 30 <= CACHED_BLOCK_NUMBERS
-    # SMILE-naive draws only the gradient's noise; the first stage's 70 chains fit the 1000-step cap
+    # SMILE-naive draws only the gradient's noise; both stages get the second stage's block
     first = smile_table1._entry(("funnel", "spatial", "smile_naive"), smile_table1.FIRST_STAGE, 10**6, 0)
-    assert first.config.block_size == 1000
+    assert first.config.block_size == 625
+    assert smile_table1._entry(("icg", "diagonal", "sgld"), smile_table1.FIRST_STAGE, 10**6, 0).config == refined.config
     assert smile_table1._entry(("icg", "diagonal", "sgld"), smile_table1.FIRST_STAGE, 200, 0).config.block_size == 200
 
 
