@@ -8,8 +8,8 @@
 2. ``sgld_comparison``: SGLD on the same job by every implementation (``bench/perf/native_sgld.py``): ours
    (JAX driver, NumPy reference), a vectorised NumPy loop, blackjax's and posteriors' own loops.
 3. ``sgld_grid``: the SMILE Table 1 cell, SGLD at 22 step sizes (log-spaced 1e-4 to 2e-2) x 10 chains x
-   ``steps`` in one compiled, vmapped program: compile and run seconds, and the projection to the
-   table's 48 cells.
+   ``steps`` in one compiled, vmapped program, in blocks that fit the caches (``CACHED_BLOCK_NUMBERS``): compile and
+   run seconds, and the projection to the table's 48 cells.
 4. ``bnn_overhead``: SGLD on the digits ``bnn`` with two hidden layers of 280 units (99 690 parameters,
    minibatch 32): its per-chain-step time beside one stochastic gradient evaluation alone (a compiled scan
    of gradient evaluations), so the sampler's overhead as a fraction of a gradient, and the part of it
@@ -36,7 +36,7 @@ import targets
 from bench.perf import floors, native_sgld
 from bench.running import numpy_driver
 from bench.running.config import RunConfig
-from bench.running.jax_driver import CompiledGrid
+from bench.running.jax_driver import CACHED_BLOCK_NUMBERS, CompiledGrid, largest_block_size
 from base.draws import jax_draws
 from bench.perf.speed_workload import JAX_DTYPE, NUM_CHAINS, SEED, gradient_evaluations, problem
 
@@ -121,7 +121,8 @@ def sgld_grid(num_steps: int, progress=print) -> dict:
     """SGLD at the 22 step sizes x 10 chains x ``num_steps`` in one program; wall seconds and projection."""
     sampler, target, _, positions = problem("sgld")
     grid = [sampler.params(step_size=float(h)) for h in GRID_STEP_SIZES]
-    config = RunConfig(num_chains=NUM_CHAINS, num_steps=num_steps, seed=SEED, dtype=JAX_DTYPE)
+    block = min(1024, largest_block_size(sampler, target, grid, NUM_CHAINS, CACHED_BLOCK_NUMBERS))  # in the caches
+    config = RunConfig(num_chains=NUM_CHAINS, num_steps=num_steps, seed=SEED, dtype=JAX_DTYPE, block_size=block)
     start = time.perf_counter()
     program = CompiledGrid(sampler, target, grid, config, positions)
     compiled = time.perf_counter()
