@@ -352,7 +352,7 @@ REPRODUCTION = register(Reproduction(
     source="seeds/000, section 3.2 and appendix C",
     scales={"quick": f"10 chains x {STEPS['quick']:,} steps per step size, both search stages (about 10 minutes "
                      "on 2 cores, most of it compilation)",
-            "paper": "10 chains x 10^6 steps per step size, the paper's scale"},
+            "paper": "10 chains x 10^6 steps per step size, the paper's scale (15.5 minutes on 2 cores with --jobs 2)"},
     run=run,
     options=(Option("--steps", "smile-table1: steps per chain (default: 20,000 quick, 10^6 paper)"),
              SEED_OPTION,
