@@ -20,8 +20,8 @@ share (SMILE paper, ``seeds/000``): hyperparameters, state, and the two implemen
 
 Each step evaluates the gradient (and, in the tuned variants, the log density) at its starting point on its own
 draw: three gradient evaluations per step. Only the tuned variants keep the energy error; in the naive ones the log
-densities and kinetic energy changes are unused, and XLA drops them (a fifth of SMILE-naive's step at 150 chains;
-docs/performance.md).
+densities and kinetic energy changes are unused, and XLA drops them (15 to 20 % of the naive variants' step at
+150 chains; docs/performance.md).
 
 Derivation and notes: docs/derivations.md, section samplers._stochastic_microcanonical.
 """
@@ -185,7 +185,7 @@ def reference_step(state: State, grad_fn, draws, params: NaiveParams):
         INTEGRATORS[params.integrator], reference_kick, scale)
     state = state._replace(position=position, momentum=momentum, gradient_mean=gradient_mean,
                            gradient_std=gradient_std)
-    if isinstance(params, TunedParams):  # the naive variants leave the energy error unused (and untraced: dead code)
+    if isinstance(params, TunedParams):  # unused by the naive variants: dead code XLA drops
         state = _reference_tune(state._replace(energy_error=energy_error), params, start, at_rest)
     return state, Info(1 + gradients_per_step(params.integrator))
 
@@ -229,7 +229,7 @@ def optimized_step(state: State, grad_fn, draws, params: NaiveParams):
         INTEGRATORS[params.integrator], optimized_kick, scale)
     state = state._replace(position=position, momentum=momentum, gradient_mean=gradient_mean,
                            gradient_std=gradient_std)
-    if isinstance(params, TunedParams):  # the naive variants leave the energy error unused (and untraced: dead code)
+    if isinstance(params, TunedParams):  # unused by the naive variants: dead code XLA drops
         state = _optimized_tune(state._replace(energy_error=energy_error), params, start, at_rest)
     return state, Info(1 + gradients_per_step(params.integrator))
 

@@ -149,11 +149,10 @@ def test_large_targets_run_in_blocks_that_fit_and_arms_keep_their_draws(monkeypa
     """A grid whose 1024-step block would outgrow the caches (the pmf of MAMBA Table 2) runs in smaller blocks, of
     one size for every round, so an arm run alone draws what it drew beside the others."""
     from bench.running import jax_driver
-    from bench.tune import arm_runs
 
     runner = _problem(axes=AXES).runner
     per_step = jax_driver._numbers_per_step(runner.sampler, runner.target_by_arm[0], runner.params_by_arm[0])
-    monkeypatch.setattr(arm_runs, "CACHED_BLOCK_NUMBERS", 9 * 40 * per_step)  # 40 steps of all 9 arms
+    monkeypatch.setattr(jax_driver, "CACHED_BLOCK_NUMBERS", 9 * 40 * per_step)  # 40 steps of all 9 arms
     assert runner.block_size(0) == 40
     together = runner.run(dict.fromkeys(range(3), 300))
     alone = runner.run({0: 300})

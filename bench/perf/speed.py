@@ -36,7 +36,7 @@ import targets
 from bench.perf import floors, native_sgld
 from bench.running import numpy_driver
 from bench.running.config import RunConfig
-from bench.running.jax_driver import CACHED_BLOCK_NUMBERS, CompiledGrid, largest_block_size
+from bench.running.jax_driver import CompiledGrid, cached_block_size
 from base.draws import jax_draws
 from bench.perf.speed_workload import JAX_DTYPE, NUM_CHAINS, SEED, gradient_evaluations, problem
 
@@ -121,8 +121,8 @@ def sgld_grid(num_steps: int, progress=print) -> dict:
     """SGLD at the 22 step sizes x 10 chains x ``num_steps`` in one program; wall seconds and projection."""
     sampler, target, _, positions = problem("sgld")
     grid = [sampler.params(step_size=float(h)) for h in GRID_STEP_SIZES]
-    block = min(1024, largest_block_size(sampler, target, grid, NUM_CHAINS, CACHED_BLOCK_NUMBERS))  # in the caches
-    config = RunConfig(num_chains=NUM_CHAINS, num_steps=num_steps, seed=SEED, dtype=JAX_DTYPE, block_size=block)
+    config = RunConfig(num_chains=NUM_CHAINS, num_steps=num_steps, seed=SEED, dtype=JAX_DTYPE,
+                       block_size=cached_block_size(sampler, target, grid, NUM_CHAINS))
     start = time.perf_counter()
     program = CompiledGrid(sampler, target, grid, config, positions)
     compiled = time.perf_counter()

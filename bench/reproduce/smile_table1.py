@@ -87,7 +87,7 @@ def _entry(cell, step_sizes, steps: int, seed: int):
     import samplers as sampler_registry
     import targets as target_registry
     from bench.running.config import RunConfig
-    from bench.running.jax_driver import CACHED_BLOCK_NUMBERS, largest_block_size
+    from bench.running.jax_driver import cached_block_size
     from bench.sweeps.run_suites import Entry, step_size_grid
 
     target, noise, sampler = cell
@@ -101,9 +101,8 @@ def _entry(cell, step_sizes, steps: int, seed: int):
     # Blocks that fit the caches at the second stage's 15 x 10 chains, in both stages: the step sizes the stages
     # share then have one configuration, computed once (at 10^6 steps: 400 steps for SGLD, 625 for SMILE-naive).
     built_params = built_sampler.params_for(built_target, **grid[0])
-    cached = largest_block_size(built_sampler, built_target, [built_params], NUM_CHAINS * SECOND_STAGE_SIZE,
-                                CACHED_BLOCK_NUMBERS)
-    block = max(d for d in range(1, min(steps, 1000, cached) + 1) if steps % d == 0)  # no remainder block to compile
+    cached = cached_block_size(built_sampler, built_target, [built_params], NUM_CHAINS * SECOND_STAGE_SIZE, most=1000)
+    block = max(d for d in range(1, min(steps, cached) + 1) if steps % d == 0)  # no remainder block to compile
     config = RunConfig(num_chains=NUM_CHAINS, num_steps=steps, seed=seed, dtype="float32", block_size=block)
     return Entry(sampler, target, params, grid, config)
 

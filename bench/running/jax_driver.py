@@ -38,7 +38,7 @@ PROGRESS_UPDATES = 20
 BLOCK_NUMBERS_LIMIT = 2**28
 # Blocks of at most this many numbers (8 MB of float32) stay in the CPU's caches: on the 2-core machine a block of
 # 150 chains x 1000 steps of 10-d SGLD (4.5 x 10^6 numbers) ran 2.9 times slower per step than one of 500 steps
-# (docs/performance.md). Callers that pick their block size use it through ``largest_block_size``.
+# (docs/performance.md). Callers that pick their block size use it through ``cached_block_size``.
 CACHED_BLOCK_NUMBERS = 2**21
 FEW_PARALLEL_CHAINS = 32  # up to this many chains at once, small matrix products are fused (base.backend.matvec)
 
@@ -136,9 +136,15 @@ def largest_block_size(sampler, target, params_grid: list, num_chains: int, limi
     """The largest ``block_size`` whose block holds at most ``limit`` numbers for this grid and chains (at least 1).
 
     ``limit``: ``BLOCK_NUMBERS_LIMIT`` (None, the memory bound; :func:`check_block_memory` refuses a grid whose
-    single step does not fit), or ``CACHED_BLOCK_NUMBERS`` for the fastest blocks."""
+    single step does not fit), or ``CACHED_BLOCK_NUMBERS`` (:func:`cached_block_size`)."""
     parallel = len(params_grid) * num_chains * _numbers_per_step(sampler, target, params_grid[0])
     return max(1, (BLOCK_NUMBERS_LIMIT if limit is None else limit) // parallel)
+
+
+def cached_block_size(sampler, target, params_grid: list, num_chains: int, most: int = 1024) -> int:
+    """The largest ``block_size`` up to ``most`` whose block of this grid and chains holds at most
+    ``CACHED_BLOCK_NUMBERS`` numbers: the fastest blocks on a CPU (docs/performance.md)."""
+    return min(most, largest_block_size(sampler, target, params_grid, num_chains, CACHED_BLOCK_NUMBERS))
 
 
 def check_block_memory(sampler, target, params_grid: list, config: RunConfig) -> None:

@@ -20,7 +20,7 @@ import math
 
 import numpy as np
 
-from bench.running.jax_driver import CACHED_BLOCK_NUMBERS, largest_block_size
+from bench.running.jax_driver import cached_block_size
 from bench.running.run import run, run_grid
 from bench.running.result import RunResult
 
@@ -96,8 +96,7 @@ class ArmRunner:
         arms of MAMBA Table 2's pmf (2520 parameters) that is 37 steps: 1000-step blocks took 41 µs per
         chain-step there, 25 to 50 steps 20 to 23, and 6 to 12 steps 17. It does not depend on which arms run
         together, so a surviving arm's blocks, and draws, are the same every round."""
-        return min(1024, largest_block_size(self.sampler, self.target_by_arm[arm], self.params_by_arm,
-                                            self.num_chains, CACHED_BLOCK_NUMBERS))
+        return cached_block_size(self.sampler, self.target_by_arm[arm], self.params_by_arm, self.num_chains)
 
     def run(self, steps_by_arm: dict[int, int], progress=None) -> dict[int, ArmRun]:
         """Run every arm of ``steps_by_arm`` for its steps (each >= 1), grouped into vmapped programs by target
