@@ -40,9 +40,10 @@ def test_the_command_keeps_its_record_beside_the_store_and_writes_verdicts(tmp_p
     assert main(argv) == 0 and len(record.read_text().splitlines()) == 1  # the rerun reuses the finished cell
 
 
-def test_table2_cell_scores_predictions_against_nuts():
+def test_table2_cell_scores_predictions_against_nuts(capsys):
     frame = mamba_tables.reproduce(TABLE2, runs=1, samplers=("sgld",), methods=("heuristic",), budget=300,
-                                   final_budget=300, progress=False)
+                                   final_budget=300)
+    assert capsys.readouterr().err.startswith("[1/1] sgld heuristic run 0: step_size=")  # progress: cells done
     row = frame.iloc[0]
     assert row["step_size"] == pytest.approx(1 / 4800)  # h = 1/N, N = 4800 training ratings (80 % of 6000)
     assert np.isfinite(row["ksd"]) and 0 < row["xi_x100"] < 1000 and 0.5 < row["rmse"] < 2

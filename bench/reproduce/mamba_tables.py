@@ -27,6 +27,7 @@ import functools
 import json
 import math
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -344,7 +345,7 @@ def reproduce(table: Table, runs: int = 10, budget: float = DEFAULT_BUDGET, fina
         samplers: a subset of ``SAMPLERS``.
         methods: a subset of ``table.methods`` (default: all).
         num_data: N of Table 1's simulated data (a NUTS reference for it must be stored); None for the default.
-        progress: one line per tuning run on stderr.
+        progress: one line per tuning run on stderr: cells done of all, its outcome, minutes so far.
         record: the JSON-lines file of finished rows, or None (nothing kept).
         jobs: cells computed at once, each in its own process (1: all in this one). A tuning run's minibatch
             steps are small sequential programs that keep one core busy, so a second job uses a second core.
@@ -374,6 +375,7 @@ def reproduce(table: Table, runs: int = 10, budget: float = DEFAULT_BUDGET, fina
     settings = _settings(table, budget, final_budget, context.target_params)
     rows = finished_rows(record, settings)
     cells = [(sampler, method, run) for sampler in samplers for method in methods for run in range(runs)]
+    start = time.perf_counter()
     for cell, row in _computed(context, [c for c in cells if c not in rows], budget, final_budget, num_data, jobs,
                                client):
         label = row.pop("arm_label")
@@ -381,7 +383,9 @@ def reproduce(table: Table, runs: int = 10, budget: float = DEFAULT_BUDGET, fina
         _append(record, settings, row)
         if progress:
             shown = ", ".join(f"{text} {row[key]:.4g}" for key, text in table.columns)
-            print(f"{cell[0]} {cell[1]} run {cell[2]}: {label}, {shown}", file=sys.stderr, flush=True)
+            minutes = (time.perf_counter() - start) / 60
+            print(f"[{sum(c in rows for c in cells)}/{len(cells)}] {cell[0]} {cell[1]} run {cell[2]}: {label}, {shown} "
+                  f"({minutes:.1f} min)", file=sys.stderr, flush=True)
     return pd.DataFrame([rows[cell] for cell in cells])
 
 
