@@ -529,17 +529,18 @@ def run_table(table: Table, scale: str, options: dict, db, out, progress: bool):
                                num_data=options.get("num_data"), progress=progress, record=record, jobs=jobs,
                                client=client)
     summary = summarise(table, frame)
+    commits = frame["commit"].str.replace(r"^([0-9a-f]{12})[0-9a-f]{28}", r"\1", regex=True)  # "+dirty" kept
     intro = (f"{runs} tuning run{'s' if runs > 1 else ''} per cell, tuning budget {settings['budget_grads']:g} and "
              f"final run {settings['final_grads']:g} full-data gradient evaluations (paper: seconds); mean ± std "
              f"over runs (paper's value); {seconds:.0f} s in this invocation. Code: "
-             f"{', '.join(sorted({c[:12] for c in frame['commit']}))}; finished runs are kept in {record} and a "
+             f"{', '.join(sorted(set(commits)))}; finished runs are kept in {record} and a "
              f"rerun with the same settings reuses them. Verdict: within 2 std of the paper's value, or differs.")
     return Outcome(name=table.name, title=table.title, table=_verdicts(table, summary), intro=intro,
                    sections=(("Ours beside the paper's, per sampler", figure(table, summary)),
                              ("Differences from the paper",
                               Markup("<ul>" + "".join(f"<li>{escape(d)}</li>" for d in table.differences) + "</ul>")),
                              ("The paper's comparisons: which orderings hold", orderings(table, summary)),
-                             ("Every run", frame)),
+                             ("Every run", frame.assign(commit=commits))),
                    text_notes=(orderings(table, summary).to_string(index=False),))
 
 
