@@ -5,6 +5,7 @@ belong."""
 from __future__ import annotations
 
 import re
+
 import numpy as np
 import pandas as pd
 import pytest

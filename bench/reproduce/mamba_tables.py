@@ -375,16 +375,17 @@ def reproduce(table: Table, runs: int = 10, budget: float = DEFAULT_BUDGET, fina
     settings = _settings(table, budget, final_budget, context.target_params)
     rows = finished_rows(record, settings)
     cells = [(sampler, method, run) for sampler in samplers for method in methods for run in range(runs)]
-    start = time.perf_counter()
+    start, done = time.perf_counter(), sum(cell in rows for cell in cells)
     for cell, row in _computed(context, [c for c in cells if c not in rows], budget, final_budget, num_data, jobs,
                                client):
         label = row.pop("arm_label")
         rows[cell] = row
+        done += 1
         _append(record, settings, row)
         if progress:
             shown = ", ".join(f"{text} {row[key]:.4g}" for key, text in table.columns)
             minutes = (time.perf_counter() - start) / 60
-            print(f"[{sum(c in rows for c in cells)}/{len(cells)}] {cell[0]} {cell[1]} run {cell[2]}: {label}, {shown} "
+            print(f"[{done}/{len(cells)}] {cell[0]} {cell[1]} run {cell[2]}: {label}, {shown} "
                   f"({minutes:.1f} min)", file=sys.stderr, flush=True)
     return pd.DataFrame([rows[cell] for cell in cells])
 
