@@ -2,7 +2,8 @@ r"""The posteriordb acceptance contract of a gold-standard reference (Magnusson 
 "posteriordb: testing, benchmarking and developing Bayesian inference algorithms", reference
 posteriors): at least ``min_chains`` chains, rank-normalised split :math:`\hat R` below ``max_rhat``
 for every kept coordinate (the parameters, or a target's ``reference_quantities``), bulk and tail ESS of at
-least ``min_ess`` on the thinned draws that are stored, no divergent transitions,
+least ``min_ess`` on the thinned draws that are stored, at most ``max_divergences`` divergent transitions
+(none by default),
 and E-BFMI of at least ``min_bfmi`` in every chain, with
 
 .. math:: \text{E-BFMI} = \frac{\sum_{t=2}^{T} (E_t - E_{t-1})^2}{\sum_{t=1}^{T} (E_t - \bar E)^2}
@@ -29,10 +30,12 @@ class Contract:
     min_ess: float = 10_000
     min_bfmi: float = 0.2
     num_stored: int = 10_000
+    max_divergences: int = 0
 
     def __post_init__(self):
         integer_at_least("min_chains", self.min_chains, 1)
         integer_at_least("num_stored", self.num_stored, 4)
+        integer_at_least("max_divergences", self.max_divergences, 0)
         for name in ("max_rhat", "min_ess", "min_bfmi"):
             positive_finite(name, getattr(self, name))
         if self.max_rhat < 1:
@@ -86,8 +89,9 @@ def violations(result, contract: Contract) -> tuple[list[str], dict, np.ndarray]
             if not np.all(values >= contract.min_ess):
                 failures.append(f"{method}_ess: {method} ESS after thinning must be >= {contract.min_ess:g}, got "
                                 f"minimum {np.nanmin(values):.0f} at coordinate {int(np.nanargmin(values))}")
-    if diagnostics["divergences"]:
-        failures.append(f"divergences: no divergent transitions are allowed, got {diagnostics['divergences']}")
+    if diagnostics["divergences"] > contract.max_divergences:
+        failures.append(f"divergences: at most {contract.max_divergences} divergent transitions are allowed, got "
+                        f"{diagnostics['divergences']}")
     bfmi = e_bfmi(result.energy)
     diagnostics["min_e_bfmi"] = float(np.min(bfmi))
     if not np.all(bfmi >= contract.min_bfmi):

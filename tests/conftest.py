@@ -1,3 +1,14 @@
-"""Shared pytest configuration: float64 JAX (the suite enables it on import) and tier markers."""
+"""Shared pytest configuration: float64 JAX (the suite enables it on import), and the worker count.
+
+The default run spreads the tests over one pytest-xdist worker per core (``-n auto`` in pyproject.toml). A run that
+times benchmarks (``--benchmark-enable`` or ``--benchmark-only``) runs in one process instead: timings taken beside
+other workers would measure the contention, and pytest-benchmark turns itself off under xdist."""
 
 import samplers  # noqa: F401  (enables JAX's 64-bit mode before any test builds arrays)
+
+
+def pytest_xdist_auto_num_workers(config):
+    """0 workers (one process) when benchmarks are timed; None otherwise (xdist's own count: the cores)."""
+    if config.getoption("benchmark_enable", False) or config.getoption("benchmark_only", False):
+        return 0
+    return None

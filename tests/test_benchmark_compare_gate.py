@@ -28,6 +28,9 @@ FAST = ["-p", "pytest_benchmark.plugin", "-p", "no:cacheprovider", "--benchmark-
 @pytest.fixture(autouse=True)
 def only_benchmark_plugin(monkeypatch):
     monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    # under pytest-xdist this test runs in a worker, whose name pytest-benchmark would read as its own and then
+    # disable every benchmark of the inner run
+    monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)
 
 
 def planted_baseline(pytester, seconds: float) -> str:
@@ -62,3 +65,17 @@ def test_gate_passes_against_a_slow_baseline(pytester):
     result.stderr.no_fnmatch_line("*Performance has regressed*")
     for row in ("test_tiny (0001_planted) *", "test_tiny (NOW) *"):  # it did compare (rows sorted by time)
         result.stdout.fnmatch_lines([row])
+
+
+@pytest.mark.parametrize(("options", "workers"), [({}, None), ({"benchmark_enable": True}, 0),
+                                                  ({"benchmark_only": True}, 0)])
+def test_timed_benchmarks_run_in_one_process(options, workers):
+    """``-n auto`` keeps xdist's count (None) unless benchmarks are timed, which then run in one process (0)."""
+    from tests.conftest import pytest_xdist_auto_num_workers
+
+    class Config:
+        @staticmethod
+        def getoption(name, default=None):
+            return options.get(name, default)
+
+    assert pytest_xdist_auto_num_workers(Config()) == workers

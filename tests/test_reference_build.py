@@ -93,6 +93,23 @@ def test_low_ess_fails_the_contract_naming_the_check():
                      num_draws=200)
 
 
+def test_divergences_beyond_the_contracts_allowance_fail_it():
+    from reference.contract import violations
+    from reference.nuts_result import NutsResult
+
+    rng = np.random.default_rng(0)
+    divergent = np.zeros((4, 400), dtype=bool)
+    divergent[1, 7] = divergent[3, 200] = True
+    result = NutsResult(rng.standard_normal((4, 400, 2)), divergent, rng.standard_normal((4, 400)), 1.0, "numpyro", "")
+    loose = dict(num_stored=400, min_ess=10, min_bfmi=0.1)
+    failures, diagnostics, _ = violations(result, Contract(**loose))
+    assert diagnostics["divergences"] == 2
+    assert failures == ["divergences: at most 0 divergent transitions are allowed, got 2"]
+    assert violations(result, Contract(**loose, max_divergences=2))[0] == []
+    with pytest.raises(ValueError, match="max_divergences"):
+        Contract(max_divergences=-1)
+
+
 def test_e_bfmi_and_thinning():
     rng = np.random.default_rng(0)
     white = rng.standard_normal((2, 20_000))
@@ -240,8 +257,11 @@ def test_the_regression_bnn_reference_is_function_space_from_a_deep_ensemble(tmp
     target = targets.get("bnn", noise="none", hidden=(2,))
     np.testing.assert_array_equal(initial_positions(target, 4, 0), deep_ensemble(target, 4, 0).positions)
     # a loose contract: this 28-parameter network's function-space posterior has modes NUTS does not cross in 300
-    # draws (R-hat 1.2); the test is of the machinery, the real build of docs/reproductions.md is of convergence
-    build(target, seed=0, contract=Contract(num_stored=400, min_ess=10, max_rhat=2.0), directory=tmp_path,
+    # draws (R-hat 1.2), and its ReLU kinks give the odd divergence that depends on the CPU's arithmetic (one in 1200
+    # transitions on CI's machine, none here); the test is of the machinery, the real build of docs/reproductions.md
+    # (no divergence allowed) is of convergence
+    build(target, seed=0, contract=Contract(num_stored=400, min_ess=10, max_rhat=2.0, max_divergences=12),
+          directory=tmp_path,
           cross_check=False, num_chains=4, num_warmup=300, num_draws=300)
     header = store.read_header(target, tmp_path)
     assert header["quantities"] == target.reference_quantities_label and header["dim"] == 20

@@ -70,8 +70,8 @@ def tests_layer(bug: PlantedBug) -> tuple[str, str]:
     ``missed``, ``no tests`` or ``error``."""
     if not bug.tests:
         return "no tests", ""
-    command = [sys.executable, "-m", "pytest", "-q", "-x", "-p", "bench.gate.planted_plugin", "-p", "no:cacheprovider",
-               "-m", "not statistical", "--no-header", "-rf", *bug.tests]
+    command = [sys.executable, "-m", "pytest", "-q", "-x", "-n", "0", "-p", "bench.gate.planted_plugin", "-p",
+               "no:cacheprovider", "-m", "not statistical", "--no-header", "-rf", *bug.tests]  # -n 0: one process
     try:
         done = subprocess.run(command, env={**os.environ, ENVIRONMENT_VARIABLE: bug.name}, capture_output=True,
                               text=True, timeout=TEST_TIMEOUT_SECONDS)
