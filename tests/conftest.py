@@ -2,7 +2,8 @@
 
 The default run spreads the tests over one pytest-xdist worker per core (``-n auto`` in pyproject.toml). A run that
 times benchmarks (``--benchmark-enable`` or ``--benchmark-only``) runs in one process instead: timings taken beside
-other workers would measure the contention, and pytest-benchmark turns itself off under xdist."""
+other workers would measure the contention, and pytest-benchmark turns itself off under xdist. Tests marked ``long``
+start first, so that the longest (the quick gate) does not begin when the other worker has nothing left."""
 
 import samplers  # noqa: F401  (enables JAX's 64-bit mode before any test builds arrays)
 
@@ -12,3 +13,8 @@ def pytest_xdist_auto_num_workers(config):
     if config.getoption("benchmark_enable", False) or config.getoption("benchmark_only", False):
         return 0
     return None
+
+
+def pytest_collection_modifyitems(config, items):
+    """The ``long`` tests first, the rest in their collected order (a stable sort)."""
+    items.sort(key=lambda item: item.get_closest_marker("long") is None)

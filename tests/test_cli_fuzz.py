@@ -245,6 +245,7 @@ def run_argv(draw):
     return [*argv, *params, *tokens], *paths
 
 
+@pytest.mark.long
 @settings(max_examples=RUN_EXAMPLES, **FUZZ)
 @given(run_argv())
 def test_run_runs_or_exits_2_with_one_line(capsys, tmp_path_factory, case):

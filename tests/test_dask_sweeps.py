@@ -138,6 +138,7 @@ def test_gate_executor_options(tmp_path, capsys):
     assert status == 2 and "--executor dask runs the gate's cells; --reseed and --power" in err[0], err
 
 
+@pytest.mark.long
 def test_mamba_table_cells_on_dask_give_the_local_rows(client):
     import pandas as pd
 

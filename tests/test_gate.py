@@ -44,6 +44,7 @@ LINREG_CELL = next(c for c in QUICK.values() if c.sampler == "sgld" and c.target
 ALPHA = alpha_per_check(len(QUICK), True)
 
 
+@pytest.mark.long
 def test_quick_gate_passes(tmp_path):
     """``sgbench gate`` (quick suite, stored baselines): exit status 0, checks stored, report written."""
     status = cli.main(["gate", "--suite", "quick", "--db", str(tmp_path / "results.sqlite"),
@@ -131,6 +132,7 @@ ADAPTERS = {  # adapter, its hyperparameters, chains, steps (posteriors runs one
 }
 
 
+@pytest.mark.long
 @pytest.mark.parametrize("library", sorted(ADAPTERS))
 def test_library_sgld_passes_validation_on_icg(library, tmp_path):
     """blackjax's and posteriors' SGLD at h = 0.02 on icg4 pass ``validate`` as the suite's sgld."""

@@ -40,6 +40,7 @@ def _plant_earlier_measurement(results_dir, head: str, speedup: float):
     (path.parent / path.name.replace(head[:8], EARLIER[:8])).write_text(json.dumps(document))
 
 
+@pytest.mark.long
 def test_nightly_passes_then_reports_a_planted_slowdown(tmp_path, monkeypatch, capsys, one_cell_gate):
     monkeypatch.setenv("HOME", str(tmp_path))  # asv keeps its machine file in ~/.asv-machine.json
     config, results = _config(tmp_path), tmp_path / "nightly"

@@ -79,6 +79,7 @@ def test_a_bug_that_vanishes_everywhere_is_reported_with_its_reason():
     assert "E[x^2]" in power._why_missed(row)
 
 
+@pytest.mark.long
 def test_tests_layer_catches_a_reference_only_bug():
     outcome, detail = power.tests_layer(planted.get("sgld-reference-noise-doubled"))
     assert outcome == "caught", detail
