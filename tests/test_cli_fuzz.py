@@ -10,9 +10,9 @@ Inputs: ints (negative, zero, huge), floats (nan, +-inf, +-0, extremes), strings
 layers; for ``sgbench run``, real and garbage sampler and target names, step sizes, sizes, KEY=VALUE parameters,
 dtypes, backends and unusable ``--db``/``--out`` paths; for the other commands, option sets with at least one value
 outside its range (so that nothing long runs). The examples are fixed (``derandomize=True``), so a run never
-meets a new one: 1200 generated inputs in all (the ``max_examples`` below: 250 + 300 + 250 + 100 + 300; the 100 are the
-real runs, each a compilation), plus
-two fixed inputs that the fuzzing found with other examples (b² ~ 1e257, whose report must still be written).
+meets a new one: 1200 generated inputs in all (the ``max_examples`` below: 250 + 300 + 250 + 100 + 300; the 100
+are the real runs, each a compilation), plus two fixed inputs that the fuzzing found with other examples (b² ~
+1e257, whose report must still be written).
 Runs that would really run are tiny (at most 3 chains of 200 steps, mostly on the NumPy backend) and write
 only under pytest's temporary folder.
 """

@@ -15,7 +15,8 @@ from reference import store
 from reference.checks import b2_check, moment_check
 from reference.build import ContractError, build, run_accepted
 from reference.reproducibility import rebuild_and_compare
-from reference.contract import Contract, e_bfmi, thin
+from reference.contract import Contract, e_bfmi, thin, violations
+from reference.nuts_result import NutsResult
 from reference.metrics import b2
 
 # Family-wise false-failure rate of every z-test below (Bonferroni over the coordinates tested).
@@ -94,9 +95,6 @@ def test_low_ess_fails_the_contract_naming_the_check():
 
 
 def test_divergences_beyond_the_contracts_allowance_fail_it():
-    from reference.contract import violations
-    from reference.nuts_result import NutsResult
-
     rng = np.random.default_rng(0)
     divergent = np.zeros((4, 400), dtype=bool)
     divergent[1, 7] = divergent[3, 200] = True
