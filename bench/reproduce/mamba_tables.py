@@ -345,7 +345,8 @@ def reproduce(table: Table, runs: int = 10, budget: float = DEFAULT_BUDGET, fina
         samplers: a subset of ``SAMPLERS``.
         methods: a subset of ``table.methods`` (default: all).
         num_data: N of Table 1's simulated data (a NUTS reference for it must be stored); None for the default.
-        progress: one line per tuning run on stderr: cells done of all, its outcome, minutes so far.
+        progress: on stderr, the cells left to compute, then one line per tuning run: cells done of all, its
+            outcome, minutes so far.
         record: the JSON-lines file of finished rows, or None (nothing kept).
         jobs: cells computed at once, each in its own process (1: all in this one). A tuning run's minibatch
             steps are small sequential programs that keep one core busy, so a second job uses a second core.
@@ -376,6 +377,9 @@ def reproduce(table: Table, runs: int = 10, budget: float = DEFAULT_BUDGET, fina
     rows = finished_rows(record, settings)
     cells = [(sampler, method, run) for sampler in samplers for method in methods for run in range(runs)]
     start, done = time.perf_counter(), sum(cell in rows for cell in cells)
+    if progress:
+        print(f"{len(cells) - done} of {len(cells)} cells to compute ({done} from the record), {jobs} at a time; "
+              "a line as each one finishes", file=sys.stderr, flush=True)
     for cell, row in _computed(context, [c for c in cells if c not in rows], budget, final_budget, num_data, jobs,
                                client):
         label = row.pop("arm_label")
