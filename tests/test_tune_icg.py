@@ -68,8 +68,8 @@ to see an error that keeps the best arm in front, for example a budget not reall
 (the best arm leads by a wide margin from round 0).
 
 Runtime: 3 minutes on 2 cores (measured 174 s: 1.4 s per tuning; each tuning builds two XLA programs that differ
-between seeds only in their arguments, compiled once through the run's persistent compilation cache
-(``tests/conftest.py``), so tracing dominates). Run with::
+between seeds only in their arguments, compiled once through a temporary persistent compilation cache, so
+tracing dominates). Run with::
 
     python -m pytest tests/test_tune_icg.py -m statistical -q
 """
@@ -80,6 +80,9 @@ import numpy as np
 import pytest
 import scipy.linalg
 import scipy.stats
+
+import jax
+from jax.experimental.compilation_cache import compilation_cache
 
 import targets
 from bench.tune import mamba as tuner
@@ -167,6 +170,22 @@ def test_each_arms_true_quality_is_its_exact_stationary_b2():
     assert best * len(range(thin, steps + 1, thin)) * NUM_CHAINS >= MIN_RESOLUTIONS
 
 
+@pytest.fixture(scope="module")
+def compile_once(tmp_path_factory):
+    """A persistent XLA compilation cache in a temporary folder for this module: every tuning compiles the same
+    two programs (only their arguments differ by seed), which then compile once; restored afterwards."""
+    names = ("jax_compilation_cache_dir", "jax_persistent_cache_min_compile_time_secs",
+             "jax_persistent_cache_min_entry_size_bytes")
+    saved = {name: getattr(jax.config, name) for name in names}
+    jax.config.update("jax_compilation_cache_dir", str(tmp_path_factory.mktemp("xla_cache")))
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
+    compilation_cache.reset_cache()
+    yield
+    for name, value in saved.items():
+        jax.config.update(name, value)
+    compilation_cache.reset_cache()
+
+
 def chosen_step_sizes(seeds):
     return [tuner.mamba(build(seed), eta=ETA).winner_arm.sampler_params()["step_size"] for seed in seeds]
 
@@ -184,7 +203,7 @@ def describe(chosen) -> str:
 
 
 @pytest.mark.statistical
-def test_mamba_picks_the_arm_of_smallest_exact_b2():
+def test_mamba_picks_the_arm_of_smallest_exact_b2(compile_once):
     chosen = chosen_step_sizes(range(RUNS))
     count = failures(chosen)
     assert count <= THRESHOLD, (
@@ -216,7 +235,7 @@ def worst_of_last_round(monkeypatch):
 
 @pytest.mark.statistical
 @pytest.mark.parametrize("bug", [reversed_reward, random_reward, worst_of_last_round], ids=lambda f: f.__name__)
-def test_the_check_fails_for_a_wrong_tuner(monkeypatch, bug):
+def test_the_check_fails_for_a_wrong_tuner(compile_once, monkeypatch, bug):
     bug(monkeypatch)
     chosen = chosen_step_sizes(range(CONTROL_RUNS))
     count = failures(chosen)
