@@ -15,8 +15,7 @@ from jax.experimental.compilation_cache import compilation_cache
 
 from bench.running.compilation_cache import enable_compilation_cache
 
-# Compiles before enabling the cache (which JAX would otherwise never use in this process), then a program unique to
-# the test, and prints the cache events it saw.
+# Compiles once before enabling the cache, then a program unique to the test, and prints the cache events it saw.
 _PROCESS = """
 import json, sys
 import jax, jax.numpy as jnp
@@ -50,6 +49,8 @@ def test_the_default_folder_follows_xdg_cache_home_and_a_new_folder_takes_effect
     saved = jax.config.jax_compilation_cache_dir
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     try:
+        enable_compilation_cache(tmp_path / "first")  # JAX opens this folder at the next compilation
+        jax.jit(lambda x: jnp.tan(x) + 1.357)(jnp.ones(6)).block_until_ready()
         jax.config.update("jax_compilation_cache_dir", None)
         folder = enable_compilation_cache()
         assert folder == tmp_path / "sgmcmc-bench" / "jax"
@@ -57,8 +58,5 @@ def test_the_default_folder_follows_xdg_cache_home_and_a_new_folder_takes_effect
         jax.jit(lambda x: jnp.tan(x) - 2.468)(jnp.ones(6)).block_until_ready()
         assert any(entry.name.startswith("jit__lambda") for entry in folder.iterdir())
     finally:
-        if saved is None:
-            jax.config.update("jax_compilation_cache_dir", None)
-            compilation_cache.reset_cache()
-        else:
-            enable_compilation_cache(saved)
+        jax.config.update("jax_compilation_cache_dir", saved)
+        compilation_cache.reset_cache()
