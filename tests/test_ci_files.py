@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -48,3 +49,11 @@ def test_the_nightly_job_runs_sgbench_nightly_and_keeps_its_state():
     assert "sgbench nightly --results reports/nightly" in text and "schedule:" in text
     assert "reports/nightly\n            bench/perf/asv/results" in text  # carried from night to night
     assert "if: always()" in text and "upload-artifact" in text and "fetch-depth: 0" in text
+
+
+def test_the_nightly_job_runs_the_tiers_that_the_default_run_leaves_out():
+    """The default run deselects ``statistical`` and ``integration`` (pyproject.toml); the nightly job runs both."""
+    addopts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]["addopts"]
+    assert "-m 'not statistical and not integration'" in addopts
+    text = (ROOT / ".github" / "workflows" / "nightly.yml").read_text()
+    assert 'python -m pytest -m "statistical or integration"' in text

@@ -118,6 +118,7 @@ def test_smile_table1_checks_its_executor_options(tmp_path, capsys, flags, messa
     assert status == 2 and len(err) == 1 and message in err[0], err
 
 
+@pytest.mark.integration
 def test_the_gate_on_dask_checks_the_same_numbers_as_in_one_process(client, monkeypatch):
     from bench.gate import runner
 
@@ -139,6 +140,7 @@ def test_gate_executor_options(tmp_path, capsys):
 
 
 @pytest.mark.long
+@pytest.mark.integration
 def test_mamba_table_cells_on_dask_give_the_local_rows(client):
     import pandas as pd
 

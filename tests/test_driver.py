@@ -8,7 +8,7 @@ import pytest
 import bench
 import samplers
 import targets
-from bench.running.config import RunConfig
+from bench.running.config import RunConfig, dividing_block_size
 from bench.running.jax_driver import CompiledGrid
 
 ICG = dict(noise="isotropic", noise_variance=256.0)
@@ -75,6 +75,25 @@ def test_block_size_does_not_change_the_law_only_the_stream():
     runs = [bench.run("sgld", "icg", params={"step_size": 1e-3}, num_chains=2, num_steps=300, block_size=b)
             for b in (7, 300)]
     assert runs[0].moments.count.tolist() == runs[1].moments.count.tolist() == [300, 300]
+
+
+@pytest.mark.parametrize("total_steps, most, expected", [
+    (4000, 1024, 1000), (4500, 1024, 900), (1_000_000, 1024, 1000), (100, 1024, 100), (2**20, 1024, 1024),
+    (10_007, 1024, 1024),  # a prime: no divisor of a useful size, a final short block instead
+    (4000, 7, 5)])
+def test_a_dividing_block_size_leaves_no_final_short_block(total_steps, most, expected):
+    assert dividing_block_size(total_steps, most) == expected
+
+
+def test_a_run_config_blocks_divide_its_steps_unless_told_otherwise():
+    assert RunConfig(num_steps=10_000).block_size == 1000
+    assert RunConfig(num_steps=3000, num_burnin=1500).block_size == 900
+    assert RunConfig(num_steps=10_000, block_size=1024).block_size == 1024
+
+
+def test_a_dividing_block_size_refuses_what_is_not_a_step_count():
+    with pytest.raises(ValueError, match="total_steps must be an integer"):
+        dividing_block_size(0)
 
 
 def test_memory_of_the_compiled_run_does_not_grow_with_steps():

@@ -134,6 +134,7 @@ ADAPTERS = {  # adapter, its hyperparameters, chains, steps (posteriors runs one
 
 @pytest.mark.long
 @pytest.mark.parametrize("library", sorted(ADAPTERS))
+@pytest.mark.integration
 def test_library_sgld_passes_validation_on_icg(library, tmp_path):
     """blackjax's and posteriors' SGLD at h = 0.02 on icg4 pass ``validate`` as the suite's sgld."""
     if library == "posteriors":

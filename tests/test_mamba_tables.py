@@ -15,6 +15,7 @@ from bench.reproduce import mamba_tables
 from bench.reproduce.mamba_tables import TABLE1, TABLE2, TABLE3
 
 
+@pytest.mark.integration
 def test_table1_cell_runs_and_scores_against_nuts():
     options = dict(runs=2, samplers=("sgld",), methods=("heuristic",), budget=1000, final_budget=1000, progress=False)
     frame = mamba_tables.reproduce(TABLE1, **options)
@@ -73,6 +74,7 @@ def test_an_interrupted_reproduction_resumes_from_its_record(tmp_path, monkeypat
         TABLE1.target_params(None)))) == 1
 
 
+@pytest.mark.integration
 def test_table3_cell_scores_calibration_from_the_map():
     frame = mamba_tables.reproduce(TABLE3, runs=1, samplers=("sgld",), methods=("heuristic",), budget=300,
                                    final_budget=300, progress=False)

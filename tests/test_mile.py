@@ -68,6 +68,7 @@ def _counts(num_chains, phases, sampling_steps):
     return counts
 
 
+@pytest.mark.integration
 def test_naive_mclmc_fails_where_mile_does_not():
     """24 chains, phases (500, 100, 100), 100 sampling steps (about 20 s, mostly compilation). Naive
     MCLMC's first step of size sqrt(d) = 22 from a deep-ensemble mode has an energy error of 1e12 to

@@ -41,6 +41,7 @@ def _plant_earlier_measurement(results_dir, head: str, speedup: float):
 
 
 @pytest.mark.long
+@pytest.mark.integration
 def test_nightly_passes_then_reports_a_planted_slowdown(tmp_path, monkeypatch, capsys, one_cell_gate):
     monkeypatch.setenv("HOME", str(tmp_path))  # asv keeps its machine file in ~/.asv-machine.json
     config, results = _config(tmp_path), tmp_path / "nightly"

@@ -66,6 +66,7 @@ def test_a_planted_bug_changes_only_the_backends_it_names():
         assert patched.reference_step is not original.reference_step
 
 
+@pytest.mark.integration
 def test_gate_layer_catches_a_bug_with_an_effect():
     row = power.gate_layer(planted.get("sgld-noise-variance-doubled"), progress=lambda _: None)
     assert row["has_effect"] and row["gate"], row

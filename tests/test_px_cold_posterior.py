@@ -35,6 +35,7 @@ def test_checks(values, nll_passed, amb_passed):
     assert (nll_check.passed, amb_check.passed) == (nll_passed, amb_passed)
 
 
+@pytest.mark.integration
 def test_tiny_run_through_the_command(tmp_path, capsys, monkeypatch):
     monkeypatch.setitem(pxc.SCALES, "quick", {"chains": 2, "cycle_length": 20, "cycles": 2})
     monkeypatch.setattr(pxc, "STEP_GRID", (1e-4, 1e-3))

@@ -60,6 +60,7 @@ def test_icg_reference_agrees_with_analytic_moments(icg_reference):
     assert_agrees_with_analytic(reference, target.truth)
 
 
+@pytest.mark.integration
 def test_rosenbrock_reference_agrees_with_analytic_moments(tmp_path):
     target = targets.get("rosenbrock", dim=2)
     build(target, seed=3, contract=TINY, directory=tmp_path, num_chains=4, num_warmup=1000, num_draws=4000,
@@ -245,6 +246,7 @@ def test_committed_references_load_with_their_checksums(name):
     assert np.all(truth.mean_se > 0) and np.all(np.abs(draws.mean(axis=(0, 1)) - truth.mean) < 1e-5)
 
 
+@pytest.mark.integration
 def test_the_regression_bnn_reference_is_function_space_from_a_deep_ensemble(tmp_path):
     """The regression network's reference keeps the predictive means at 20 test points (its weights are not
     identified), starts NUTS from a deep ensemble, and records the parameters' own diagnostics without requiring

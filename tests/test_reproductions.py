@@ -123,6 +123,7 @@ def test_smile_table1_blocks_fit_the_caches_and_divide_the_steps():
     assert smile_table1._entry(("icg", "diagonal", "sgld"), smile_table1.FIRST_STAGE, 200, 0).config.block_size == 200
 
 
+@pytest.mark.integration
 def test_smile_table1_tiny_run_lands_in_the_store_and_resumes(tmp_path, capsys):
     db = tmp_path / "r.sqlite"
     argv = ["reproduce", "smile-table1", "--steps", "200", "--target", "icg", "--noise", "diagonal", "--noise",
@@ -171,11 +172,13 @@ def test_ks_distance_of_the_multimodal_target():
 
 
 @pytest.mark.parametrize("argv, printed, page_holds", [
-    (["px-modes", "--chains", "2", "--steps", "2000"], "PX-SGLD (3, 0) visits more modes than SGLD",
-     "chains in one mode"),
-    (["sglrw-multimodal", "--chains", "8", "--steps", "500"], "SGLRW's KS distance below SGLD's", "KS distance"),
-    (["smile-gmm", "--steps", "2000"], "10 pSMILE-naive chains together visit all 25 modes", "Pilot runs of cSGLD"),
-    (["mile-table5", "--chains", "4"], "MILE: no NaN and no frozen chain", "frozen chains"),
+    pytest.param(["px-modes", "--chains", "2", "--steps", "2000"], "PX-SGLD (3, 0) visits more modes than SGLD",
+                 "chains in one mode", marks=pytest.mark.integration),
+    pytest.param(["sglrw-multimodal", "--chains", "8", "--steps", "500"], "SGLRW's KS distance below SGLD's",
+                 "KS distance", marks=pytest.mark.integration),
+    pytest.param(["smile-gmm", "--steps", "2000"], "10 pSMILE-naive chains together visit all 25 modes",
+                 "Pilot runs of cSGLD", marks=pytest.mark.integration),
+    (["mile-table5", "--chains", "4"], "MILE: no NaN and no frozen chain", "frozen chains"),  # the default run's one
 ])
 def test_tiny_run_prints_its_checks_and_writes_its_page(tmp_path, capsys, argv, printed, page_holds):
     status = main(["reproduce", *argv, "--out", str(tmp_path), "--db", str(tmp_path / "r.sqlite"), "--no-progress"])

@@ -93,6 +93,7 @@ def test_ordering_check(sgld, sglrw, passed):
     assert cov.ordering_check(_frame(sgld, sglrw)).passed is passed
 
 
+@pytest.mark.integration
 def test_tiny_run_prints_its_checks_writes_its_page_and_resumes(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(cov, "LEMMA_STATES", 2)
     monkeypatch.setattr(cov, "LEMMA_DRAWS", 2**10)

@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from bench.cli import main
 from bench.reproduce import sglrw_table2
@@ -44,6 +45,7 @@ def test_summary_averages_seeds_and_judges_infinities():
     assert sglrw_table2.acceptance(close.iloc[[0, 2]]).passed is None  # B=1 only: 45 against 40 ± 10
 
 
+@pytest.mark.integration
 def test_tiny_run_against_the_nuts_reference(tmp_path, monkeypatch, capsys):
     full = sglrw_table2.compute
     runs = full(48, seeds=[0], batch_sizes=(64,), step_sizes=(1.0, 0.01), samplers=("sgld", "sglrw"),

@@ -26,6 +26,7 @@ def test_chains_are_split_over_a_divisor_of_their_number(monkeypatch):
         chain_devices(8, devices=0)
 
 
+@pytest.mark.integration
 def test_a_grid_split_over_four_devices_gives_the_one_device_numbers():
     env = {**os.environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=4"}
     script = Path(__file__).with_name("_sharded_run.py")

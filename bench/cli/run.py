@@ -48,7 +48,8 @@ def add_parser(commands) -> None:
     adhoc.add_argument("--num-checkpoints", type=int, help="record the running b^2 at about this many steps "
                        f"(default: {DEFAULTS.num_checkpoints}: none)")
     adhoc.add_argument("--block-size", type=int, help="steps of random numbers the JAX driver draws at once "
-                       f"(default: {DEFAULTS.block_size}; smaller for many chains in high dimension)")
+                       "(default: the largest up to 1024 that divides the steps; smaller for many chains in high "
+                       "dimension)")
     adhoc.add_argument("--dtype", help=f"chain dtype, one of {', '.join(DTYPES)} (default: {DEFAULTS.dtype}; "
                        "the quick suite runs float32)")
     adhoc.add_argument("--backend", help=f"driver, one of {', '.join(BACKENDS)} (default: {DEFAULTS.backend}; "

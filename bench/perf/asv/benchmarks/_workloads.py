@@ -48,8 +48,8 @@ Memory (``check_memory``): a combination whose estimated memory exceeds ``MEMORY
 is skipped with NotImplementedError giving the estimate. The estimates count the sampler's state
 (its shapes from ``jax.eval_shape``), one step's random numbers, and, for a whole JAX run, the
 driver's float64 running moments (4 arrays of chains x D, held twice) and one block of draws and
-positions. The JAX driver's ``block_size`` (steps of random numbers drawn at once, 1024 by default)
-is lowered so that a block holds at most 2^26 numbers (``block_size``).
+positions. The JAX driver's ``block_size`` (steps of random numbers drawn at once; by default the largest up to 1024
+that divides the steps) is lowered so that a block holds at most 2^26 numbers (``block_size``).
 """
 
 from __future__ import annotations
