@@ -23,7 +23,8 @@ class RunConfig:
     step enters the streaming moments (``num_steps // thin`` draws per chain). The reference
     (``numpy``) backend runs in float64; ``jax`` in ``dtype`` with float64 statistics.
     ``block_size`` steps of random numbers are drawn at once by the JAX driver (None: the largest up to 1024 that
-    divides the steps, :func:`dividing_block_size`; the config holds the size chosen).
+    divides the steps, :func:`dividing_block_size`; the config holds the size chosen, which ``dataclasses.replace``
+    keeps unless given ``block_size=None``).
     ``num_checkpoints`` > 0 records the running moments at about that many steps, log-spaced
     block boundaries ending at the last step (for the running-average curve b^2(t)).
     Sizes are bounded by ``MAX_CHAINS``, ``MAX_TOTAL_STEPS``, ``MAX_SEED`` and ``MAX_CHECKPOINTS``.
