@@ -59,18 +59,16 @@ _ICG_NOISY = {"dim": 10, "noise": "isotropic", "noise_variance": 256.0}
 
 _LANGEVIN_GRID = np.array([1e-4, 3e-4, 1e-3, 3e-3, 1e-2])
 
-# block_size divides num_steps, so the driver compiles no separate remainder block.
 _SUITES: dict[str, tuple[Entry, ...]] = {
     "quick": (
         Entry("sgld", "icg", _ICG_NOISY,
               step_size_grid([*np.logspace(-4, -2, 9), 0.025]),
-              RunConfig(num_chains=10, num_steps=1_000_000, seed=0, dtype="float32", block_size=1000,
-                        num_checkpoints=20)),
+              RunConfig(num_chains=10, num_steps=1_000_000, seed=0, dtype="float32", num_checkpoints=20)),
     ),
     "langevin": tuple(
         Entry(name, "icg", _ICG_NOISY, step_size_grid(grid, **extra),
               RunConfig(num_chains=10, num_steps=1_000_000, num_burnin=100_000, seed=0, dtype="float32",
-                        block_size=1000, num_checkpoints=20))
+                        num_checkpoints=20))
         for name, grid, extra in (
             ("sgld", _LANGEVIN_GRID, {}),
             ("psgld", 10 * _LANGEVIN_GRID, {}),
@@ -83,7 +81,7 @@ _SUITES: dict[str, tuple[Entry, ...]] = {
     "tiny": (
         Entry("sgld", "icg", _ICG_NOISY,
               step_size_grid([1e-3, 1e-2]),
-              RunConfig(num_chains=2, num_steps=2000, seed=0, dtype="float32", block_size=1000)),
+              RunConfig(num_chains=2, num_steps=2000, seed=0, dtype="float32")),
     ),
 }
 
