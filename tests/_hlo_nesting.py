@@ -46,11 +46,9 @@ def while_depths(program: str, opcode: str) -> list[int]:
                 for callee in re.findall(r"%([\w.\-]+)", group):
                     callers.setdefault(callee, []).append((name, 0))
 
-    def depth(name: str, path: tuple[str, ...]) -> int:
-        if name == entry:
-            return 0
-        return min(depth(caller, path + (name,)) + inside for caller, inside in callers[name] if caller not in path)
+    def depth(name: str) -> int:  # HLO's call graph has no cycles
+        return 0 if name == entry else min(depth(caller) + inside for caller, inside in callers[name])
 
     instruction = re.compile(rf"\s{re.escape(opcode)}\(")
-    return [depth(name, ()) for name, lines in computations.items() for line in lines
+    return [depth(name) for name, lines in computations.items() for line in lines
             if instruction.search(line.split(", metadata=")[0])]

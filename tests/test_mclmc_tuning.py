@@ -261,6 +261,15 @@ def test_store_keeps_2000_coordinates_above_dimension_2000(implementation):
     assert float(state.L) == pytest.approx(0.4 * 0.1 * np.mean(n3 / ess), rel=1e-10)
 
 
+def _optimized_chain(sampler, oracle, params):
+    """One chain of ``sampler.optimized_step`` as a ``lax.scan`` over its draws: (start, draws) -> final state."""
+
+    def one(state, draw):
+        return sampler.optimized_step(state, oracle, draw, params)[0], None
+
+    return lambda start, draws: jax.lax.scan(one, start, draws)[0]
+
+
 def test_store_thins_to_its_row_bound(monkeypatch):
     """With the bounds lowered to 40 rows and 4 coordinates (the same code path as 10^4 and 2000):
     100 phase-III steps keep every 3rd position (33 rows) of 4 fixed coordinates, and L is computed
@@ -284,11 +293,9 @@ def test_store_thins_to_its_row_bound(monkeypatch):
     position = rng.standard_normal(target.dim)
     draws = numpy_draws(rng, sampler.draw_spec(target.dim, params), (n1 + n2 + n3,))
 
-    def one(state, draw):
-        return sampler.optimized_step(state, GradientOracle.exact(target), draw, params)[0], None
-
-    start = jax.tree.map(jnp.asarray, sampler.start(jnp.asarray(position), params, GradientOracle.exact(target)))
-    final = jax.jit(lambda s, d: jax.lax.scan(one, s, d))(start, draws)[0]
+    oracle = GradientOracle.exact(target)
+    start = jax.tree.map(jnp.asarray, sampler.start(jnp.asarray(position), params, oracle))
+    final = jax.jit(_optimized_chain(sampler, oracle, params))(start, draws)
     np.testing.assert_allclose(np.asarray(final.tuning.samples), kept, rtol=0, atol=1e-10)
     assert float(final.L) == pytest.approx(states[-1].L, rel=1e-10)
 
@@ -432,11 +439,8 @@ def _fft_depths_of_a_tuned_chain_program() -> list[int]:
     rng = np.random.default_rng(0)
     draws = numpy_draws(rng, sampler.draw_spec(target.dim, params), (4, 300))
     start = jax.vmap(lambda x: sampler.start(x, params, oracle))(jnp.asarray(rng.standard_normal((4, target.dim))))
-
-    def chain(state, chain_draws):
-        return jax.lax.scan(lambda s, d: (sampler.optimized_step(s, oracle, d, params)[0], None), state, chain_draws)[0]
-
-    return while_depths(jax.jit(jax.vmap(chain)).lower(start, draws).compile().as_text(), "fft")
+    program = jax.jit(jax.vmap(_optimized_chain(sampler, oracle, params))).lower(start, draws).compile()
+    return while_depths(program.as_text(), "fft")
 
 
 def test_phase_three_ffts_only_once(monkeypatch):
