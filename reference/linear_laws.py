@@ -94,10 +94,11 @@ def hamiltonian_recursion(precision, form, integrator, step, friction, temperatu
 
 
 def averaged_second_moment(s0, transition, num_steps: int, dim: int, refresh_every: int = 0,
-                           refresh_variance: float = 0.0) -> np.ndarray:
-    r"""diag of the mean over :math:`t = 1..n` of the first ``dim`` coordinates of :math:`S_t`,
+                           refresh_variance: float = 0.0, num_burnin: int = 0) -> np.ndarray:
+    r"""diag of the mean over :math:`t = b+1..b+n` of the first ``dim`` coordinates of :math:`S_t`,
     where :math:`S_{t+1} = A S_t A^\top + Q` from :math:`S_0` = ``s0``: the exact expected time
-    average of :math:`(x_i - \mu_i)^2` of a run of ``num_steps`` steps that records every step.
+    average of :math:`(x_i - \mu_i)^2` of a run of ``num_steps`` steps that records every step after
+    ``num_burnin`` = :math:`b` unrecorded ones.
 
     Args:
         s0: the centred state's second moment at the start, (k, k).
@@ -108,6 +109,7 @@ def averaged_second_moment(s0, transition, num_steps: int, dim: int, refresh_eve
             ``refresh_variance`` I, uncorrelated with the position, before each step whose counter
             is a multiple of L (SGHMC's ``refresh_every``).
         refresh_variance: the refreshed momentum's variance.
+        num_burnin: b, steps run before the recorded ones (the step counter runs through them).
 
     Returns:
         (dim,) the time-averaged second moments.
@@ -115,11 +117,12 @@ def averaged_second_moment(s0, transition, num_steps: int, dim: int, refresh_eve
     a, q = transition
     s = np.array(s0, dtype=np.float64)
     total = np.zeros(s.shape[0])
-    for t in range(num_steps):
+    for t in range(num_burnin + num_steps):
         if refresh_every and t % refresh_every == 0:
             s[dim:, :] = 0.0
             s[:, dim:] = 0.0
             s[dim:, dim:] = refresh_variance * np.eye(s.shape[0] - dim)
         s = a @ s @ a.T + q
-        total += np.diag(s)
+        if t >= num_burnin:
+            total += np.diag(s)
     return total[:dim] / num_steps

@@ -1,45 +1,96 @@
-"""``sgbench validate MODULE:OBJECT [--param KEY=VALUE ...] [--claims NAME] [--targets icg|linreg|all]
-[--chains C] [--steps N] [--seed S] [--out DIR]``: a sampler someone wrote (or an adapter) against truth
-and the suite's implementation of what it claims (exit 1 when a check fails)."""
+"""``sgbench validate MODULE:OBJECT [--param [TARGET:]KEY=VALUE ...] [--claims NAME|none] [--map NAME=NAME ...]
+[--reference-param KEY=VALUE ...] [--targets KEYS] [--thorough] [--detect R] [--chains C] [--steps N]
+[--warmup W] [--seed S] [--out DIR]``: a sampler someone wrote (or an adapter) against truth and the suite's
+implementation of what it claims. Exit status 0 PASSED, 1 FAILED, 3 INCONCLUSIVE, 2 bad input."""
 
 from __future__ import annotations
 
 from base.arguments import integer_at_least
-from bench.cli._common import MAX_GATE_SEED, output_folder, parse_key_values, progress
+from bench.cli._common import MAX_GATE_SEED, UsageError, output_folder, parse_key_values, progress
 from bench.cli._report_folders import add_out_option
 
+EPILOG = """outcomes (exit status): PASSED (0) every check passed, the chains forgot their overdispersed start, and
+every check resolves the bias given by --detect; FAILED (1) a check found a disagreement, the chains do not move,
+or the sampler diverged where its reference did not; INCONCLUSIVE (3) nothing was found wrong but the run could
+not have found it (the chains did not forget their start, a check cannot resolve --detect, or the claimed
+reference cannot be held to truth here): the output says how many steps or chains would decide; 2 bad input.
+See docs/tutorial.md, "sgbench validate"."""
 
 
 def add_parser(commands) -> None:
+    from bench.gate.resolution import DEFAULT_CHAINS, DEFAULT_DETECT
+    from bench.gate.validation_targets import keys
+
     validate = commands.add_parser("validate", help="validate a sampler (MODULE:OBJECT) against truth and "
-                                                    "the suite's reference implementation")
+                                                    "the suite's reference implementation", epilog=EPILOG)
     validate.add_argument("sampler", help="MODULE:OBJECT, a Sampler in the suite's contract or an adapter, "
-                                          "e.g. bench.adapters.blackjax:sgld")
-    validate.add_argument("--param", action="append", metavar="KEY=VALUE", help="hyperparameter (repeatable)")
+                                          "e.g. bench.adapters.blackjax:sgld (MODULE is imported from the current "
+                                          "folder or the environment)")
+    validate.add_argument("--param", action="append", metavar="[TARGET:]KEY=VALUE",
+                          help="hyperparameter (repeatable); TARGET:KEY=VALUE applies to one target only, e.g. "
+                               "--param step_size=0.02 --param linreg:step_size=1e-3")
     validate.add_argument("--claims", default=None,
-                          help="the suite sampler it implements (default: the adapter's claim, or its name if "
-                               "registered; the registered sampler itself is checked against its stored design "
-                               "bias or exact truth, never against itself)")
-    validate.add_argument("--targets", choices=("icg", "linreg", "all"), default="all",
-                          help="which gate targets (default: all)")
+                          help="the suite sampler it implements, or 'none' to check against truth alone (default: "
+                               "the adapter's claim, or its name if registered; the registered sampler itself is "
+                               "held to its exact law, its stored design bias or truth, never to itself)")
+    validate.add_argument("--map", action="append", metavar="CANDIDATE=REFERENCE",
+                          help="the claimed sampler's name for one of the candidate's hyperparameters (repeatable), "
+                               "e.g. --map lr=step_size")
+    validate.add_argument("--reference-param", action="append", metavar="KEY=VALUE",
+                          help="a hyperparameter of the claimed sampler that the candidate has no name for "
+                               "(repeatable), e.g. --reference-param form=chen; the output lists those left at "
+                               "their defaults")
+    validate.add_argument("--targets", default="default",
+                          help=f"comma-separated among {', '.join(keys())}; 'default' (the first "
+                               f"{len(keys('default'))}) or 'all' (default: default)")
+    validate.add_argument("--thorough", action="store_true",
+                          help="4 x the chains, 2 x the steps, and the targets of 'all' when --targets is default")
+    validate.add_argument("--detect", type=float, default=DEFAULT_DETECT,
+                          help=f"the relative variance error r the checks must resolve, > 0 (default: "
+                               f"{DEFAULT_DETECT:g}; and a mean error of r standard deviations); a run that cannot is "
+                               "INCONCLUSIVE")
     validate.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
-    validate.add_argument("--chains", type=int, default=64, help="chains per target (default: 64)")
-    validate.add_argument("--steps", type=int, default=4000, help="steps per chain (default: 4000)")
+    validate.add_argument("--chains", type=int, default=DEFAULT_CHAINS,
+                          help=f"chains per target (default: {DEFAULT_CHAINS}; the claimed reference runs 4 x as many)")
+    validate.add_argument("--steps", type=int, default=4000, help="scored steps per chain (default: 4000)")
+    validate.add_argument("--warmup", type=int, default=None,
+                          help="steps run from the overdispersed start before scoring (default: --steps)")
     add_out_option(validate, "the verdict page")
     validate.set_defaults(handler=execute)
 
 
+def _names(pairs) -> dict:
+    renamed = parse_key_values(pairs, "--map")
+    bad = [f"{k}={v}" for k, v in renamed.items() if not isinstance(v, str)]
+    if bad:
+        raise UsageError(f"--map takes CANDIDATE=REFERENCE hyperparameter names, got {bad[0]!r}")
+    return renamed
+
+
 def execute(args, argv) -> int:
+    import math
+    import os
+    import sys
+
     from bench.adapters import load_sampler
     from bench.gate.validate import validate
     from bench.running.config import MAX_CHAINS, MAX_TOTAL_STEPS
 
     integer_at_least("--seed", args.seed, 0, MAX_GATE_SEED)
     integer_at_least("--chains", args.chains, 2, MAX_CHAINS)
-    integer_at_least("--steps", args.steps, 1, MAX_TOTAL_STEPS)
+    integer_at_least("--steps", args.steps, 4, MAX_TOTAL_STEPS)
+    if args.warmup is not None:
+        integer_at_least("--warmup", args.warmup, 0, MAX_TOTAL_STEPS)
+    if not (math.isfinite(args.detect) and args.detect > 0):
+        raise UsageError(f"--detect takes a finite number > 0 (a relative variance error), got {args.detect:g}")
     output_folder(args.out)
+    if os.getcwd() not in sys.path:  # MODULE is found in the current folder, as `python -m` finds it
+        sys.path.insert(0, os.getcwd())
     verdict = validate(load_sampler(args.sampler), params=parse_key_values(args.param, "--param"),
                        claims=args.claims, targets=args.targets, seed=args.seed, num_chains=args.chains,
-                       num_steps=args.steps, out=args.out, progress=progress)
+                       num_steps=args.steps, warmup=args.warmup, detect=args.detect, thorough=args.thorough,
+                       rename=_names(args.map), reference_params=parse_key_values(args.reference_param,
+                                                                                  "--reference-param"),
+                       out=args.out, progress=progress)
     print(verdict.summary())
-    return 0 if verdict.passed else 1
+    return verdict.outcome.exit_status

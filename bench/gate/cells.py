@@ -45,7 +45,8 @@ class Cell:
     excursions) are checked without the CLT (``bench.gate.truth``); ``label`` tells apart cells of
     one sampler, target and step; ``backend`` the driver ("numpy": the reference step);
     ``exact_law``: the design bias is the exact discrete law (``bench.gate.exact_law``), not a
-    measured one."""
+    measured one; ``start_scale`` k: chains start at mu + k (x - mu), x a draw of the target (1: exact
+    draws; ``sgbench validate`` starts overdispersed, ``bench.gate.start``)."""
 
     sampler: str
     params: dict
@@ -59,6 +60,7 @@ class Cell:
     label: str = ""
     backend: str = "jax"
     exact_law: bool = False
+    start_scale: float = 1.0
 
     @property
     def name(self) -> str:

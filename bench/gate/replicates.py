@@ -23,7 +23,9 @@ import numpy as np
 import scipy.stats
 
 import bench
+from bench.gate import gold_standard
 from bench.gate.cells import Cell
+from bench.gate.start import Travel, overdispersed, travel
 from reference.checks import standard_error
 
 STATISTICS = ("mean_error", "second_moment_error", "log_variance_ratio")
@@ -32,7 +34,8 @@ STATISTICS = ("mean_error", "second_moment_error", "log_variance_ratio")
 @dataclasses.dataclass(frozen=True)
 class Replicates:
     """Per-chain statistics of ``groups`` runs of a cell: arrays of shape (groups, chains, dim)
-    (``diverged``: (groups, chains)); ``results`` the driver's results, one per chunk of groups."""
+    (``diverged``: (groups, chains)); ``results`` the driver's results, one per chunk of groups;
+    ``start`` (groups, chains, dim) the start positions; ``truth`` what the errors are measured against."""
 
     cell: Cell
     mean_error: np.ndarray
@@ -41,6 +44,8 @@ class Replicates:
     grad_evals_per_chain: float
     seconds: float
     results: tuple
+    start: np.ndarray | None = None
+    truth: object = None
 
     @property
     def groups(self) -> int:
@@ -70,19 +75,34 @@ class Replicates:
         """Group ``g`` alone (one run of the cell)."""
         return dataclasses.replace(self, mean_error=self.mean_error[g:g + 1],
                                    second_moment_error=self.second_moment_error[g:g + 1],
-                                   diverged=self.diverged[g:g + 1])
+                                   diverged=self.diverged[g:g + 1],
+                                   start=None if self.start is None else self.start[g:g + 1])
+
+    def travel(self) -> Travel:
+        """How far all groups' chains travelled (``bench.gate.start``); needs a run that kept its draws
+        (``keep_samples=True``)."""
+        samples = [r.trace.samples for r in self.results]
+        if self.start is None or any(s is None for s in samples):
+            raise ValueError(f"{self.cell.name}: travel needs the start positions and the kept draws "
+                             "(run_replicates(..., keep_samples=True))")
+        config = self.results[0].config
+        variance = np.diag(np.asarray(self.truth.covariance, dtype=np.float64))
+        return travel(self.start.reshape(-1, self.start.shape[-1]), np.concatenate(samples),
+                      self.diverged.reshape(-1), np.asarray(self.truth.mean, dtype=np.float64), variance,
+                      config.thin, self.cell.num_burnin, self.cell.num_steps)
 
 
 def run_replicates(cell: Cell, groups: int = 1, seed: int = 0, sampler=None, backend: str | None = None,
                    max_chains_per_call: int = 4096, progress=None, **config) -> Replicates:
-    """Run ``groups`` x ``cell.num_chains`` chains of ``cell`` from exact draws (seeded by ``seed``),
-    in calls of at most ``max_chains_per_call`` chains. ``sampler`` (a Sampler object) replaces
+    """Run ``groups`` x ``cell.num_chains`` chains of ``cell`` from draws of the target (exact, or of its
+    NUTS reference; overdispersed by ``cell.start_scale``, ``bench.gate.start``), seeded by ``seed``, in
+    calls of at most ``max_chains_per_call`` chains. ``sampler`` (a Sampler object) replaces
     the registered sampler of the cell's name (``sgbench validate`` runs a user's sampler on the
     gate's cells); ``backend`` is the driver (default: the cell's; "numpy" for torch adapters); ``config``: further
     :class:`bench.running.config.RunConfig` fields (``keep_samples``, ``thin``)."""
     backend = cell.backend if backend is None else backend
     target = cell.make_target()
-    truth = target.truth
+    truth = gold_standard.truth_of(target)
     mu, var = np.asarray(truth.mean, dtype=np.float64), np.diag(np.asarray(truth.covariance, dtype=np.float64))
     per_call = max(1, min(groups, max_chains_per_call // cell.num_chains))
     parts, seconds_total, results = [], 0.0, []
@@ -90,7 +110,8 @@ def run_replicates(cell: Cell, groups: int = 1, seed: int = 0, sampler=None, bac
         count = min(per_call, groups - first)
         chains = count * cell.num_chains
         call_seed = seed * 1_000_003 + first  # distinct keys per chunk, reproducible from (seed, groups)
-        start_positions = np.asarray(target.sample(jax.random.fold_in(jax.random.key(call_seed), 1), chains))
+        start_positions = overdispersed(target, jax.random.fold_in(jax.random.key(call_seed), 1), chains,
+                                        cell.start_scale)
         started = time.perf_counter()
         result = bench.run(cell.sampler if sampler is None else sampler, target, params=dict(cell.params),
                            num_chains=chains, num_steps=cell.num_steps, num_burnin=cell.num_burnin, seed=call_seed,
@@ -102,9 +123,9 @@ def run_replicates(cell: Cell, groups: int = 1, seed: int = 0, sampler=None, bac
         r = (moments.second_moment - 2 * mu * moments.mean + mu**2) / var - 1
         shape = (count, cell.num_chains, -1)
         parts.append((m.reshape(shape), r.reshape(shape), result.trace.diverged.reshape(count, cell.num_chains),
-                      np.asarray(result.trace.grad_evals, dtype=np.float64).mean()))
+                      np.asarray(result.trace.grad_evals, dtype=np.float64).mean(), start_positions.reshape(shape)))
     return Replicates(cell=cell, mean_error=np.concatenate([x[0] for x in parts]),
                       second_moment_error=np.concatenate([x[1] for x in parts]),
                       diverged=np.concatenate([x[2] for x in parts]),
                       grad_evals_per_chain=float(np.mean([x[3] for x in parts])), seconds=seconds_total,
-                      results=tuple(results))
+                      results=tuple(results), start=np.concatenate([x[4] for x in parts]), truth=truth)

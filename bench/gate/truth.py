@@ -43,10 +43,13 @@ def finite_check(diverged: np.ndarray) -> CheckResult:
                        details={"num_chains": int(np.size(diverged))})
 
 
-def truth_checks(rep: Replicates, design: dict | None, alpha: float, floor_b2: float = 0.0) -> list[CheckResult]:
-    """The four checks of one run (``rep`` with one group), each at ``alpha``. ``design``: the
+def truth_checks(rep: Replicates, design: dict | None, alpha: float, floor_b2: float = 0.0,
+                 quadrature: bool = False) -> list[CheckResult]:
+    r"""The four checks of one run (``rep`` with one group), each at ``alpha``. ``design``: the
     stored design bias of the cell (None: no bias allowed beyond ``floor_b2`` for b^2, e.g. a
-    user's claim in ``sgbench validate``)."""
+    user's claim in ``sgbench validate``). ``quadrature``: widen by :math:`t(\sqrt{se^2 + s^2} - se)`
+    instead of :math:`t\,s` (the two-sample criterion :math:`|d| \le t\sqrt{se^2 + s^2}`, for a design
+    estimated from a run of its own whose estimate is about normal, as ``sgbench validate``'s reference)."""
     if rep.groups != 1:
         raise ValueError(f"truth_checks takes one run (one group), got {rep.groups}")
     diverged = rep.diverged[0]
@@ -66,7 +69,9 @@ def truth_checks(rep: Replicates, design: dict | None, alpha: float, floor_b2: f
                                           allowance=crit * np.asarray(design["log_variance_ratio_se"]))]
     for name, x, key in (("mean", m, "mean_error"), ("second_moment", r, "second_moment_error")):
         bias = np.zeros(dim) if design is None else np.asarray(design[key])
-        widen = np.zeros(dim) if design is None else crit * np.asarray(design[f"{key}_se"])
+        spread = np.zeros(dim) if design is None else np.asarray(design[f"{key}_se"])
+        se = standard_error(x)
+        widen = crit * (np.sqrt(se**2 + spread**2) - se if quadrature else spread)
         results.append(mean_check(x, bias, alpha=alpha, allowance=widen, name=name))
     if design is not None:
         floor_b2 = float(np.mean((np.abs(design["second_moment_error"])

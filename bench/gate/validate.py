@@ -1,22 +1,28 @@
 r"""``sgbench validate MODULE:OBJECT``: is a sampler someone wrote correct, and how fast is it?
 
-The object is a :class:`samplers.Sampler` in the suite's contract, or an adapter of another
-library's sampler (:mod:`bench.adapters`). It runs on the gate's targets (``icg4``, ``linreg``) with the
-gate's chains and steps, from exact draws, and is checked with the gate's tier-2 checks
-(``bench.gate.truth``) against what it claims (:func:`resolve_claim`):
+The object is a :class:`samplers.Sampler` in the suite's contract, or an adapter of another library's
+sampler (:mod:`bench.adapters`). It runs on the validation targets (``bench.gate.validation_targets``:
+Gaussian, non-Gaussian analytic, and a NUTS-referenced data posterior), from overdispersed starts, for a
+warm-up and then the scored steps (``bench.gate.start``), and is held, per target, to:
 
-- *another implementation of a suite sampler*: truth shifted by the bias of the suite's implementation
-  at this step (8 times the chains), the reference itself held to truth by the stored design bias or by
-  halving its step (``bench.gate.step_halving``);
-- *the suite's sampler itself*: the stored design bias of the gate cell with these settings, or else
-  exact truth;
-- *no claim*: exact truth, :math:`\mathcal N(\mu, T\Sigma)` at ``temperature`` :math:`T`.
+- *another implementation of a suite sampler* (:func:`resolve_claim`): the suite's implementation at the
+  same (translated) hyperparameters, run from the same start law on 8 times the chains; that reference is
+  itself held to truth by its exact discrete-time law, its stored design bias, or by halving its step
+  (``bench.gate.step_halving``), and the candidate is also checked against truth on its own;
+- *the suite's sampler itself*: its exact discrete-time law where one exists (``bench.gate.exact_law``),
+  else its stored design bias, else exact truth;
+- *no claim* (``claims="none"``, or an unregistered sampler): exact truth, :math:`\mathcal N(\mu, T\Sigma)`-style
+  tempering at ``temperature`` :math:`T` on the Gaussian targets (the target's own law at T = 1 elsewhere).
 
-**Error budget.** The validation fails by chance with probability at most ``ALPHA_RUN`` = 1e-3
-(Bonferroni over all its statistical checks). The HTML report is ``validate_<name>.html``. Exit status 0
-only on a pass.
+Against truth, a failed check is followed by the same run at half the step for twice the steps: an
+error that halves is a discretisation bias (INCONCLUSIVE), one that does not is a mistake (FAILED).
+``bench.gate.verdict`` turns the evidence into PASSED, FAILED or INCONCLUSIVE per target.
 
-The claims, the error budget and the report in full: docs/gates.md, section bench.gate.validate.
+**Error budget.** A correct candidate with a correct reference is FAILED by chance with probability at
+most ``ALPHA_RUN`` = 1e-3: Bonferroni over every statistical check the plan may make (candidate and
+reference, every target). The HTML report is ``validate_<name>.html``.
+
+The claims, the rules and the measured error rates: docs/gates.md, section bench.gate.validate.
 """
 
 from __future__ import annotations
@@ -30,54 +36,93 @@ import numpy as np
 import pandas as pd
 
 import samplers
+from base.arguments import integer_at_least
 from bench.gate import cells as gate_cells
-from bench.gate import design_bias
+from bench.gate import design_bias, exact_law, gold_standard
+from bench.gate import validation_targets as vt
 from bench.gate.replicates import Replicates, run_replicates
+from bench.gate.resolution import DEFAULT_CHAINS, Resolution
 from bench.gate.runner import ALPHA_RUN, TRUTH_CHECKS
+from bench.gate.start import START_SCALE
 from bench.gate.step_halving import STEP, halved, halving_check
 from bench.gate.truth import finite_check, truth_checks
+from bench.gate.verdict import Evidence, Verdict, decide
 from reference.checks import CheckResult
 from reference.metrics import ksd_of_target
-from base.arguments import integer_at_least
 
-REFERENCE_GROUPS = 8  # the reference runs 8 x the chains: its bias estimate has 1/sqrt(8) of the candidate's se
+REFERENCE_GROUPS = 4  # the reference runs 4 x the chains: its bias estimate has half the candidate's se
+HALF_STEP_GROUPS = 2  # at half the step for twice the steps: about the reference's se again
 KSD_DRAWS = 1000
-TARGETS = {"icg": ("icg", gate_cells.ICG4), "linreg": ("linreg", gate_cells.LINREG)}
 STEP_PARTS = ("optimized_step", "reference_step")
-SEED_OFFSETS = {"reference": 1000, "half_step": 2000}  # independent of the candidate's run and of each other
-SUMMARY_COLUMNS = ("target", "name", "passed", "statistic", "threshold", "estimate", "expected", "standard_error",
-                   "detectable")
+SEED_OFFSETS = {"reference": 1000, "half_step": 2000, "own_half_step": 3000}  # independent of each other
+THOROUGH = {"chains": 4, "steps": 2}  # --thorough multiplies the chains and steps by these
+NO_CLAIM = "none"
 
 
 @dataclasses.dataclass(frozen=True)
 class Claim:
-    """The suite sampler ``name`` a candidate claims (None: none) with its hyperparameters
-    ``params``; ``itself``: the candidate is that sampler (``why`` says how), so it is not
-    compared with it."""
+    """The suite sampler ``name`` a candidate claims (None: none). ``itself``: the candidate is that
+    sampler (``why`` says how), so it is not compared with it; ``rename``: candidate hyperparameter names
+    to the reference's; ``extra``: reference hyperparameters the candidate has no name for; ``adapter``:
+    the adapter whose ``to_reference`` translates."""
 
     name: str | None
-    params: dict
     itself: bool = False
     why: str = ""
+    rename: tuple = ()
+    extra: tuple = ()
+    adapter: object = None
+
+    def translate(self, params: dict) -> dict:
+        """The reference's hyperparameters for the candidate's ``params``; ValueError naming a name the
+        reference does not have, with the ``--map`` that would fix it."""
+        if self.itself:
+            return dict(params)
+        if self.adapter is not None:
+            return {**self.adapter.to_reference(params), **dict(self.extra)}
+        names = dict(self.rename)
+        out = {names.get(k, k): v for k, v in params.items()} | dict(self.extra)
+        fields = {f.name for f in dataclasses.fields(samplers.get(self.name).Params)}
+        unknown = sorted(set(out) - fields)
+        if unknown:
+            raise ValueError(f"the suite's {self.name!r} has no hyperparameter {unknown[0]!r} (it has: "
+                             f"{', '.join(sorted(fields))}); map the candidate's name onto one with "
+                             f"--map {unknown[0]}=NAME, or drop the claim with --claims none")
+        return out
+
+    def defaults(self, reference_params: dict) -> dict:
+        """The reference's hyperparameters left at their defaults by ``reference_params``."""
+        fields = dataclasses.fields(samplers.get(self.name).Params)
+        return {f.name: f.default for f in fields
+                if f.name not in reference_params and f.default is not dataclasses.MISSING}
 
 
-def resolve_claim(sampler, params: dict, claims: str | None = None) -> Claim:
-    """The claim of ``sampler`` with hyperparameters ``params``: ``claims``, else an adapter's
-    ``claims`` (its ``to_reference`` translates ``params``), else its own name if registered.
+def resolve_claim(sampler, claims: str | None = None, rename: dict | None = None,
+                  extra: dict | None = None) -> Claim:
+    """The claim of ``sampler``: ``claims`` ("none": no claim), else an adapter's ``claims``, else its own
+    name if registered.
+
+    Args:
+        sampler: the candidate.
+        claims: a suite sampler's name, "none", or None (the default above).
+        rename: candidate hyperparameter names to the claimed sampler's (``--map``).
+        extra: hyperparameters of the claimed sampler the candidate has no name for (``--reference-param``).
 
     Returns:
         The Claim; ``itself`` when the registered sampler of that name is ``sampler`` or its
         ``optimized_step`` and ``reference_step`` come from the same modules as ``sampler``'s.
-
-    Raises:
-        ValueError: ``claims`` names no suite sampler.
+        ValueError: ``claims`` names no suite sampler, or ``rename``/``extra`` are given without a claim.
     """
+    rename, extra = dict(rename or {}), dict(extra or {})
     adapted = getattr(sampler, "claims", None)
-    name = claims or adapted or (sampler.name if sampler.name in samplers.names() else None)
+    name = None if claims == NO_CLAIM else (claims or adapted or (sampler.name if sampler.name in samplers.names()
+                                                                      else None))
     if name is None:
-        return Claim(None, params)
+        if rename or extra:
+            raise ValueError("--map and --reference-param need a claimed suite sampler (--claims NAME)")
+        return Claim(None)
     if name not in samplers.names():
-        raise ValueError(f"claims must name a suite sampler ({', '.join(samplers.names())}), got {name!r}")
+        raise ValueError(f"claims must name a suite sampler ({', '.join(samplers.names())}) or be 'none', got {name!r}")
     registered = samplers.get(name)
     modules = [getattr(sampler, part).__module__ for part in STEP_PARTS]
     if registered is sampler:
@@ -85,15 +130,40 @@ def resolve_claim(sampler, params: dict, claims: str | None = None) -> Claim:
     elif modules == [getattr(registered, part).__module__ for part in STEP_PARTS]:
         why = f"its steps come from the module of the suite's registered {name!r} ({modules[0]})"
     else:
-        return Claim(name, sampler.to_reference(params) if name == adapted else params)
-    return Claim(name, params, itself=True, why=why)
+        if rename and name == adapted:
+            raise ValueError(f"--map: {sampler.name} is an adapter, whose to_reference translates its hyperparameters")
+        return Claim(name, rename=tuple(rename.items()), extra=tuple(extra.items()),
+                     adapter=sampler if name == adapted else None)
+    return Claim(name, itself=True, why=why)
+
+
+def split_params(params: dict, keys) -> dict:
+    """Per target key, its hyperparameters: the plain ``NAME`` entries of ``params``, overridden by its
+    ``KEY:NAME`` entries. ValueError naming a ``KEY:`` prefix that names no chosen target."""
+    plain = {k: v for k, v in params.items() if ":" not in k}
+    out = {key: dict(plain) for key in keys}
+    for name, value in params.items():
+        if ":" in name:
+            key, _, field = name.partition(":")
+            if key not in out:
+                raise ValueError(f"--param {name}: {key!r} is not among the targets validated "
+                                 f"({', '.join(out)}); per-target hyperparameters are TARGET:NAME=VALUE")
+            out[key][field] = value
+    return out
 
 
 def stored_design(cell: gate_cells.Cell) -> dict | None:
-    """The stored design bias of ``cell`` if it was measured with exactly its sampler,
-    hyperparameters, target and steps (``bench.gate.design_bias``); None otherwise."""
+    """The design bias of ``cell``'s sampler, hyperparameters, target and scored steps: its exact
+    discrete-time law (from ``cell``'s own start and warm-up) where one exists, else the stored design
+    bias of the gate cell with those settings (measured from exact starts; after the warm-up has made the
+    chains forget theirs, the two differ by the stored run's own small transient); None otherwise."""
     try:
-        entry = design_bias.of_cell(cell, design_bias.load())
+        return exact_law.design(dataclasses.replace(cell, exact_law=True))
+    except (ValueError, KeyError):
+        pass
+    twin = dataclasses.replace(cell, num_burnin=0, start_scale=1.0)
+    try:
+        entry = design_bias.of_cell(twin, design_bias.load())
     except design_bias.DesignBiasError:
         return None
     same_target = (entry.get("target") == cell.target
@@ -101,44 +171,59 @@ def stored_design(cell: gate_cells.Cell) -> dict | None:
     return entry if same_target else None
 
 
+def _described(design: dict | None, truth_words: str) -> str:
+    if design is None:
+        return truth_words
+    return "its exact discrete-time law" if design.get("exact_law") else "its stored design bias"
+
+
 @dataclasses.dataclass(frozen=True)
 class Plan:
-    """What one target's validation runs and checks against. ``cell``: the candidate's run;
-    ``design``: the bias allowed it when no reference runs (None: exact truth at ``temperature``);
-    ``reference``: the suite's run (None: none; ``REFERENCE_GROUPS`` groups of the cell's chains)
-    and ``reference_design`` its stored design bias
-    (None: ``halved``, the step-halving run, or None where its step cannot be halved);
-    ``reference_temperature``: the law the reference samples."""
+    """What one target's validation runs and checks against. ``cell``: the candidate's run; ``kind``:
+    "truth", "law" (design bias) or "reference"; ``design``: its exact law or stored design bias, or the
+    NUTS truth's allowance (None: analytic truth); ``reference``:
+    the claimed suite sampler's run (None: none; ``REFERENCE_GROUPS`` groups of the cell's chains) with
+    ``reference_design`` (its law or design bias; None: ``halved``, or nothing where its step cannot be
+    halved); the temperatures of both."""
 
-    key: str
+    target: vt.ValidationTarget
     cell: gate_cells.Cell
+    temperature: float
+    kind: str = "truth"
     design: dict | None = None
-    temperature: float = 1.0
+    against: str = ""
     reference: gate_cells.Cell | None = None
     reference_design: dict | None = None
     halved: gate_cells.Cell | None = None
     reference_temperature: float = 1.0
+    defaults: tuple = ()
+
+    @property
+    def key(self) -> str:
+        return self.target.key
 
     @property
     def statistical_checks(self) -> int:
-        """How many checks with a false-failure rate it makes (``finite`` is deterministic)."""
-        if self.reference is None:
+        """How many checks with a false-failure rate it may make (``finite`` is deterministic)."""
+        if self.kind == "truth":
+            return TRUTH_CHECKS + int(STEP in self.cell.params)  # and its own step-halving check
+        if self.kind == "law":
             return TRUTH_CHECKS
-        return TRUTH_CHECKS + (TRUTH_CHECKS if self.reference_design is not None else int(self.halved is not None))
+        holding = TRUTH_CHECKS if self.reference_design is not None else int(self.halved is not None)
+        return 2 * TRUTH_CHECKS + holding
 
     def basis(self, claim: Claim) -> str:
-        """What the candidate is compared with, in words."""
+        """What the candidate is held to, in words."""
         if self.reference is not None:
-            held = ("its stored design bias" if self.reference_design is not None else
+            held = (_described(self.reference_design, "") if self.reference_design is not None else
                     "halving its step" if self.halved is not None else "nothing (it cannot be)")
-            return (f"compared with the suite's {claim.name!r} (hyperparameters {claim.params}, "
-                    f"{REFERENCE_GROUPS} x {self.reference.num_chains} chains), itself held to truth by {held}")
-        truth = (f"the stored design bias of gate cell {self.cell.name}" if self.design is not None else
-                 f"exact truth (temperature {self.temperature:g}), no bias allowed"
-                 + (" (no stored design bias for this configuration)" if claim.name else ""))
+            left = (f"; left at its defaults: {', '.join(f'{k}={v!r}' for k, v in self.defaults)}"
+                    if self.defaults else "")
+            return (f"the suite's {claim.name!r} with {self.reference.params} ({REFERENCE_GROUPS} x "
+                    f"{self.reference.num_chains} chains), itself held to truth by {held}{left}; and truth")
         if claim.itself:
-            return f"{claim.why}: it is not compared with itself; checked against {truth}"
-        return f"no reference claimed: checked against {truth}"
+            return f"{self.against} ({claim.why}: it is not compared with itself)"
+        return f"{self.against} (no suite sampler claimed)"
 
 
 def _temperature(sampler, cell: gate_cells.Cell) -> float:
@@ -147,50 +232,63 @@ def _temperature(sampler, cell: gate_cells.Cell) -> float:
     return float(getattr(sampler.params_for(cell.make_target(), **cell.params), "temperature", 1.0))
 
 
-def plan(sampler, claim: Claim, key: str, params: dict, num_chains: int, num_steps: int) -> Plan:
-    """The :class:`Plan` of target ``key`` (a key of ``TARGETS``); ValueError naming a bad
-    hyperparameter, before anything runs."""
-    name, target_params = TARGETS[key]
-    # the claimed sampler's own gate settings where it declares them (a sampler being written may not yet)
+def plan(sampler, claim: Claim, target: vt.ValidationTarget, params: dict, num_chains: int, num_steps: int,
+         warmup: int) -> Plan:
+    """The :class:`Plan` on ``target``; ValueError naming a bad hyperparameter, before anything runs."""
     settings = None if claim.name is None else samplers.get(claim.name).benchmarks
-    cell = gate_cells.Cell(sampler.name, params, target=name, target_params=dict(target_params),
+    cell = gate_cells.Cell(sampler.name, params, target=target.target, target_params=dict(target.params),
                            wrapper=None if settings is None else settings.wrapper,
-                           heavy_tailed=settings is not None and "icg4" in settings.gate.heavy_tailed,
-                           num_chains=num_chains, num_steps=num_steps)
+                           num_chains=num_chains, num_steps=num_steps, num_burnin=warmup, start_scale=START_SCALE)
     temperature = _temperature(sampler, cell)
+    truth = gold_standard.truth_of(cell.make_target())
+    estimated = gold_standard.allowance(truth) if gold_standard.is_estimated(truth) else None
+    truth_words = f"{'the NUTS gold standard' if estimated else 'exact truth'} (temperature {temperature:g})"
     if claim.name is None:
-        return Plan(key, cell, temperature=temperature)
-    claimed = dataclasses.replace(cell, sampler=claim.name, params=claim.params)
+        return Plan(target, cell, temperature, design=estimated, against=truth_words)
     if claim.itself:
-        return Plan(key, cell, design=stored_design(claimed), temperature=temperature)
+        design = stored_design(dataclasses.replace(cell, sampler=claim.name))
+        if design is None:
+            return Plan(target, cell, temperature, design=estimated, against=truth_words)
+        return Plan(target, cell, temperature, kind="law", design=design, against=_described(design, truth_words))
+    reference_params = claim.translate(params)
+    claimed = dataclasses.replace(cell, sampler=claim.name, params=reference_params)
     reference_design = stored_design(claimed)
-    return Plan(key, cell, reference=claimed, reference_design=reference_design,
-                halved=halved(claimed) if reference_design is None and STEP in claim.params
-                and not claimed.heavy_tailed else None,
-                reference_temperature=_temperature(samplers.get(claim.name), claimed))
+    return Plan(target, cell, temperature, kind="reference", design=estimated, against=f"the suite's {claim.name!r}",
+                reference=claimed, reference_design=reference_design,
+                halved=halved(claimed) if reference_design is None and STEP in reference_params else None,
+                reference_temperature=_temperature(samplers.get(claim.name), claimed),
+                defaults=tuple(claim.defaults(reference_params).items()))
 
 
 def _as_one_run(rep: Replicates) -> Replicates:
     """All groups' chains of ``rep`` as one run (one group)."""
     return dataclasses.replace(rep, mean_error=rep.mean_error.reshape(1, -1, rep.mean_error.shape[-1]),
                                second_moment_error=rep.second_moment_error.reshape(1, -1, rep.mean_error.shape[-1]),
-                               diverged=rep.diverged.reshape(1, -1))
+                               diverged=rep.diverged.reshape(1, -1), start=None)
 
 
-def _at_temperature(rep: Replicates, temperature: float) -> Replicates:
-    r"""``rep``'s errors against :math:`\mathcal N(\mu, T\Sigma)`: :math:`m/\sqrt T` and :math:`(1 + r)/T - 1`."""
+def _at_temperature(rep: Replicates, temperature: float, tempered: bool) -> Replicates:
+    r"""``rep``'s errors against the target at ``temperature`` :math:`T`: on a Gaussian target
+    (``tempered``) :math:`\mathcal N(\mu, T\Sigma)`, so :math:`m/\sqrt T` and :math:`(1 + r)/T - 1`; elsewhere
+    unchanged (their truth is at T = 1)."""
+    if not tempered or temperature == 1.0:
+        return rep
     return dataclasses.replace(rep, mean_error=rep.mean_error / np.sqrt(temperature),
                                second_moment_error=(1 + rep.second_moment_error) / temperature - 1)
 
 
-def _healthy_chains(rep: Replicates, temperature: float) -> dict:
+def _gaussian(target: vt.ValidationTarget) -> bool:
+    return target.target in ("icg", "linreg")
+
+
+def _healthy_chains(rep: Replicates, temperature: float, tempered: bool) -> dict:
     """Per statistic, the values (chains, dim) of ``rep``'s healthy chains against the tempered truth."""
-    one = _as_one_run(_at_temperature(rep, temperature))
+    one = _as_one_run(_at_temperature(rep, temperature, tempered))
     healthy = ~one.diverged[0]
     return {"mean_error": one.mean_error[0][healthy], "second_moment_error": one.second_moment_error[0][healthy]}
 
 
-def _row(label, rep, target, cell) -> dict:
+def _metrics_row(label: str, rep: Replicates, target, key: str) -> dict:
     result = rep.results[0]
     samples = result.trace.samples
     ksd_value = np.nan
@@ -200,162 +298,185 @@ def _row(label, rep, target, cell) -> dict:
         if len(finite) > 1:
             ksd_value = float(ksd_of_target(finite[:: max(1, len(finite) // KSD_DRAWS)][:KSD_DRAWS], target))
     evals = rep.grad_evals_per_chain * result.config.num_chains
-    return {"sampler": label, "target": cell.name.split("@")[1], "b2_mean_pooled": result.metrics.get("b2_mean_pooled"),
-            "kl_diagonal_truth_to_fit": result.metrics.get("kl_diagonal_truth_to_fit"), "ksd": ksd_value,
-            "diverged_chains": int(result.metrics.get("num_diverged_chains", 0)),
-            "grad_evals_per_chain": rep.grad_evals_per_chain,
+    healthy = ~rep.diverged.reshape(-1)
+    r = rep.second_moment_error.reshape(-1, rep.second_moment_error.shape[-1])[healthy]
+    return {"sampler": label, "target": key, "max |r|": float(np.max(np.abs(r.mean(axis=0)))) if len(r) else np.nan,
+            "b2_mean_pooled": result.metrics.get("b2_mean_pooled"), "ksd": ksd_value,
+            "diverged_chains": int(rep.diverged.sum()), "grad_evals_per_chain": rep.grad_evals_per_chain,
             "microseconds_per_grad_eval": 1e6 * result.trace.run_seconds / evals if evals else np.nan}
 
 
-def _hold_to_truth(p: Plan, claim: Claim, reference: Replicates, run, alpha: float) -> tuple[list, str | None]:
-    """The claimed reference's checks against truth at rate ``alpha`` each (its stored design
-    bias, or the step-halving check with ``run(cell, label, seed_offset, groups=...)`` making the half-step
-    run), and why it fails in words (None if it passes)."""
-    doubt = f"the claimed configuration does not sample the target: the suite's {claim.name} at these parameters"
+def _hold_to_truth(p: Plan, claim: Claim, reference: Replicates, run, alpha: float) -> tuple[list, bool, str]:
+    """The claimed reference's checks against truth at rate ``alpha`` each (its law or stored design
+    bias, or the step-halving check with ``run(cell, label, seed_offset, groups=...)`` making the
+    half-step run): (checks, held, why not in words)."""
+    travel = reference.travel()
+    if not travel.forgot:
+        return [], False, f"the suite's {claim.name}: {travel.describe()}"
     if p.reference_design is not None:
-        checks = truth_checks(_as_one_run(reference), p.reference_design, alpha)
+        checks = truth_checks(_as_one_run(reference), p.reference_design, alpha, quadrature=True)
         failed = sorted(c.name for c in checks if not c.passed)
-        return checks, (f"{doubt} disagrees with its stored design bias ({', '.join(failed)} failed)" if failed
-                        else None)
+        return checks, not failed, (f"the suite's {claim.name} disagrees with {_described(p.reference_design, '')} "
+                                    f"({', '.join(failed)} failed)")
     if p.halved is None:
-        why = (f"has no {STEP} to halve" if STEP not in claim.params else
-               "has heavy-tailed chains, where the step-halving check's CLT fails")
-        note = (f"the claimed reference cannot be held to truth: the suite's {claim.name} {why}, and no design bias "
-                "is stored for these parameters")
+        note = (f"the suite's {claim.name} has no {STEP} to halve and no exact law or design bias for these "
+                "settings")
         return [CheckResult(name="step_halving", passed=False, alpha=0.0, statistic=np.nan, threshold=np.nan,
-                            details={"note": note})], note
-    half = run(p.halved, f"suite {claim.name} at half the step", SEED_OFFSETS["half_step"], groups=REFERENCE_GROUPS)
-    finite = finite_check(np.concatenate([reference.diverged.ravel(), half.diverged.ravel()]))
+                            details={"note": note})], False, note
+    half = run(p.halved, f"suite {claim.name} at half the step", SEED_OFFSETS["half_step"], groups=HALF_STEP_GROUPS)
+    finite = finite_check(half.diverged.ravel())
     if not finite.passed:
-        return [finite], f"{doubt} diverged in {int(finite.statistic)} chains (at h or h/2)"
-    at_step = _healthy_chains(reference, p.reference_temperature)
-    check = halving_check(at_step, _healthy_chains(half, p.reference_temperature), alpha=alpha)
-    if check.passed:
-        return [finite, check], None
-    s, i = np.unravel_index(check.details["worst"], check.details["at_step"].shape)
-    label = "r" if check.details["statistics"][s] == "second_moment_error" else "mean error"
-    b2 = reference.results[0].metrics.get("b2_mean_pooled", np.nan)  # as in the metrics table
-    return [finite, check], (
-        f"{doubt} has b^2 = {b2:.3g} at this step, and halving the step (with twice the steps) does not shrink its "
-        f"bias ({label} {check.details['at_step'][s, i]:.3g} -> {check.details['at_half_step'][s, i]:.3g} in "
-        f"coordinate {i}; z = {check.statistic:.3g} against {check.threshold:.3g})")
+        return [finite], False, f"the suite's {claim.name} diverged in {int(finite.statistic)} chains at half the step"
+    gaussian = _gaussian(p.target)
+    check = halving_check(_healthy_chains(reference, p.reference_temperature, gaussian),
+                          _healthy_chains(half, p.reference_temperature, gaussian), alpha=alpha)
+    return [finite, check], check.passed, (
+        f"halving the suite's {claim.name}'s step does not halve its error ({check.details['note']}; z = "
+        f"{check.statistic:.3g} against {check.threshold:.3g})")
 
 
-@dataclasses.dataclass
-class Verdict:
-    """What validation found: the candidate's ``checks``, the claimed reference's checks against
-    truth (``reference_checks``), what the candidate was compared with per target (``basis``),
-    why it failed (``reasons``, empty on a pass), the metrics beside the reference's, the report."""
-
-    name: str
-    claims: str | None
-    checks: pd.DataFrame
-    reference_checks: pd.DataFrame
-    basis: dict
-    reasons: list
-    metrics: pd.DataFrame
-    report: Path
-
-    @property
-    def passed(self) -> bool:
-        return not self.reasons
-
-    def headline(self) -> str:
-        """The verdict in one line: PASSED, or FAILED and why."""
-        total = len(self.checks) + len(self.reference_checks)
-        failed = int((~self.checks["passed"]).sum()) + (int((~self.reference_checks["passed"]).sum())
-                                                        if len(self.reference_checks) else 0)
-        count = f"{total - failed} of {total} checks passed"
-        if self.passed:
-            return f"{self.name}: PASSED ({count})"
-        return f"{self.name}: FAILED: {'; '.join(self.reasons)} ({count})"
-
-    def summary(self) -> str:
-        """The headline, what each target was compared with, the metrics, every check (estimate and
-        expected at the worst coordinate) and the report's path."""
-        lines = [self.headline()] + [f"on {key}: {text}" for key, text in self.basis.items()]
-        lines.append(self.metrics.to_string(index=False))
-        for title, frame in (("checks of the candidate", self.checks),
-                             ("checks of the claimed reference against truth", self.reference_checks)):
-            if len(frame):
-                lines.append(f"{title}:\n" + frame[[c for c in SUMMARY_COLUMNS if c in frame]].to_string(index=False))
-        return "\n".join(lines + [f"report: {self.report}"])
+def _own_halving(p: Plan, candidate: Replicates, run, alpha: float, **options):
+    """The candidate's own step-halving check (None where its step cannot be halved); ``options`` of
+    ``run``: the candidate's ``sampler`` and ``backend``."""
+    if STEP not in p.cell.params:
+        return None
+    half = run(halved(p.cell), f"{p.cell.sampler} at half the step", SEED_OFFSETS["own_half_step"], **options)
+    if half.diverged.any():
+        return finite_check(half.diverged.ravel())
+    gaussian = _gaussian(p.target)
+    return halving_check(_healthy_chains(candidate, p.temperature, gaussian),
+                         _healthy_chains(half, p.temperature, gaussian), alpha=alpha, name="own_step_halving")
 
 
-def validate(sampler, params: dict | None = None, claims: str | None = None, targets: str = "all", seed: int = 0,
-             num_chains: int = gate_cells.NUM_CHAINS, num_steps: int = gate_cells.NUM_STEPS,
+def _check_rows(key: str, of: str, checks) -> list[dict]:
+    return [{"target": key, "of": of, **c.as_row(),
+             "largest_detectable": float(np.nanmax(np.atleast_1d(c.detectable))) if np.size(c.detectable) else np.nan}
+            for c in checks]
+
+
+def _travel_row(key: str, label: str, travel) -> dict:
+    return {"target": key, "sampler": label, "warm-up steps": travel.warmup, "scored steps": travel.scored,
+            "median distance travelled (sd)": travel.displacement,
+            "autocorrelation time (steps)": travel.autocorrelation_steps, "forgot start": travel.forgot,
+            "finding": travel.describe()}
+
+
+def validate(sampler, params: dict | None = None, claims: str | None = None, targets: str = "default",
+             seed: int = 0, num_chains: int = DEFAULT_CHAINS, num_steps: int = gate_cells.NUM_STEPS,
+             warmup: int | None = None, detect: float = Resolution().relative_variance, thorough: bool = False,
+             rename: dict | None = None, reference_params: dict | None = None,
              out: Path = Path("reports") / "latest", progress=print) -> Verdict:
     """Validate ``sampler`` (module docstring).
 
     Args:
         sampler: a ``samplers.Sampler`` (or adapter).
-        params: its hyperparameters.
-        claims: the suite sampler it implements (default: an adapter's claim, or its own name if registered).
-        targets: ``icg``, ``linreg`` or ``all``.
+        params: its hyperparameters; ``TARGET:NAME`` keys apply to one target only.
+        claims: the suite sampler it implements, "none", or None (an adapter's claim, or its own name if
+            registered).
+        targets: comma-separated keys of ``bench.gate.validation_targets``, ``default`` or ``all``.
         seed: the runs' seed.
-        num_chains: chains per target (the gate's by default; fewer for a sampler that only the
-            one-chain NumPy driver can run, such as a torch adapter).
-        num_steps: steps per chain (the gate's by default).
+        num_chains: chains per target (fewer for a sampler that only the one-chain NumPy driver can run,
+            such as a torch adapter); ``thorough`` multiplies them by 4.
+        num_steps: scored steps per chain; ``thorough`` doubles them.
+        warmup: steps run before the scored ones (default: ``num_steps``).
+        detect: the relative variance error r the checks must resolve (``bench.gate.resolution``).
+        thorough: more chains and steps, and every target under ``default``.
+        rename: candidate hyperparameter names to the claimed sampler's.
+        reference_params: hyperparameters of the claimed sampler the candidate has no name for.
         out: the report's folder.
         progress: called with a line per run.
 
     Returns:
         The Verdict. ValueError (naming the parameter) on bad input, before anything runs.
     """
-    from bench.html import error_bar_figure, write_page
+    from bench.gate import validate_page
+    from bench.html import error_bar_figure
 
-    params = dict(params or {})
-    chosen = list(TARGETS) if targets == "all" else [targets]
-    if not set(chosen) <= set(TARGETS):
-        raise ValueError(f"targets must be one of {', '.join(TARGETS)} or 'all', got {targets!r}")
+    resolution = Resolution(detect)
+    chosen = vt.select(targets, thorough)
+    if thorough:
+        num_chains, num_steps = num_chains * THOROUGH["chains"], num_steps * THOROUGH["steps"]
     integer_at_least("num_chains (--chains)", num_chains, 2)
-    integer_at_least("num_steps (--steps)", num_steps, 1)
-    claim = resolve_claim(sampler, params, claims)
-    plans = [plan(sampler, claim, key, params, num_chains, num_steps) for key in chosen]
+    integer_at_least("num_steps (--steps)", num_steps, 4)
+    warmup = num_steps if warmup is None else integer_at_least("warmup (--warmup)", warmup, 0)
+    claim = resolve_claim(sampler, claims, rename, reference_params)
+    per_target = split_params(dict(params or {}), [t.key for t in chosen])
+    plans = [plan(sampler, claim, t, per_target[t.key], num_chains, num_steps, warmup) for t in chosen]
     alpha = ALPHA_RUN / sum(p.statistical_checks for p in plans)
+    cell_keys = {(p.cell.target, json.dumps(p.cell.target_params, sort_keys=True)): p.key for p in plans}
     backend = getattr(sampler, "backend", "jax")
-    rows, reference_rows, metric_rows, series, reasons = [], [], [], {}, []
+    rows, reference_rows, metric_rows, travel_rows, series = [], [], [], [], {}
+    outcomes, reasons = {}, {}
 
     def run(cell, label, seed_offset=0, **options):
-        progress(f"{cell.name}: running {label}")
+        key = cell_keys[(cell.target, json.dumps(cell.target_params, sort_keys=True))]
+        progress(f"on {key}: running {label} ({options.get('groups', 1) * cell.num_chains} chains, "
+                 f"{cell.num_burnin} warm-up + {cell.num_steps} scored steps)")
         rep = run_replicates(cell, seed=seed + seed_offset, keep_samples=True, thin=max(1, cell.num_steps // 100),
                              **options)
-        metric_rows.append(_row(label, rep, cell.make_target(), cell))
-        summary = rep.summary()
-        for store, value in zip(series.setdefault(label, ([], [], [])), (
-                cell.name, summary["second_moment_error"], summary["second_moment_error_se"])):
-            store.append(value)
+        metric_rows.append(_metrics_row(label, rep, cell.make_target(), key))
         return rep
 
+    def plotted(label, key, rep, temperature, tempered):
+        summary = _at_temperature(_as_one_run(rep), temperature, tempered).summary()
+        if summary["num_chains"]:
+            names, means, ses = series.setdefault(label, ([], [], []))
+            names.append(key)
+            means.append(summary["second_moment_error"])
+            ses.append(summary["second_moment_error_se"])
+
     for p in plans:
-        candidate = run(p.cell, sampler.name, sampler=sampler, backend=backend)
+        gaussian = _gaussian(p.target)
+        candidate = run(p.cell, sampler.name, backend=backend, sampler=sampler)
+        travel = candidate.travel()
+        travel_rows.append(_travel_row(p.key, sampler.name, travel))
+        plotted(sampler.name, p.key, candidate, p.temperature, gaussian)
+        against_truth = _at_temperature(candidate, p.temperature, gaussian)
+        evidence = dict(name=sampler.name, against=p.against, chains=p.cell.num_chains,
+                        diverged=int(candidate.diverged.sum()), travel=travel)
         if p.reference is None:
-            checked = candidate if p.design is not None else _at_temperature(candidate, p.temperature)
-            candidate_checks, reference_checks = truth_checks(checked, p.design, alpha), []
-            against = "its stored design bias" if p.design is not None else "exact truth"
+            checks = truth_checks(candidate if p.kind == "law" else against_truth, p.design, alpha, quadrature=True)
+            rows += _check_rows(p.key, p.against.split(" (")[0], checks)
+            halving = None
+            if (p.kind == "truth" and not all(c.passed for c in checks) and travel.forgot
+                    and not candidate.diverged.any()):
+                halving = _own_halving(p, candidate, run, alpha, sampler=sampler, backend=backend)
+                rows += _check_rows(p.key, "its own half step", [] if halving is None else [halving])
+            evidence |= dict(agreement=tuple(checks), halving=halving)
         else:
-            reference = run(p.reference, f"suite {claim.name}", SEED_OFFSETS["reference"], groups=REFERENCE_GROUPS)
-            candidate_checks = truth_checks(candidate, reference.summary(), alpha)
-            reference_checks, doubt = _hold_to_truth(p, claim, reference, run, alpha)
-            reasons += [f"on {p.key}: {doubt}"] if doubt else []
-            against = f"the suite's {claim.name!r}"
-        failed = sorted(c.name for c in candidate_checks if not c.passed)
-        if failed:
-            reasons.append(f"on {p.key}: {sampler.name} disagrees with {against} ({', '.join(failed)} failed)")
-        rows += [{"target": p.key, **c.as_row()} for c in candidate_checks]
-        reference_rows += [{"target": p.key, **c.as_row()} for c in reference_checks]
-    checks, reference_frame, metrics = pd.DataFrame(rows), pd.DataFrame(reference_rows), pd.DataFrame(metric_rows)
+            reference = (None if travel.still else
+                         run(p.reference, f"suite {claim.name}", SEED_OFFSETS["reference"], groups=REFERENCE_GROUPS))
+            truth_of_candidate = truth_checks(against_truth, p.design, alpha, quadrature=True)
+            rows += _check_rows(p.key, "truth", truth_of_candidate)
+            evidence |= dict(truth=tuple(truth_of_candidate), reference=claim.name,
+                             reference_chains=REFERENCE_GROUPS * p.cell.num_chains, agreement=())
+            if reference is not None:
+                travel_rows.append(_travel_row(p.key, f"suite {claim.name}", reference.travel()))
+                plotted(f"suite {claim.name}", p.key, reference, p.reference_temperature, gaussian)
+                reference_diverged = int(reference.diverged.sum())
+                evidence |= dict(reference_diverged=reference_diverged)
+                if not reference_diverged:
+                    agreement = truth_checks(candidate, reference.summary(), alpha, quadrature=True)
+                    rows += _check_rows(p.key, f"suite {claim.name}", agreement)
+                    held_checks, held, why = _hold_to_truth(p, claim, reference, run, alpha)
+                    reference_rows += _check_rows(p.key, f"suite {claim.name}", held_checks)
+                    evidence |= dict(agreement=tuple(agreement), held=(held, why))
+                else:
+                    evidence |= dict(held=(False, f"it diverged in {reference_diverged} chains"))
+            else:
+                evidence |= dict(held=(False, "not run"))
+        outcomes[p.key], reasons[p.key] = decide(Evidence(**evidence), resolution)
+        progress(f"on {p.key}: {outcomes[p.key].name}: {reasons[p.key]}")
+    checks, reference_frame = pd.DataFrame(rows), pd.DataFrame(reference_rows)
     basis = {p.key: p.basis(claim) for p in plans}
     safe_name = re.sub(r"[^A-Za-z0-9_.-]+", "_", sampler.name)
-    verdict = Verdict(sampler.name, claim.name, checks, reference_frame, basis, reasons, metrics,
-                      Path(out) / f"validate_{safe_name}.html")
-    outcome = "PASSED" if verdict.passed else "FAILED"
-    figures = {"Relative second-moment error beside the reference": error_bar_figure(
-        {label: tuple(v) for label, v in series.items()}, f"{sampler.name}: {outcome}")}
-    write_page(verdict.report, f"Validation of {sampler.name}", verdict.headline(), verdict.passed,
-               {"Checks of the candidate": checks, "Checks of the claimed reference against truth": reference_frame,
-                "Metrics beside the reference": metrics}, figures,
-               notes=" ".join(f"On {key}: {text}." for key, text in basis.items())
-               + f" Hyperparameters {params}; per-check false-failure rate {alpha:.2g}. "
-               + getattr(sampler, "differences", ""))
+    verdict = Verdict(sampler.name, claim.name, outcomes, reasons, checks, reference_frame, basis,
+                      pd.DataFrame(travel_rows), pd.DataFrame(metric_rows), Path(out) / f"validate_{safe_name}.html")
+    temperatures = sorted({p.temperature for p in plans})
+    tempered = (f" at temperature {temperatures[0]:g} (tempered Gaussian targets)" if temperatures != [1.0] else "")
+    figures = {"Relative variance error per target": error_bar_figure(
+        {label: tuple(v) for label, v in series.items()}, f"{sampler.name}: {verdict.outcome.name}",
+        xlabel=f"relative variance error r per coordinate against the target{tempered} (± 2 se)")} if series else {}
+    validate_page.write(verdict, params, alpha, f"detect r >= {detect:g} (mean error >= "
+                        f"{resolution.threshold('mean'):.2g} sd)", figures, getattr(sampler, "differences", ""))
     return verdict

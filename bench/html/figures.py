@@ -8,6 +8,8 @@ import io
 
 import numpy as np
 
+ERROR_XLABEL = "relative second-moment error per coordinate (± 2 se)"
+
 
 def pyplot():
     """``matplotlib.pyplot`` on the Agg backend (no display needed)."""
@@ -28,25 +30,38 @@ def png_bytes(fig, dpi=None, tight: bool = False) -> bytes:
     return buffer.getvalue()
 
 
-def error_bar_figure(series: dict[str, tuple], title: str) -> bytes:
-    """PNG: per cell (rows) and coordinate, mean relative second-moment error +- 2 standard errors
-    of each named series ``{label: (cell names, means, ses)}``, one vector per cell (cells may
-    differ in dimension)."""
+def error_bar_figure(series: dict[str, tuple], title: str, xlabel: str = ERROR_XLABEL) -> bytes:
+    """PNG: per cell (rows) and coordinate, the mean error +- 2 standard errors of each named series,
+    each point on the row of its own cell.
+
+    Args:
+        series: ``{label: (cell names, means, ses)}``, one mean vector and one standard-error vector per
+            cell name (cells may differ in dimension). The rows are the names of all series in order of
+            first appearance; a series that lacks a cell has no point on its row.
+        title: the figure's title.
+        xlabel: what the error is (the default: the relative second-moment error per coordinate).
+
+    Returns:
+        The PNG bytes. ValueError when a series has not one mean and one standard error per name.
+    """
+    for label, (names, means, ses) in series.items():
+        if not len(names) == len(means) == len(ses):
+            raise ValueError(f"series {label!r} has {len(names)} cell names, {len(means)} means and "
+                             f"{len(ses)} standard errors; it needs one of each per cell")
+    rows = list(dict.fromkeys(name for names, _, _ in series.values() for name in names))
+    row_of = {name: row for row, name in enumerate(rows)}
     plt = pyplot()
-    first = next(iter(series.values()))
-    names = list(first[0])
-    fig, ax = plt.subplots(figsize=(9, 0.32 * len(names) + 1.5))
-    offsets = np.linspace(-0.25, 0.25, len(series))
-    for offset, (label, (_, means, ses)) in zip(offsets, series.items()):
-        for row, (m, s) in enumerate(zip(means, ses)):
+    fig, ax = plt.subplots(figsize=(9, 0.32 * len(rows) + 1.5))
+    offsets = np.linspace(-0.25, 0.25, len(series)) if len(series) > 1 else [0.0]
+    for index, (offset, (label, (names, means, ses))) in enumerate(zip(offsets, series.items())):
+        for at, (name, m, s) in enumerate(zip(names, means, ses)):
             m, s = np.atleast_1d(m), np.atleast_1d(s)
-            y = np.full(len(m), row + offset)
-            ax.errorbar(m, y, xerr=2 * s, fmt="o", ms=3, lw=1, label=label if row == 0 else None,
-                        color=f"C{list(series).index(label)}")
+            ax.errorbar(m, np.full(len(m), row_of[name] + offset), xerr=2 * s, fmt="o", ms=3, lw=1,
+                        label=None if at else label, color=f"C{index}")
     ax.axvline(0.0, color="k", lw=0.8)
-    ax.set_yticks(range(len(names)), names, fontsize=7)
+    ax.set_yticks(range(len(rows)), rows, fontsize=7)
     ax.invert_yaxis()
-    ax.set_xlabel("relative second-moment error per coordinate (± 2 se)")
+    ax.set_xlabel(xlabel)
     ax.set_title(title)
     ax.grid(True, axis="x", alpha=0.3)
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))  # outside: never over the points

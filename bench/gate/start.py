@@ -1,0 +1,148 @@
+r"""Chains must travel: an overdispersed start, a warm-up, and the rule that decides whether the chains
+forgot where they started before they are scored.
+
+**Start.** Chain :math:`j` starts at :math:`x_0 = \mu + \kappa (x - \mu)`, :math:`x` a draw of the target
+(exact, or resampled from its NUTS reference, ``bench.gate.gold_standard``) and :math:`\kappa` =
+``START_SCALE`` = 2: on a Gaussian target the start law is the target's with four times its covariance.
+A chain that never moves keeps that spread, so its relative second-moment error is
+:math:`\kappa^2 - 1 = 3`, and no check can mistake it for the target. A start at exact draws (what the
+gate's cells use) cannot tell a frozen chain from a perfect one.
+
+**Warm-up.** The first :math:`W` steps are run and not scored; the next :math:`N` are (``num_burnin`` and
+``num_steps`` of the cell). Whether :math:`W` was long enough is measured, not assumed: from the kept
+draws of the scored window (every ``thin``-th step, :math:`K` per chain, :math:`C` chains), the
+multi-chain bulk effective sample size (Vehtari et al. 2021, ``reference.metrics.ess``) of each
+coordinate's standardised position and of its squared deviation :math:`((x_i - \mu_i)/\sigma_i)^2` gives
+an integrated autocorrelation time in steps, :math:`\hat\tau = \text{thin}\cdot CK/\widehat{ESS}`, largest over
+coordinates and both series. Chains still remembering their starts differ from one another more than
+within themselves, which lowers the multi-chain ESS, so :math:`\hat\tau` grows with the memory.
+
+The chains *forgot their start* when :math:`W \ge` ``FORGET_TIMES`` :math:`\hat\tau` (``FORGET_TIMES`` = 2).
+Why 2 suffices: for a chain whose memory decays as :math:`e^{-t/\tau_e}` (an AR(1), whose integrated time is
+:math:`\tau \approx 2\tau_e`), the start's excess in the window average of :math:`r` is at most
+:math:`(\kappa^2 - 1)\frac{\tau_e}{2N} e^{-2W/\tau_e} \le 3\cdot\frac{\tau}{4N} e^{-8}`, below :math:`3\cdot 10^{-4}`
+for any :math:`\tau \le N`: far below the standard error of the checks (the checks' statistic is shifted
+by less than a hundredth of a standard error, docs/gates.md, section bench.gate.start). A coarser
+:math:`\hat\tau` (by a factor of two) still leaves the shift below a tenth of a standard error.
+
+The chains *do not move* when the median over chains of the root-mean-square standardised distance
+between a chain's start and its last draw is below ``STILL`` = 0.01: they travelled less than a hundredth of
+the target's standard deviation over the whole run.
+
+What the run cannot see: an autocorrelation time near the scored window's own length :math:`N` is
+estimated from one or two effective draws per chain, so :math:`\hat\tau \ge N/2` is a lower bound, and
+the warm-up it asks for (``FORGET_TIMES`` :math:`\hat\tau`) is "at least".
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+
+from bench.gate import gold_standard
+
+START_SCALE = 2.0
+FORGET_TIMES = 2.0
+STILL = 0.01
+
+
+def overdispersed(target, key, n: int, scale: float = START_SCALE) -> np.ndarray:
+    r""":math:`n` starts :math:`\mu + \kappa (x - \mu)` (module docstring), :math:`\kappa` = ``scale``.
+
+    Args:
+        target: a target object.
+        key: a JAX key.
+        n: how many.
+        scale: :math:`\kappa` (1: exact draws).
+
+    Returns:
+        (n, dim) float64.
+    """
+    x = gold_standard.draws(target, key, n)
+    if scale == 1.0:
+        return x
+    mu = np.asarray(gold_standard.truth_of(target).mean, dtype=np.float64)
+    return mu + scale * (x - mu)
+
+
+@dataclasses.dataclass(frozen=True)
+class Travel:
+    """How far a run's chains travelled: ``warmup`` :math:`W` and ``scored`` :math:`N` steps, the median
+    standardised ``displacement`` from start to last draw, and ``autocorrelation_steps`` :math:`\\hat\\tau`
+    (inf where the draws do not vary)."""
+
+    warmup: int
+    scored: int
+    displacement: float
+    autocorrelation_steps: float
+
+    @property
+    def still(self) -> bool:
+        """The chains did not move (module docstring)."""
+        return not self.displacement >= STILL
+
+    @property
+    def forgot(self) -> bool:
+        """The warm-up was long enough for the chains to forget their start."""
+        return not self.still and self.warmup >= FORGET_TIMES * self.autocorrelation_steps
+
+    @property
+    def lower_bound(self) -> bool:
+        """Whether :math:`\\hat\\tau` is at the run's resolution, so only a lower bound."""
+        return not self.autocorrelation_steps < self.scored / 2
+
+    @property
+    def warmup_needed(self) -> float:
+        """The warm-up that the rule asks for, ``FORGET_TIMES`` :math:`\\hat\\tau` (inf: not estimable)."""
+        return FORGET_TIMES * self.autocorrelation_steps
+
+    def describe(self) -> str:
+        """The finding in words."""
+        if self.still:
+            return (f"the chains do not move: median distance from start to end {self.displacement:.2g} target "
+                    f"standard deviations over {self.warmup + self.scored} steps")
+        tau = "not estimable" if not math.isfinite(self.autocorrelation_steps) else f"{self.autocorrelation_steps:.3g}"
+        text = f"autocorrelation time {tau} steps, warm-up {self.warmup} steps"
+        if self.forgot:
+            return text + f" (>= {FORGET_TIMES:g} x: the chains forgot their start)"
+        need = "an unknown number of" if not math.isfinite(self.warmup_needed) else (
+            f"{'at least ' if self.lower_bound else ''}{math.ceil(self.warmup_needed)}")
+        return (text + f": the chains did not forget their start; {need} warm-up steps "
+                       f"(--warmup) would decide")
+
+
+def travel(start: np.ndarray, samples: np.ndarray, diverged: np.ndarray, mean, variance, thin: int,
+           warmup: int, scored: int) -> Travel:
+    """Assess one run (module docstring).
+
+    Args:
+        start: (chains, dim) the start positions.
+        samples: (chains, kept, dim) the kept draws of the scored window.
+        diverged: (chains,) bool, chains left out.
+        mean: (dim,) the target's mean.
+        variance: (dim,) its marginal variances.
+        thin: steps between kept draws.
+        warmup: W.
+        scored: N.
+
+    Returns:
+        the :class:`Travel`.
+    """
+    from reference.metrics import ess
+
+    healthy = ~np.asarray(diverged, dtype=bool)
+    scale = np.sqrt(np.asarray(variance, dtype=np.float64))
+    z = (np.asarray(samples, dtype=np.float64)[healthy] - mean) / scale
+    u = (np.asarray(start, dtype=np.float64)[healthy] - mean) / scale
+    if z.shape[0] == 0 or not np.all(np.isfinite(z)):
+        return Travel(warmup, scored, math.nan, math.inf)
+    displacement = float(np.median(np.sqrt(np.mean((z[:, -1] - u) ** 2, axis=-1))))
+    tau = math.inf
+    if z.shape[0] >= 2 and z.shape[1] >= 4:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            sizes = np.concatenate([ess(z), ess(z * z)])
+        if np.all(np.isfinite(sizes)) and np.all(sizes > 0):
+            tau = float(thin * z.shape[0] * z.shape[1] / sizes.min())
+    return Travel(warmup, scored, displacement, tau)

@@ -1,0 +1,87 @@
+r"""The targets ``sgbench validate`` runs a sampler on: Gaussian, non-Gaussian analytic, and a data
+posterior held to its stored NUTS gold standard.
+
+========== ======================================================================= ============ ==========
+key        target                                                                  truth        level
+========== ======================================================================= ============ ==========
+icg        ``icg4``: 4-d Gaussian, condition number 4, isotropic gradient noise     analytic     default
+           of variance 2 (the gate's)
+linreg     2-d Bayesian linear regression, minibatches of 8 of 40 points (the       analytic     default
+           gate's)
+gmm        3-d: two coordinates each an equal mixture of N(-1, 0.3) and N(1, 0.3),  analytic     default
+           one standard normal; isotropic gradient noise of variance 2
+logreg     31-d Bayesian logistic regression on the breast-cancer data,             NUTS         default
+           minibatches of 32 of 569
+icg_stiff  4-d Gaussian, condition number 16, gradient-noise variance 16            analytic     thorough
+========== ======================================================================= ============ ==========
+
+The mixture's gradient is nonlinear (a responsibility-weighted pull towards two modes), so a mistake that
+is exact on Gaussian targets (anything that is right only where the gradient is linear) shows there. The
+curvature of the targets differs: the eigenvalues of the negative Hessian of the log density at the mean
+are 0.5-2 on ``icg``, 21-30 on ``linreg`` and 1-59 on ``logreg``; on ``gmm`` the curvature is 1/0.3 = 3.3
+inside a mode and -7.8 at the saddle between them. One step size has a different bias on each, and an
+explicit method's stable step (about :math:`2/\lambda_{\max}` for Euler) differs too: hyperparameters can be
+given per target (docs/tutorial.md, where the numbers are computed).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from bench.gate.cells import ICG4, ICG4_STIFF, LINREG
+
+LEVELS = ("default", "thorough")
+
+
+@dataclasses.dataclass(frozen=True)
+class ValidationTarget:
+    """A target of validation: its ``key`` (the ``--targets`` name and ``--param KEY:...`` prefix), the
+    registered ``target`` with ``params``, a description in words (``what``), and the ``level`` that
+    includes it."""
+
+    key: str
+    target: str
+    params: dict
+    what: str
+    level: str = "default"
+
+
+TARGETS = (
+    ValidationTarget("icg", "icg", dict(ICG4), "4-d Gaussian, condition number 4, gradient-noise variance 2"),
+    ValidationTarget("linreg", "linreg", dict(LINREG), "2-d Bayesian linear regression, minibatches of 8 of 40"),
+    ValidationTarget("gmm", "gmm", {"extra_dims": 1, "grid_points": 2, "noise": "isotropic", "noise_variance": 2.0},
+                     "3-d non-Gaussian: two bimodal mixture coordinates and a normal one, gradient-noise variance 2"),
+    ValidationTarget("logreg", "logreg", {"dataset": "breast_cancer", "noise": "minibatch", "noise_batch_size": 32},
+                     "31-d breast-cancer logistic regression, minibatches of 32 of 569, NUTS gold standard"),
+    ValidationTarget("icg_stiff", "icg", dict(ICG4_STIFF),
+                     "4-d Gaussian, condition number 16, gradient-noise variance 16", level="thorough"),
+)
+
+
+def keys(level: str = "thorough") -> list[str]:
+    """The keys of the targets included at ``level`` (``default`` ones are in ``thorough`` too)."""
+    return [t.key for t in TARGETS if LEVELS.index(t.level) <= LEVELS.index(level)]
+
+
+def get(key: str) -> ValidationTarget:
+    """The validation target ``key``; ValueError listing the keys."""
+    for target in TARGETS:
+        if target.key == key:
+            return target
+    raise ValueError(f"targets must be among {', '.join(keys())} (comma-separated), 'default' or 'all', got {key!r}")
+
+
+def select(spec: str, thorough: bool = False) -> list[ValidationTarget]:
+    """The targets named by ``spec``: comma-separated keys, ``default`` (the default level's, or
+    the thorough level's when ``thorough``) or ``all`` (every one).
+
+    Returns:
+        the targets, in the order of ``TARGETS``, without repeats; ValueError naming an unknown key.
+    """
+    if spec in ("default", "all"):
+        return [get(k) for k in keys("thorough" if spec == "all" or thorough else "default")]
+    wanted = [k.strip() for k in str(spec).split(",") if k.strip()]
+    if not wanted:
+        raise ValueError(f"targets must name at least one of {', '.join(keys())}, got {spec!r}")
+    chosen = {get(k).key for k in wanted}
+    return [t for t in TARGETS if t.key in chosen]

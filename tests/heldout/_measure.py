@@ -1,0 +1,94 @@
+"""The measurements behind the held-out expectations: run a sampler with ``bench.run`` from exact draws of a
+target and print its error against ``target.truth``, per coordinate, with standard errors over chains.
+
+    python -m tests.heldout._measure tests.heldout.sgld_noise_inflated:SAMPLER icg step_size=0.02
+    python -m tests.heldout._measure sgld linreg step_size=1e-3 --chains 64 --steps 4000
+    python -m tests.heldout._measure tests.heldout.sgld_tiny:SAMPLER icg step_size=1e-5 temperature=0.5
+
+The sampler is ``MODULE:OBJECT`` or a registered name; the target a key of ``tests.heldout.TARGETS``. It
+prints one JSON line: the chains that diverged, and over the others ``mean_err_sd`` (the pooled mean's error
+in units of the truth's standard deviation), ``r`` (the relative error of the pooled second moment about the
+true mean, E[(x - mu)^2] / (T Sigma_ii) - 1, at the run's ``temperature``), their standard errors over
+chains, and for the mixture Var[x^2] against the truth's. Not a statistical test: the numbers to judge.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+
+import jax
+import numpy as np
+
+import bench
+import samplers
+import targets
+from bench.adapters import load_sampler
+from tests.heldout import TARGETS
+
+
+def target(key: str):
+    """The target preset ``key`` of ``TARGETS``."""
+    kwargs = dict(TARGETS[key])
+    return targets.get(kwargs.pop("name"), **kwargs)
+
+
+def measure(spec: str, target_key: str, params: dict, chains: int = 64, steps: int = 4000, seed: int = 0,
+            start_seed: int = 1) -> dict:
+    """Run ``spec`` on the preset ``target_key`` from exact draws (JAX key ``start_seed``) and score it."""
+    sampler = load_sampler(spec) if ":" in spec else samplers.get(spec)
+    tgt = target(target_key)
+    start = np.asarray(tgt.sample(jax.random.PRNGKey(start_seed), chains))
+    began = time.perf_counter()
+    result = bench.run(sampler, tgt, params=params, num_chains=chains, num_steps=steps, seed=seed,
+                       initial_position=start)
+    validated = sampler.params(**params)
+    temperature = float(getattr(validated, "temperature", getattr(validated, "temp", 1.0)))
+    mu, var = tgt.truth.mean, np.diag(tgt.truth.covariance) * temperature
+    healthy = ~np.asarray(result.trace.diverged)
+    out = dict(sampler=sampler.name, target=target_key, params=params, chains=chains, steps=steps, seed=seed,
+               diverged=int((~healthy).sum()))
+    n = int(healthy.sum())
+    if n >= 2:
+        moments = result.moments
+        mean = np.asarray(moments.mean)[healthy]
+        square = np.asarray(moments.mean_sq)[healthy]
+        centred = square - 2 * mu * mean + mu**2  # per chain, E[(x - mu)^2]
+        out.update(mean_err_sd=((mean.mean(0) - mu) / np.sqrt(var)).round(4).tolist(),
+                   mean_err_se=(mean.std(0, ddof=1) / np.sqrt(n * var)).round(4).tolist(),
+                   r=(centred.mean(0) / var - 1).round(4).tolist(),
+                   r_se=(centred.std(0, ddof=1) / np.sqrt(n) / var).round(4).tolist())
+        if tgt.name == "gmm":
+            count = np.asarray(moments.count)[healthy][:, None]
+            pooled = (count * square).sum(0) / count.sum(0)
+            spread = (np.asarray(moments.m2_sq)[healthy] + count * (square - pooled) ** 2).sum(0) / count.sum(0)
+            out.update(var_x2=spread.round(4).tolist(), truth_var_x2=tgt.truth.second_moment_var.round(4).tolist())
+    out["seconds"] = round(time.perf_counter() - began, 1)
+    return out
+
+
+def _value(text: str):
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("sampler", help="MODULE:OBJECT or a registered sampler's name")
+    parser.add_argument("target", choices=sorted(TARGETS))
+    parser.add_argument("params", nargs="*", help="NAME=VALUE (JSON values; other text is a string)")
+    parser.add_argument("--chains", type=int, default=64)
+    parser.add_argument("--steps", type=int, default=4000)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--start-seed", type=int, default=1)
+    args = parser.parse_args(argv)
+    params = {name: _value(value) for name, _, value in (p.partition("=") for p in args.params)}
+    print(json.dumps(measure(args.sampler, args.target, params, args.chains, args.steps, args.seed,
+                             args.start_seed)))
+
+
+if __name__ == "__main__":
+    main()
