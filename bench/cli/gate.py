@@ -55,10 +55,12 @@ def execute(args, argv) -> int:
     if args.power:
         return _power(args)
     if args.reseed:
+        from reference.checks import rate_upper_bound
+
         per_check, runs = reseed(args.suite, args.reseed, args.baseline, use_baseline, first_seed=args.seed + 1,
                                  names=args.cell, progress=progress)
         failed = int(runs["failed"].sum())
-        upper = _rate_upper_bound(failed, len(runs))
+        upper = rate_upper_bound(failed, len(runs))
         verdict = (f"{failed} of {len(runs)} reseeded gate runs failed (95% upper bound on the run failure "
                    f"rate {upper:.3g}); {int(per_check['failures'].sum())} check failures in all")
         print(per_check.to_string(index=False))
@@ -160,10 +162,3 @@ def _cell_means(replicates) -> tuple:
     summaries = [rep.summary() for rep in replicates]
     return ([rep.cell.name for rep in replicates], [s["second_moment_error"] for s in summaries],
             [s["second_moment_error_se"] for s in summaries])
-
-
-def _rate_upper_bound(failures: int, runs: int) -> float:
-    """One-sided 95% Clopper-Pearson upper bound on a rate with ``failures`` of ``runs``."""
-    import scipy.stats
-
-    return 1.0 if failures >= runs else float(scipy.stats.beta.ppf(0.95, failures + 1, runs - failures))

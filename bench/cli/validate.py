@@ -1,9 +1,12 @@
 """``sgbench validate MODULE:OBJECT [--param [TARGET:]KEY=VALUE ...] [--claims NAME|none] [--map NAME=NAME ...]
 [--reference-param KEY=VALUE ...] [--targets KEYS] [--thorough] [--detect R] [--chains C] [--steps N]
-[--warmup W] [--seed S] [--out DIR]``: a sampler someone wrote (or an adapter) against truth and the suite's
-implementation of what it claims. Exit status 0 PASSED, 1 FAILED, 3 INCONCLUSIVE, 2 bad input."""
+[--warmup W] [--seed S] [--reseed N [--record FILE]] [--out DIR]``: a sampler someone wrote (or an adapter)
+against truth and the suite's implementation of what it claims. Exit status 0 PASSED, 1 FAILED,
+3 INCONCLUSIVE, 2 bad input."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 from base.arguments import integer_at_least
 from bench.cli._common import MAX_GATE_SEED, UsageError, output_folder, parse_key_values, progress
@@ -55,6 +58,13 @@ def add_parser(commands) -> None:
     validate.add_argument("--steps", type=int, default=4000, help="scored steps per chain (default: 4000)")
     validate.add_argument("--warmup", type=int, default=None,
                           help="steps run from the overdispersed start before scoring (default: --steps)")
+    validate.add_argument("--reseed", type=int, default=0, metavar="N",
+                          help="run the same validation with seeds SEED..SEED+N-1 and report how often each outcome "
+                               "came, with 95 %% Clopper-Pearson upper bounds (on a correct sampler: the measured "
+                               "false-failure rate); resumes from --record")
+    validate.add_argument("--record", type=Path, default=None,
+                          help="with --reseed: the JSON-lines record of the runs (default: "
+                               "OUT/validate_NAME_reseed.jsonl); runs already in it are not repeated")
     add_out_option(validate, "the verdict page")
     validate.set_defaults(handler=execute)
 
@@ -77,20 +87,47 @@ def execute(args, argv) -> int:
     from bench.running.config import MAX_CHAINS, MAX_TOTAL_STEPS
 
     integer_at_least("--seed", args.seed, 0, MAX_GATE_SEED)
+    integer_at_least("--reseed", args.reseed, 0, MAX_GATE_SEED - args.seed)
     integer_at_least("--chains", args.chains, 2, MAX_CHAINS)
     integer_at_least("--steps", args.steps, 4, MAX_TOTAL_STEPS)
     if args.warmup is not None:
         integer_at_least("--warmup", args.warmup, 0, MAX_TOTAL_STEPS)
     if not (math.isfinite(args.detect) and args.detect > 0):
         raise UsageError(f"--detect takes a finite number > 0 (a relative variance error), got {args.detect:g}")
+    if args.record is not None and not args.reseed:
+        raise UsageError("--record goes with --reseed N (the record of the reseeded runs)")
     output_folder(args.out)
     if os.getcwd() not in sys.path:  # MODULE is found in the current folder, as `python -m` finds it
         sys.path.insert(0, os.getcwd())
-    verdict = validate(load_sampler(args.sampler), params=parse_key_values(args.param, "--param"),
-                       claims=args.claims, targets=args.targets, seed=args.seed, num_chains=args.chains,
-                       num_steps=args.steps, warmup=args.warmup, detect=args.detect, thorough=args.thorough,
-                       rename=_names(args.map), reference_params=parse_key_values(args.reference_param,
-                                                                                  "--reference-param"),
-                       out=args.out, progress=progress)
+    sampler = load_sampler(args.sampler)
+    options = dict(params=parse_key_values(args.param, "--param"), claims=args.claims, targets=args.targets,
+                   num_chains=args.chains, num_steps=args.steps, warmup=args.warmup, detect=args.detect,
+                   thorough=args.thorough, rename=_names(args.map),
+                   reference_params=parse_key_values(args.reference_param, "--reference-param"))
+    if args.reseed:
+        return _reseed(sampler, options, args)
+    verdict = validate(sampler, seed=args.seed, out=args.out, progress=progress, **options)
     print(verdict.summary())
     return verdict.outcome.exit_status
+
+
+def _reseed(sampler, options: dict, args) -> int:
+    """``--reseed N``: the outcomes of N seeds (``bench.gate.validate_reseed``); exit 0 (a measurement)."""
+    import re
+
+    import pandas as pd
+
+    from bench.gate.validate import validate
+    from bench.gate.validate_reseed import reseed, summary
+
+    record = args.record or args.out / f"validate_{re.sub(r'[^A-Za-z0-9_.-]+', '_', sampler.name)}_reseed.jsonl"
+    settings = {"sampler": args.sampler, **options}
+    runs = reseed(lambda seed: validate(sampler, seed=seed, out=args.out, progress=lambda _: None, **options),
+                  settings, range(args.seed, args.seed + args.reseed), record, progress=progress)
+    pd.set_option("display.width", 200)
+    print(summary(runs).to_string(index=False))
+    per_target = pd.DataFrame(list(runs["outcomes"])).apply(lambda c: c.value_counts()).fillna(0).astype(int)
+    per_target.index.name = "outcome"
+    print("per target:\n" + per_target.to_string())
+    print(f"record: {record}")
+    return 0

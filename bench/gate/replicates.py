@@ -55,12 +55,16 @@ class Replicates:
         """Over the healthy chains of all groups, per coordinate, for ``mean_error``,
         ``second_moment_error`` and ``log_variance_ratio``: the mean (key itself), its standard
         error (``_se``; chains are independent), the median (``_median``) and the excess kurtosis
-        (``_kurtosis``); and ``num_chains`` (healthy) and ``num_diverged``."""
+        (``_kurtosis``), NaN with fewer than 2 healthy chains; and ``num_chains`` (healthy) and ``num_diverged``."""
         healthy = ~self.diverged.reshape(-1)
         out = {"num_chains": int(healthy.sum()), "num_diverged": int((~healthy).sum())}
         for key in STATISTICS:
             values = getattr(self, key)
             x = values.reshape(-1, values.shape[-1])[healthy]
+            if len(x) < 2:  # nothing to summarise: every statistic NaN (no warnings from empty slices)
+                nan = np.full(values.shape[-1], np.nan)
+                out.update({key: nan, f"{key}_se": nan, f"{key}_median": nan, f"{key}_kurtosis": nan})
+                continue
             out[key], out[f"{key}_se"] = x.mean(axis=0), standard_error(x)
             out[f"{key}_median"], out[f"{key}_kurtosis"] = np.median(x, axis=0), scipy.stats.kurtosis(x, axis=0)
         return out

@@ -125,6 +125,10 @@ def resolve_claim(sampler, claims: str | None = None, rename: dict | None = None
         raise ValueError(f"claims must name a suite sampler ({', '.join(samplers.names())}) or be 'none', got {name!r}")
     registered = samplers.get(name)
     modules = [getattr(sampler, part).__module__ for part in STEP_PARTS]
+    itself = registered is sampler or modules == [getattr(registered, part).__module__ for part in STEP_PARTS]
+    if itself and (rename or extra):
+        raise ValueError(f"--map and --reference-param translate a candidate's hyperparameters to the claimed "
+                         f"sampler's, but {sampler.name} is the suite's {name!r} itself")
     if registered is sampler:
         why = f"it is the suite's registered {name!r} itself (module {modules[0]})"
     elif modules == [getattr(registered, part).__module__ for part in STEP_PARTS]:
@@ -210,7 +214,7 @@ class Plan:
         if self.kind == "law":
             return TRUTH_CHECKS
         holding = TRUTH_CHECKS if self.reference_design is not None else int(self.halved is not None)
-        return 2 * TRUTH_CHECKS + holding
+        return 2 * TRUTH_CHECKS + holding + int(STEP in self.cell.params)  # and its own step-halving check
 
     def basis(self, claim: Claim) -> str:
         """What the candidate is held to, in words."""
@@ -402,81 +406,105 @@ def validate(sampler, params: dict | None = None, claims: str | None = None, tar
     claim = resolve_claim(sampler, claims, rename, reference_params)
     per_target = split_params(dict(params or {}), [t.key for t in chosen])
     plans = [plan(sampler, claim, t, per_target[t.key], num_chains, num_steps, warmup) for t in chosen]
-    alpha = ALPHA_RUN / sum(p.statistical_checks for p in plans)
-    cell_keys = {(p.cell.target, json.dumps(p.cell.target_params, sort_keys=True)): p.key for p in plans}
-    backend = getattr(sampler, "backend", "jax")
-    rows, reference_rows, metric_rows, travel_rows, series = [], [], [], [], {}
+    session = _Session(sampler, claim, plans, ALPHA_RUN / sum(p.statistical_checks for p in plans), seed, progress)
     outcomes, reasons = {}, {}
+    for p in plans:
+        evidence = session.examine(p)
+        outcomes[p.key], reasons[p.key] = decide(evidence, resolution)
+        progress(f"on {p.key}: {outcomes[p.key].name}: {reasons[p.key]}")
+    safe_name = re.sub(r"[^A-Za-z0-9_.-]+", "_", sampler.name)
+    verdict = Verdict(sampler.name, claim.name, outcomes, reasons, pd.DataFrame(session.rows),
+                      pd.DataFrame(session.reference_rows), {p.key: p.basis(claim) for p in plans},
+                      pd.DataFrame(session.travel_rows), pd.DataFrame(session.metric_rows),
+                      Path(out) / f"validate_{safe_name}.html")
+    temperatures = sorted({p.temperature for p in plans})
+    tempered = (f" at temperature {temperatures[0]:g} (tempered Gaussian targets)" if temperatures != [1.0] else "")
+    figures = {"Relative variance error per target": error_bar_figure(
+        {label: tuple(v) for label, v in session.series.items()}, f"{sampler.name}: {verdict.outcome.name}",
+        xlabel=f"relative variance error r per coordinate against the target{tempered} (± 2 se)")
+    } if session.series else {}
+    validate_page.write(verdict, params, session.alpha, f"detect r >= {detect:g} (mean error >= "
+                        f"{resolution.threshold('mean'):.2g} sd)", figures, getattr(sampler, "differences", ""))
+    return verdict
 
-    def run(cell, label, seed_offset=0, **options):
-        key = cell_keys[(cell.target, json.dumps(cell.target_params, sort_keys=True))]
-        progress(f"on {key}: running {label} ({options.get('groups', 1) * cell.num_chains} chains, "
-                 f"{cell.num_burnin} warm-up + {cell.num_steps} scored steps)")
-        rep = run_replicates(cell, seed=seed + seed_offset, keep_samples=True, thin=max(1, cell.num_steps // 100),
-                             **options)
-        metric_rows.append(_metrics_row(label, rep, cell.make_target(), key))
+
+class _Session:
+    """One validation's runs and what they showed: the check rows, the reference's rows, the travel and metric
+    rows and the plotted series, filled as :meth:`examine` goes through the plans."""
+
+    def __init__(self, sampler, claim: Claim, plans, alpha: float, seed: int, progress):
+        self.sampler, self.claim, self.alpha, self.seed, self.progress = sampler, claim, alpha, seed, progress
+        self.backend = getattr(sampler, "backend", "jax")
+        self.keys = {(p.cell.target, json.dumps(p.cell.target_params, sort_keys=True)): p.key for p in plans}
+        self.rows, self.reference_rows, self.metric_rows, self.travel_rows, self.series = [], [], [], [], {}
+
+    def run(self, cell, label, seed_offset=0, **options) -> Replicates:
+        """``cell``'s chains (``run_replicates``, keeping 100 draws per chain), with its metrics row."""
+        key = self.keys[(cell.target, json.dumps(cell.target_params, sort_keys=True))]
+        self.progress(f"on {key}: running {label} ({options.get('groups', 1) * cell.num_chains} chains, "
+                      f"{cell.num_burnin} warm-up + {cell.num_steps} scored steps)")
+        rep = run_replicates(cell, seed=self.seed + seed_offset, keep_samples=True,
+                             thin=max(1, cell.num_steps // 100), **options)
+        self.metric_rows.append(_metrics_row(label, rep, cell.make_target(), key))
         return rep
 
-    def plotted(label, key, rep, temperature, tempered):
+    def _plot(self, label, key, rep, temperature, tempered) -> None:
         summary = _at_temperature(_as_one_run(rep), temperature, tempered).summary()
         if summary["num_chains"]:
-            names, means, ses = series.setdefault(label, ([], [], []))
+            names, means, ses = self.series.setdefault(label, ([], [], []))
             names.append(key)
             means.append(summary["second_moment_error"])
             ses.append(summary["second_moment_error_se"])
 
-    for p in plans:
-        gaussian = _gaussian(p.target)
-        candidate = run(p.cell, sampler.name, backend=backend, sampler=sampler)
+    def _own_halving(self, p: Plan, candidate: Replicates):
+        halving = _own_halving(p, candidate, self.run, self.alpha, sampler=self.sampler, backend=self.backend)
+        self.rows += _check_rows(p.key, "its own half step", [] if halving is None else [halving])
+        return halving
+
+    def examine(self, p: Plan) -> Evidence:
+        """Run target ``p``'s candidate (and reference) and gather the evidence ``bench.gate.verdict`` decides on."""
+        name = self.sampler.name
+        candidate = self.run(p.cell, name, backend=self.backend, sampler=self.sampler)
         travel = candidate.travel()
-        travel_rows.append(_travel_row(p.key, sampler.name, travel))
-        plotted(sampler.name, p.key, candidate, p.temperature, gaussian)
-        against_truth = _at_temperature(candidate, p.temperature, gaussian)
-        evidence = dict(name=sampler.name, against=p.against, chains=p.cell.num_chains,
+        self.travel_rows.append(_travel_row(p.key, name, travel))
+        self._plot(name, p.key, candidate, p.temperature, _gaussian(p.target))
+        evidence = dict(name=name, against=p.against, chains=p.cell.num_chains,
                         diverged=int(candidate.diverged.sum()), travel=travel)
         if p.reference is None:
-            checks = truth_checks(candidate if p.kind == "law" else against_truth, p.design, alpha, quadrature=True)
-            rows += _check_rows(p.key, p.against.split(" (")[0], checks)
-            halving = None
-            if (p.kind == "truth" and not all(c.passed for c in checks) and travel.forgot
-                    and not candidate.diverged.any()):
-                halving = _own_halving(p, candidate, run, alpha, sampler=sampler, backend=backend)
-                rows += _check_rows(p.key, "its own half step", [] if halving is None else [halving])
-            evidence |= dict(agreement=tuple(checks), halving=halving)
+            return Evidence(**evidence, **self._against_law_or_truth(p, candidate, travel))
+        return Evidence(**evidence, **self._against_reference(p, candidate, travel))
+
+    def _against_law_or_truth(self, p: Plan, candidate: Replicates, travel) -> dict:
+        against_truth = _at_temperature(candidate, p.temperature, _gaussian(p.target))
+        checks = truth_checks(candidate if p.kind == "law" else against_truth, p.design, self.alpha, quadrature=True)
+        self.rows += _check_rows(p.key, p.against.split(" (")[0], checks)
+        halving = None
+        if p.kind == "truth" and not all(c.passed for c in checks) and travel.forgot and not candidate.diverged.any():
+            halving = self._own_halving(p, candidate)
+        return dict(agreement=tuple(checks), halving=halving)
+
+    def _against_reference(self, p: Plan, candidate: Replicates, travel) -> dict:
+        name, gaussian = self.claim.name, _gaussian(p.target)
+        truth = truth_checks(_at_temperature(candidate, p.temperature, gaussian), p.design, self.alpha,
+                             quadrature=True)
+        self.rows += _check_rows(p.key, "truth", truth)
+        found = dict(truth=tuple(truth), reference=name, reference_chains=REFERENCE_GROUPS * p.cell.num_chains,
+                     agreement=(), held=(False, "not run"))
+        if travel.still:  # FAILED whatever the reference does
+            return found
+        reference = self.run(p.reference, f"suite {name}", SEED_OFFSETS["reference"], groups=REFERENCE_GROUPS)
+        self.travel_rows.append(_travel_row(p.key, f"suite {name}", reference.travel()))
+        self._plot(f"suite {name}", p.key, reference, p.reference_temperature, gaussian)
+        found["reference_diverged"] = int(reference.diverged.sum())
+        if found["reference_diverged"]:
+            found["held"] = (False, f"it diverged in {found['reference_diverged']} chains")
         else:
-            reference = (None if travel.still else
-                         run(p.reference, f"suite {claim.name}", SEED_OFFSETS["reference"], groups=REFERENCE_GROUPS))
-            truth_of_candidate = truth_checks(against_truth, p.design, alpha, quadrature=True)
-            rows += _check_rows(p.key, "truth", truth_of_candidate)
-            evidence |= dict(truth=tuple(truth_of_candidate), reference=claim.name,
-                             reference_chains=REFERENCE_GROUPS * p.cell.num_chains, agreement=())
-            if reference is not None:
-                travel_rows.append(_travel_row(p.key, f"suite {claim.name}", reference.travel()))
-                plotted(f"suite {claim.name}", p.key, reference, p.reference_temperature, gaussian)
-                reference_diverged = int(reference.diverged.sum())
-                evidence |= dict(reference_diverged=reference_diverged)
-                if not reference_diverged:
-                    agreement = truth_checks(candidate, reference.summary(), alpha, quadrature=True)
-                    rows += _check_rows(p.key, f"suite {claim.name}", agreement)
-                    held_checks, held, why = _hold_to_truth(p, claim, reference, run, alpha)
-                    reference_rows += _check_rows(p.key, f"suite {claim.name}", held_checks)
-                    evidence |= dict(agreement=tuple(agreement), held=(held, why))
-                else:
-                    evidence |= dict(held=(False, f"it diverged in {reference_diverged} chains"))
-            else:
-                evidence |= dict(held=(False, "not run"))
-        outcomes[p.key], reasons[p.key] = decide(Evidence(**evidence), resolution)
-        progress(f"on {p.key}: {outcomes[p.key].name}: {reasons[p.key]}")
-    checks, reference_frame = pd.DataFrame(rows), pd.DataFrame(reference_rows)
-    basis = {p.key: p.basis(claim) for p in plans}
-    safe_name = re.sub(r"[^A-Za-z0-9_.-]+", "_", sampler.name)
-    verdict = Verdict(sampler.name, claim.name, outcomes, reasons, checks, reference_frame, basis,
-                      pd.DataFrame(travel_rows), pd.DataFrame(metric_rows), Path(out) / f"validate_{safe_name}.html")
-    temperatures = sorted({p.temperature for p in plans})
-    tempered = (f" at temperature {temperatures[0]:g} (tempered Gaussian targets)" if temperatures != [1.0] else "")
-    figures = {"Relative variance error per target": error_bar_figure(
-        {label: tuple(v) for label, v in series.items()}, f"{sampler.name}: {verdict.outcome.name}",
-        xlabel=f"relative variance error r per coordinate against the target{tempered} (± 2 se)")} if series else {}
-    validate_page.write(verdict, params, alpha, f"detect r >= {detect:g} (mean error >= "
-                        f"{resolution.threshold('mean'):.2g} sd)", figures, getattr(sampler, "differences", ""))
-    return verdict
+            agreement = truth_checks(candidate, reference.summary(), self.alpha, quadrature=True)
+            self.rows += _check_rows(p.key, f"suite {name}", agreement)
+            held_checks, held, why = _hold_to_truth(p, self.claim, reference, self.run, self.alpha)
+            self.reference_rows += _check_rows(p.key, f"suite {name}", held_checks)
+            found.update(agreement=tuple(agreement), held=(held, why))
+        unexplained = found["reference_diverged"] or not (found["held"][0] or all(c.passed for c in found["agreement"]))
+        if unexplained and travel.forgot and not candidate.diverged.any() and not all(c.passed for c in truth):
+            found["halving"] = self._own_halving(p, candidate)
+        return found

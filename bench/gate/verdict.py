@@ -12,11 +12,12 @@ its error halves with its step (``halving``). The rules, in order:
 2. *Does not move*: FAILED.
 3. *Against a claimed reference* (run from the same starts, so the comparison holds whether or not the
    chains forgot them): disagreement is FAILED when the reference is held to truth, or when the candidate
-   also disagrees with truth on its own (after forgetting its start); otherwise INCONCLUSIVE. Agreement
+   also disagrees with truth on its own (after forgetting its start) by an error that does not halve with
+   its step; otherwise INCONCLUSIVE. Agreement
    is PASSED when the chains forgot their start, the reference is held to truth (or the candidate agrees
    with truth on its own) and the checks resolve the bias asked for (``bench.gate.resolution``); else
    INCONCLUSIVE with the reason. A reference that diverged cannot be compared with: FAILED only if the
-   candidate disagrees with truth on its own, else INCONCLUSIVE.
+   candidate disagrees with truth on its own by an error that does not halve, else INCONCLUSIVE.
 4. *Against a law, a design bias or truth*: disagreement after forgetting is FAILED, except against
    truth when the error halves with the step (a discretisation bias: INCONCLUSIVE, with the error's size);
    disagreement before forgetting is INCONCLUSIVE (the start's memory may explain it). Agreement is
@@ -72,6 +73,17 @@ def _resolved(e: Evidence, checks, resolution: Resolution, claim: str) -> tuple[
     return Outcome.PASSED, claim
 
 
+def _off_truth(e: Evidence, finding: str) -> tuple[Outcome, str]:
+    """A disagreement with truth (``finding``, in words): INCONCLUSIVE when the candidate's own error halves
+    with its step (a discretisation bias), FAILED otherwise."""
+    if e.halving is not None and e.halving.passed:
+        return Outcome.INCONCLUSIVE, (
+            f"{finding}; but at half its step its error shrinks as a discretisation bias does (step-halving "
+            f"z = {e.halving.statistic:.3g} against {e.halving.threshold:.3g}), so this run cannot tell it from "
+            "one; run a smaller step, or claim the suite sampler it implements (--claims)")
+    return Outcome.FAILED, finding + ("; its error does not halve with its step" if e.halving is not None else "")
+
+
 def decide(e: Evidence, resolution: Resolution) -> tuple[Outcome, str]:
     """The outcome on one target and its reason in words (module docstring)."""
     if e.diverged:
@@ -89,15 +101,8 @@ def decide(e: Evidence, resolution: Resolution) -> tuple[Outcome, str]:
         if failed and not forgot:
             return Outcome.INCONCLUSIVE, (f"{e.name} disagrees with {e.against} ({', '.join(failed)} failed), "
                                           f"but {memory}")
-        if failed and e.halving is not None and e.halving.passed:
-            worst = e.halving.details["note"].split("(")[0].strip()
-            return Outcome.INCONCLUSIVE, (
-                f"{e.name} disagrees with {e.against} ({', '.join(failed)} failed), but its error halves with its "
-                f"step ({worst}): a discretisation bias, not a mistake this run can prove; run a smaller step, "
-                "or claim the suite sampler it implements (--claims)")
         if failed:
-            why = ("; its error does not halve with its step" if e.halving is not None else "")
-            return Outcome.FAILED, f"{e.name} disagrees with {e.against} ({', '.join(failed)} failed){why}"
+            return _off_truth(e, f"{e.name} disagrees with {e.against} ({', '.join(failed)} failed)")
         if not forgot:
             return Outcome.INCONCLUSIVE, memory
         return _resolved(e, e.agreement, resolution, f"{e.name} agrees with {e.against}")
@@ -106,15 +111,15 @@ def decide(e: Evidence, resolution: Resolution) -> tuple[Outcome, str]:
         lost = (f"the suite's {e.reference} diverged in {e.reference_diverged} of {e.reference_chains} chains at "
                 "these settings, so the candidate cannot be compared with it")
         if off_truth and forgot:
-            return Outcome.FAILED, f"{e.name} disagrees with truth on its own ({', '.join(off_truth)} failed); {lost}"
+            return _off_truth(e, f"{e.name} disagrees with truth on its own ({', '.join(off_truth)} failed); {lost}")
         return Outcome.INCONCLUSIVE, lost + ("" if off_truth else f" ({e.name} agrees with truth on its own)")
     if failed:
         disagreement = f"{e.name} disagrees with {e.against} ({', '.join(failed)} failed)"
         if held:
             return Outcome.FAILED, disagreement
         if off_truth and forgot:
-            return Outcome.FAILED, (f"{disagreement} and with truth on its own ({', '.join(off_truth)} failed); "
-                                    f"the reference itself cannot be held to truth here: {why_not}")
+            return _off_truth(e, f"{disagreement} and with truth on its own ({', '.join(off_truth)} failed); "
+                                 f"the reference itself cannot be held to truth here: {why_not}")
         return Outcome.INCONCLUSIVE, f"{disagreement}, but that reference cannot be held to truth here: {why_not}"
     if not forgot:
         return Outcome.INCONCLUSIVE, f"{e.name} agrees with {e.against}, but {memory}"

@@ -13,7 +13,8 @@ Every check returns a :class:`CheckResult` (``assert_passed``, ``assert_failed``
 - ``quantiles``: exact binomial counts below a reference quantile, for heavy-tailed replicates
   (``quantile_check``);
 - ``empirical``: thresholds from reseeded runs of a correct sampler (``EmpiricalNull``);
-- ``family``: ``bonferroni``, ``holm``, ``all_of``.
+- ``family``: ``bonferroni``, ``holm``, ``all_of``;
+- ``rates``: the Clopper-Pearson upper bound on a measured rate (``rate_upper_bound``).
 """
 
 from reference.checks.b2_bound import b2_check, b2_noise_bound
@@ -23,11 +24,13 @@ from reference.checks.moments import ExpectationMCSE, expectation_mcse, moment_c
 from reference.checks.normal_draws import normal_draws_check
 from reference.checks.p_values import binomial_p_values, p_value_check
 from reference.checks.quantiles import quantile_check
+from reference.checks.rates import rate_upper_bound
 from reference.checks.replicates import johnson_t, law_check, mean_check, standard_error, student_t, t_critical
 from reference.checks.result import POWER, Z_POWER, CheckResult, detection_quantile
 from reference.checks.wrong_answers import wrong_answer_check
 
 __all__ = [
+    "rate_upper_bound",
     "POWER", "Z_POWER", "CheckResult", "EmpiricalNull", "ExpectationMCSE", "all_of", "b2_check", "b2_noise_bound",
     "binomial_p_values", "bonferroni", "detection_quantile", "expectation_mcse", "holm", "johnson_t", "law_check",
     "mean_check", "moment_check", "moment_law_check", "normal_draws_check", "p_value_check", "standard_error",

@@ -166,8 +166,9 @@ CASES = (
          "r -0.48 to -0.50 on icg (reference about 0), -0.31, -0.21 on linreg (reference 0.20, 0.30)"),
 
     # sgld_lr_names: SGLD under other names.
-    Case("sgld_lr_names-icg", _path("sgld_lr_names"), {"lr": 0.01}, "sgld", PASSED,
-         "SGLD with step_size = lr, temperature = temp: the same chain as the reference's, draw for draw",
+    Case("sgld_lr_names-icg", _path("sgld_lr_names"), {"lr": 0.01}, "sgld", PASS_OR_INCONCLUSIVE,
+         "SGLD with step_size = lr, temperature = temp: the same chain as the reference's, draw for draw "
+         "(at h = 0.01 on icg the default chains may not resolve r = 0.1: INCONCLUSIVE is then honest)",
          targets=("icg",), param_map={"lr": "step_size", "temp": "temperature"}),
     Case("sgld_lr_names-linreg", _path("sgld_lr_names"), {"lr": 1e-3, "temp": 1.0}, "sgld", PASSED,
          "SGLD under other names; the reference's bias on linreg (r 0.06, 0.07) is its own",
@@ -177,8 +178,9 @@ CASES = (
     Case("tamed-claims-sgld-linreg", _path("tamed_sgld"), {"step_size": 0.1}, "sgld", INCONCLUSIVE,
          "every SGLD chain diverges at h = 0.1 on linreg: no reference bias to hold it to; not its failure",
          targets=("linreg",)),
-    Case("tamed-linreg", _path("tamed_sgld"), {"step_size": 0.1}, None, FAILED,
-         "no claim: exact truth, no bias allowed, and its r is 7.3, 8.0 (SE 0.03) at h = 0.1",
+    Case("tamed-linreg", _path("tamed_sgld"), {"step_size": 0.1}, None, INCONCLUSIVE,
+         "no claim: r 7.3, 8.0 (SE 0.03) against exact truth at h = 0.1, but it is consistent (r about halves at "
+         "h/2): validate's rule makes an error that halves with the step a discretisation bias, not a mistake",
          targets=("linreg",)),
     Case("tamed-claims-sgld-both", _path("tamed_sgld"), {"step_size": 0.1}, "sgld", FAILED,
          "on icg at h = 0.1 SGLD runs and the taming's r 0.50 to 0.63 disagrees with SGLD's 0.12 to 0.21"),

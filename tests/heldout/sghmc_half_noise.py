@@ -26,38 +26,12 @@ error is of order one and does not shrink with the step.
 
 from __future__ import annotations
 
-import jax.numpy as jnp
-import numpy as np
-
 import samplers
-from tests.heldout.sghmc_independent import FORMS, Params, State, draw_spec, init, noise_variance  # noqa: F401
+from tests.heldout.sghmc_independent import FORMS, Params, State, draw_spec, init, noise_variance, steps  # noqa: F401
 
 NOISE_FACTOR = 0.5  # the bug: half the injected variance
 
-
-def reference_step(state, grad_fn, draws, params):
-    h, friction = params.step_size, params.friction
-    noise = np.sqrt(NOISE_FACTOR * noise_variance(params)) * draws["noise"]
-    if params.form == "chen":
-        theta = state.position + state.momentum
-        momentum = state.momentum + h * grad_fn(theta) - friction * state.momentum + noise
-    else:
-        theta = state.position + h * state.momentum
-        momentum = state.momentum + h * grad_fn(theta) - h * friction * state.momentum + noise
-    return State(theta, momentum, state.step + 1), samplers.Info(num_grad_evals=1)
-
-
-def optimized_step(state, grad_fn, draws, params):
-    h, friction = params.step_size, params.friction
-    noise = jnp.sqrt(NOISE_FACTOR * noise_variance(params)) * draws["noise"]
-    if params.form == "chen":
-        theta = state.position + state.momentum
-        momentum = state.momentum + h * grad_fn(theta) - friction * state.momentum + noise
-    else:
-        theta = state.position + h * state.momentum
-        momentum = state.momentum + h * grad_fn(theta) - h * friction * state.momentum + noise
-    return State(theta, momentum, state.step + 1), samplers.Info(num_grad_evals=1)
-
+reference_step, optimized_step = steps(NOISE_FACTOR, __name__)
 
 SAMPLER = samplers.Sampler.from_namespace(
     "sghmc_half_noise", "held-out bug: Chen et al. (2014) SGHMC with half the injected noise variance", globals())

@@ -49,11 +49,9 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-import jax.numpy as jnp
-import numpy as np
-
 import samplers
 from base.arguments import finite, one_of, positive_finite
+from tests.heldout._langevin import both_backends, draw_spec  # noqa: F401
 
 FORMS = ("chen", "practical")
 DEFAULT_FRICTION = {"chen": 0.01, "practical": 100.0}
@@ -101,10 +99,6 @@ def init(position, params):
     return State(position, 0 * position, 0)
 
 
-def draw_spec(dim, params):
-    return {"noise": samplers.Variate("normal", (dim,))}
-
-
 def noise_variance(params):
     """The variance injected into the momentum per step: h(2 alpha T - h beta) (Chen form) or
     epsilon(2 C T - epsilon beta) (practical form), the same expression in both parametrisations."""
@@ -112,29 +106,25 @@ def noise_variance(params):
     return h * (2 * params.friction * params.temperature - h * params.noise_estimate)
 
 
-def reference_step(state, grad_fn, draws, params):
-    h, friction = params.step_size, params.friction
-    noise = np.sqrt(noise_variance(params)) * draws["noise"]
-    if params.form == "chen":  # section 3.3
-        theta = state.position + state.momentum
-        momentum = state.momentum + h * grad_fn(theta) - friction * state.momentum + noise
-    else:  # eq. (15), M = I
-        theta = state.position + h * state.momentum
-        momentum = state.momentum + h * grad_fn(theta) - h * friction * state.momentum + noise
-    return State(theta, momentum, state.step + 1), samplers.Info(num_grad_evals=1)
+def steps(noise_factor=1.0, module=None):
+    """``reference_step`` and ``optimized_step`` with the injected variance ``noise_factor * noise_variance``
+    (1: this sampler's; another factor is a bug) belonging to ``module`` (default this one)."""
+
+    def step(xp, state, grad_fn, draws, params):
+        h, friction = params.step_size, params.friction
+        noise = xp.sqrt(noise_factor * noise_variance(params)) * draws["noise"]
+        if params.form == "chen":  # section 3.3
+            theta = state.position + state.momentum
+            momentum = state.momentum + h * grad_fn(theta) - friction * state.momentum + noise
+        else:  # eq. (15), M = I
+            theta = state.position + h * state.momentum
+            momentum = state.momentum + h * grad_fn(theta) - h * friction * state.momentum + noise
+        return State(theta, momentum, state.step + 1), samplers.Info(num_grad_evals=1)
+
+    return both_backends(step, module)
 
 
-def optimized_step(state, grad_fn, draws, params):
-    h, friction = params.step_size, params.friction
-    noise = jnp.sqrt(noise_variance(params)) * draws["noise"]
-    if params.form == "chen":
-        theta = state.position + state.momentum
-        momentum = state.momentum + h * grad_fn(theta) - friction * state.momentum + noise
-    else:
-        theta = state.position + h * state.momentum
-        momentum = state.momentum + h * grad_fn(theta) - h * friction * state.momentum + noise
-    return State(theta, momentum, state.step + 1), samplers.Info(num_grad_evals=1)
-
+reference_step, optimized_step = steps()
 
 SAMPLER = samplers.Sampler.from_namespace(
     "sghmc_independent", "Chen, Fox & Guestrin (2014), eq. (15) and section 3.3; held out", globals())

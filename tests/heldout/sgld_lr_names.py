@@ -16,13 +16,9 @@ the parameters), never a pass or a fail on numbers.
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
-
-import jax.numpy as jnp
-import numpy as np
-
 import samplers
 from base.arguments import positive_finite
+from tests.heldout._langevin import State, draw_spec, init, langevin_steps  # noqa: F401
 
 
 @samplers.hyperparameters
@@ -37,30 +33,11 @@ class Params:
         object.__setattr__(self, "temp", positive_finite("temp", self.temp))
 
 
-class State(NamedTuple):
-    position: Any
-    step: Any
+def update(xp, x, grad_fn, noise, lr, temp):
+    return x + lr * grad_fn(x) + xp.sqrt(2 * lr * temp) * noise
 
 
-def init(position, params):
-    return State(position, 0)
-
-
-def draw_spec(dim, params):
-    return {"noise": samplers.Variate("normal", (dim,))}
-
-
-def reference_step(state, grad_fn, draws, params):
-    grad = grad_fn(state.position)
-    position = state.position + params.lr * grad + np.sqrt(2 * params.lr * params.temp) * draws["noise"]
-    return State(position, state.step + 1), samplers.Info(num_grad_evals=1)
-
-
-def optimized_step(state, grad_fn, draws, params):
-    grad = grad_fn(state.position)
-    position = state.position + params.lr * grad + jnp.sqrt(2 * params.lr * params.temp) * draws["noise"]
-    return State(position, state.step + 1), samplers.Info(num_grad_evals=1)
-
+reference_step, optimized_step = langevin_steps(update, hyperparameters=lambda params: (params.lr, params.temp))
 
 SAMPLER = samplers.Sampler.from_namespace(
     "sgld_lr_names", "Welling & Teh (2011), standard convention, parameters named lr and temp; held out", globals())

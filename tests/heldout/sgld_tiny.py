@@ -26,53 +26,15 @@ at a larger step (``tests.heldout.CASES`` gives one).
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
-
-import jax.numpy as jnp
-import numpy as np
-
 import samplers
-from base.arguments import positive_finite
+from tests.heldout._langevin import Params, State, draw_spec, init, langevin_steps  # noqa: F401
 
 
-@samplers.hyperparameters
-class Params:
-    """``step_size`` h > 0, ``temperature`` T > 0 (default 1: the posterior)."""
-
-    step_size: float
-    temperature: float = 1.0
-
-    def __post_init__(self):
-        object.__setattr__(self, "step_size", positive_finite("step_size", self.step_size))
-        object.__setattr__(self, "temperature", positive_finite("temperature", self.temperature))
+def update(xp, x, grad_fn, noise, h, temperature):
+    return x + h * grad_fn(x) + xp.sqrt(2 * h * temperature) * noise
 
 
-class State(NamedTuple):
-    position: Any
-    step: Any
-
-
-def init(position, params):
-    return State(position, 0)
-
-
-def draw_spec(dim, params):
-    return {"noise": samplers.Variate("normal", (dim,))}
-
-
-def reference_step(state, grad_fn, draws, params):
-    grad = grad_fn(state.position)
-    h, temperature = params.step_size, params.temperature
-    position = state.position + h * grad + np.sqrt(2 * h * temperature) * draws["noise"]
-    return State(position, state.step + 1), samplers.Info(num_grad_evals=1)
-
-
-def optimized_step(state, grad_fn, draws, params):
-    grad = grad_fn(state.position)
-    h, temperature = params.step_size, params.temperature
-    position = state.position + h * grad + jnp.sqrt(2 * h * temperature) * draws["noise"]
-    return State(position, state.step + 1), samplers.Info(num_grad_evals=1)
-
+reference_step, optimized_step = langevin_steps(update)
 
 SAMPLER = samplers.Sampler.from_namespace(
     "sgld_tiny", "Welling & Teh (2011), standard convention; held out, for tiny step sizes", globals())

@@ -27,13 +27,9 @@ mixture, against truth and against SGLD alike.
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
-
-import jax.numpy as jnp
-import numpy as np
-
 import samplers
 from base.arguments import positive_finite
+from tests.heldout._langevin import State, draw_spec, init, langevin_steps  # noqa: F401
 
 
 @samplers.hyperparameters
@@ -51,36 +47,14 @@ class Params:
         object.__setattr__(self, "eps", positive_finite("eps", self.eps))
 
 
-class State(NamedTuple):
-    position: Any
-    step: Any
+def update(xp, x, grad_fn, noise, h, temperature, eps):
+    u = xp.ones_like(x) / xp.sqrt(x.shape[-1])
+    grad = 0.5 * (grad_fn(x + eps * u) + grad_fn(x - eps * u))
+    return x + h * grad + xp.sqrt(2 * h * temperature) * noise
 
 
-def init(position, params):
-    return State(position, 0)
-
-
-def draw_spec(dim, params):
-    return {"noise": samplers.Variate("normal", (dim,))}
-
-
-def reference_step(state, grad_fn, draws, params):
-    x = state.position
-    u = np.ones_like(x) / np.sqrt(x.shape[-1])
-    grad = 0.5 * (grad_fn(x + params.eps * u) + grad_fn(x - params.eps * u))
-    h, temperature = params.step_size, params.temperature
-    position = x + h * grad + np.sqrt(2 * h * temperature) * draws["noise"]
-    return State(position, state.step + 1), samplers.Info(num_grad_evals=2)
-
-
-def optimized_step(state, grad_fn, draws, params):
-    x = state.position
-    u = jnp.ones_like(x) / jnp.sqrt(x.shape[-1])
-    grad = 0.5 * (grad_fn(x + params.eps * u) + grad_fn(x - params.eps * u))
-    h, temperature = params.step_size, params.temperature
-    position = x + h * grad + jnp.sqrt(2 * h * temperature) * draws["noise"]
-    return State(position, state.step + 1), samplers.Info(num_grad_evals=2)
-
+reference_step, optimized_step = langevin_steps(
+    update, hyperparameters=lambda params: (params.step_size, params.temperature, params.eps), num_grad_evals=2)
 
 SAMPLER = samplers.Sampler.from_namespace(
     "smoothed_gradient_sgld", "held-out bug: SGLD with a two-point averaged gradient (exact on Gaussians)", globals())

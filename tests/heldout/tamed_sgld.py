@@ -33,55 +33,17 @@ FAILED: the reference runs and disagrees.)
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
-
-import jax.numpy as jnp
-import numpy as np
-
 import samplers
-from base.arguments import positive_finite
+from tests.heldout._langevin import Params, State, draw_spec, init, langevin_steps  # noqa: F401
 
 
-@samplers.hyperparameters
-class Params:
-    """``step_size`` h > 0, ``temperature`` T > 0 (default 1)."""
-
-    step_size: float
-    temperature: float = 1.0
-
-    def __post_init__(self):
-        object.__setattr__(self, "step_size", positive_finite("step_size", self.step_size))
-        object.__setattr__(self, "temperature", positive_finite("temperature", self.temperature))
+def update(xp, x, grad_fn, noise, h, temperature):
+    grad = grad_fn(x)
+    drift = h * grad / (1 + h * xp.sqrt(xp.sum(grad**2, axis=-1, keepdims=True)))
+    return x + drift + xp.sqrt(2 * h * temperature) * noise
 
 
-class State(NamedTuple):
-    position: Any
-    step: Any
-
-
-def init(position, params):
-    return State(position, 0)
-
-
-def draw_spec(dim, params):
-    return {"noise": samplers.Variate("normal", (dim,))}
-
-
-def reference_step(state, grad_fn, draws, params):
-    h, temperature = params.step_size, params.temperature
-    grad = grad_fn(state.position)
-    drift = h * grad / (1 + h * np.sqrt(np.sum(grad**2, axis=-1, keepdims=True)))
-    position = state.position + drift + np.sqrt(2 * h * temperature) * draws["noise"]
-    return State(position, state.step + 1), samplers.Info(num_grad_evals=1)
-
-
-def optimized_step(state, grad_fn, draws, params):
-    h, temperature = params.step_size, params.temperature
-    grad = grad_fn(state.position)
-    drift = h * grad / (1 + h * jnp.sqrt(jnp.sum(grad**2, axis=-1, keepdims=True)))
-    position = state.position + drift + jnp.sqrt(2 * h * temperature) * draws["noise"]
-    return State(position, state.step + 1), samplers.Info(num_grad_evals=1)
-
+reference_step, optimized_step = langevin_steps(update)
 
 SAMPLER = samplers.Sampler.from_namespace(
     "tamed_sgld", "tamed SGLD (Hutzenthaler et al. 2012; Brosse et al. 2019, TULA) with stochastic gradients; "
