@@ -194,3 +194,12 @@ def test_claims_none_map_and_reference_params():
         resolve_claim(sgld, rename={"lr": "step_size"})
     with pytest.raises(ValueError, match="claims must name a suite sampler"):
         resolve_claim(sgld, "nope")
+
+
+def test_no_truth_at_a_temperature_is_inconclusive():
+    """A non-Gaussian target has truth at T = 1 only: without a claim the verdict cannot be PASSED or FAILED."""
+    got, reason = decide(_evidence(agreement=(), against="no truth at temperature 0.5 on this non-Gaussian target"),
+                         Resolution(0.1))
+    assert got is Outcome.INCONCLUSIVE and "cannot be checked here: no truth at temperature 0.5" in reason
+    got, reason = decide(_reference(truth=None, held=(False, "why")), Resolution(0.1))
+    assert got is Outcome.INCONCLUSIVE and "no truth at its temperature" in reason

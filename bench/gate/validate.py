@@ -184,9 +184,9 @@ def _described(design: dict | None, truth_words: str) -> str:
 @dataclasses.dataclass(frozen=True)
 class Plan:
     """What one target's validation runs and checks against. ``cell``: the candidate's run; ``kind``:
-    "truth", "law" (design bias) or "reference"; ``design``: its exact law or stored design bias, or the
-    NUTS truth's allowance (None: analytic truth); ``reference``:
-    the claimed suite sampler's run (None: none; ``REFERENCE_GROUPS`` groups of the cell's chains) with
+    "truth", "law" (design bias), "reference", or "none" (no truth at its temperature: INCONCLUSIVE);
+    ``design``: its exact law or stored design bias, or the NUTS truth's allowance (None: analytic truth);
+    ``reference``: the claimed suite sampler's run (None: none; ``REFERENCE_GROUPS`` groups of the cell's chains) with
     ``reference_design`` (its law or design bias; None: ``halved``, or nothing where its step cannot be
     halved); the temperatures of both."""
 
@@ -213,8 +213,12 @@ class Plan:
             return TRUTH_CHECKS + int(STEP in self.cell.params)  # and its own step-halving check
         if self.kind == "law":
             return TRUTH_CHECKS
+        if self.kind == "none":
+            return 0
         holding = TRUTH_CHECKS if self.reference_design is not None else int(self.halved is not None)
-        return 2 * TRUTH_CHECKS + holding + int(STEP in self.cell.params)  # and its own step-halving check
+        own = TRUTH_CHECKS + int(STEP in self.cell.params) if _truth_kind(self.temperature, self.target) == "truth" \
+            else 0  # its checks against truth and its own step-halving check
+        return TRUTH_CHECKS + holding + own
 
     def basis(self, claim: Claim) -> str:
         """What the candidate is held to, in words."""
@@ -228,6 +232,11 @@ class Plan:
         if claim.itself:
             return f"{self.against} ({claim.why}: it is not compared with itself)"
         return f"{self.against} (no suite sampler claimed)"
+
+
+def _truth_kind(temperature: float, target: vt.ValidationTarget) -> str:
+    """"truth", or "none" where the target has no truth at ``temperature`` (a non-Gaussian one at T != 1)."""
+    return "truth" if temperature == 1.0 or _gaussian(target) else "none"
 
 
 def _temperature(sampler, cell: gate_cells.Cell) -> float:
@@ -247,20 +256,31 @@ def plan(sampler, claim: Claim, target: vt.ValidationTarget, params: dict, num_c
     truth = gold_standard.truth_of(cell.make_target())
     estimated = gold_standard.allowance(truth) if gold_standard.is_estimated(truth) else None
     truth_words = f"{'the NUTS gold standard' if estimated else 'exact truth'} (temperature {temperature:g})"
+    if temperature != 1.0 and not _gaussian(target):
+        truth_words = (f"no truth at temperature {temperature:g} on this non-Gaussian target (its truth is at "
+                       f"temperature 1): claim the suite sampler it implements (--claims), or give "
+                       f"--param {target.key}:temperature=1")
     if claim.name is None:
-        return Plan(target, cell, temperature, design=estimated, against=truth_words)
+        return Plan(target, cell, temperature, kind=_truth_kind(temperature, target), design=estimated,
+                    against=truth_words)
     if claim.itself:
         design = stored_design(dataclasses.replace(cell, sampler=claim.name))
         if design is None:
-            return Plan(target, cell, temperature, design=estimated, against=truth_words)
+            return Plan(target, cell, temperature, kind=_truth_kind(temperature, target), design=estimated,
+                        against=truth_words)
         return Plan(target, cell, temperature, kind="law", design=design, against=_described(design, truth_words))
     reference_params = claim.translate(params)
     claimed = dataclasses.replace(cell, sampler=claim.name, params=reference_params)
+    reference_temperature = _temperature(samplers.get(claim.name), claimed)
+    if _truth_kind(reference_temperature, target) == "none":  # nothing to hold the reference to
+        return Plan(target, cell, temperature, kind="reference", design=estimated,
+                    against=f"the suite's {claim.name!r}", reference=claimed, reference_temperature=reference_temperature,
+                    defaults=tuple(claim.defaults(reference_params).items()))
     reference_design = stored_design(claimed)
     return Plan(target, cell, temperature, kind="reference", design=estimated, against=f"the suite's {claim.name!r}",
                 reference=claimed, reference_design=reference_design,
                 halved=halved(claimed) if reference_design is None and STEP in reference_params else None,
-                reference_temperature=_temperature(samplers.get(claim.name), claimed),
+                reference_temperature=reference_temperature,
                 defaults=tuple(claim.defaults(reference_params).items()))
 
 
@@ -315,6 +335,8 @@ def _hold_to_truth(p: Plan, claim: Claim, reference: Replicates, run, alpha: flo
     bias, or the step-halving check with ``run(cell, label, seed_offset, groups=...)`` making the
     half-step run): (checks, held, why not in words)."""
     travel = reference.travel()
+    if _truth_kind(p.reference_temperature, p.target) == "none":
+        return [], False, f"this target has no truth at temperature {p.reference_temperature:g}"
     if not travel.forgot:
         return [], False, f"the suite's {claim.name}: {travel.describe()}"
     if p.reference_design is not None:
@@ -406,7 +428,8 @@ def validate(sampler, params: dict | None = None, claims: str | None = None, tar
     claim = resolve_claim(sampler, claims, rename, reference_params)
     per_target = split_params(dict(params or {}), [t.key for t in chosen])
     plans = [plan(sampler, claim, t, per_target[t.key], num_chains, num_steps, warmup) for t in chosen]
-    session = _Session(sampler, claim, plans, ALPHA_RUN / sum(p.statistical_checks for p in plans), seed, progress)
+    alpha = ALPHA_RUN / max(1, sum(p.statistical_checks for p in plans))
+    session = _Session(sampler, claim, plans, alpha, seed, progress)
     outcomes, reasons = {}, {}
     for p in plans:
         evidence = session.examine(p)
@@ -475,6 +498,8 @@ class _Session:
         return Evidence(**evidence, **self._against_reference(p, candidate, travel))
 
     def _against_law_or_truth(self, p: Plan, candidate: Replicates, travel) -> dict:
+        if p.kind == "none":
+            return dict(agreement=())
         against_truth = _at_temperature(candidate, p.temperature, _gaussian(p.target))
         checks = truth_checks(candidate if p.kind == "law" else against_truth, p.design, self.alpha, quadrature=True)
         self.rows += _check_rows(p.key, p.against.split(" (")[0], checks)
@@ -485,10 +510,12 @@ class _Session:
 
     def _against_reference(self, p: Plan, candidate: Replicates, travel) -> dict:
         name, gaussian = self.claim.name, _gaussian(p.target)
-        truth = truth_checks(_at_temperature(candidate, p.temperature, gaussian), p.design, self.alpha,
-                             quadrature=True)
-        self.rows += _check_rows(p.key, "truth", truth)
-        found = dict(truth=tuple(truth), reference=name, reference_chains=REFERENCE_GROUPS * p.cell.num_chains,
+        truth = None
+        if _truth_kind(p.temperature, p.target) == "truth":
+            truth = tuple(truth_checks(_at_temperature(candidate, p.temperature, gaussian), p.design, self.alpha,
+                                       quadrature=True))
+            self.rows += _check_rows(p.key, "truth", truth)
+        found = dict(truth=truth, reference=name, reference_chains=REFERENCE_GROUPS * p.cell.num_chains,
                      agreement=(), held=(False, "not run"))
         if travel.still:  # FAILED whatever the reference does
             return found
@@ -505,6 +532,7 @@ class _Session:
             self.reference_rows += _check_rows(p.key, f"suite {name}", held_checks)
             found.update(agreement=tuple(agreement), held=(held, why))
         unexplained = found["reference_diverged"] or not (found["held"][0] or all(c.passed for c in found["agreement"]))
-        if unexplained and travel.forgot and not candidate.diverged.any() and not all(c.passed for c in truth):
+        if (unexplained and travel.forgot and not candidate.diverged.any() and truth is not None
+                and not all(c.passed for c in truth)):
             found["halving"] = self._own_halving(p, candidate)
         return found

@@ -44,7 +44,9 @@ SUMMARY_COLUMNS = ("target", "name", "passed", "statistic", "threshold", "estima
 @dataclasses.dataclass(frozen=True)
 class Evidence:
     """What one target's runs showed (module docstring). ``against``: what the candidate is held to, in
-    words; ``reference``: the claimed suite sampler's name (None: none ran); ``held``: (whether the
+    words (an empty ``agreement`` with ``held`` None: there is nothing to hold it to, the reason in
+    ``against``); ``truth``: its checks against truth on its own (None: no truth at its temperature on this
+    target); ``reference``: the claimed suite sampler's name (None: none ran); ``held``: (whether the
     reference is held to truth, why not); ``halving``: for a candidate held to truth whose check failed,
     its own step-halving check (None: not run)."""
 
@@ -54,7 +56,7 @@ class Evidence:
     diverged: int
     travel: Travel
     agreement: tuple
-    truth: tuple = ()
+    truth: tuple | None = ()
     reference: str | None = None
     reference_chains: int = 0
     reference_diverged: int = 0
@@ -96,7 +98,9 @@ def decide(e: Evidence, resolution: Resolution) -> tuple[Outcome, str]:
     if e.travel.still:
         return Outcome.FAILED, f"{e.name}: {e.travel.describe()}"
     forgot, memory = e.travel.forgot, f"{e.name}: {e.travel.describe()}"
-    failed, off_truth = _failed(e.agreement), _failed(e.truth)
+    failed, off_truth = _failed(e.agreement), _failed(e.truth or ())
+    if e.held is None and not e.agreement:
+        return Outcome.INCONCLUSIVE, f"{e.name} cannot be checked here: {e.against}"
     if e.held is None:
         if failed and not forgot:
             return Outcome.INCONCLUSIVE, (f"{e.name} disagrees with {e.against} ({', '.join(failed)} failed), "
@@ -112,7 +116,8 @@ def decide(e: Evidence, resolution: Resolution) -> tuple[Outcome, str]:
                 "these settings, so the candidate cannot be compared with it")
         if off_truth and forgot:
             return _off_truth(e, f"{e.name} disagrees with truth on its own ({', '.join(off_truth)} failed); {lost}")
-        return Outcome.INCONCLUSIVE, lost + ("" if off_truth else f" ({e.name} agrees with truth on its own)")
+        agrees = e.truth is not None and not off_truth
+        return Outcome.INCONCLUSIVE, lost + (f" ({e.name} agrees with truth on its own)" if agrees else "")
     if failed:
         disagreement = f"{e.name} disagrees with {e.against} ({', '.join(failed)} failed)"
         if held:
@@ -125,6 +130,9 @@ def decide(e: Evidence, resolution: Resolution) -> tuple[Outcome, str]:
         return Outcome.INCONCLUSIVE, f"{e.name} agrees with {e.against}, but {memory}"
     if held:
         return _resolved(e, e.agreement, resolution, f"{e.name} agrees with {e.against}, itself held to truth")
+    if e.truth is None:
+        return Outcome.INCONCLUSIVE, (f"{e.name} agrees with {e.against}, but that reference cannot be held to "
+                                      f"truth here ({why_not}), and this target has no truth at its temperature")
     if not off_truth:
         return _resolved(e, e.truth, resolution, f"{e.name} agrees with {e.against} and with truth on its own")
     return Outcome.INCONCLUSIVE, (f"{e.name} agrees with {e.against}, but that reference cannot be held to truth "
