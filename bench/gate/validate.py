@@ -274,7 +274,8 @@ def plan(sampler, claim: Claim, target: vt.ValidationTarget, params: dict, num_c
     reference_temperature = _temperature(samplers.get(claim.name), claimed)
     if _truth_kind(reference_temperature, target) == "none":  # nothing to hold the reference to
         return Plan(target, cell, temperature, kind="reference", design=estimated,
-                    against=f"the suite's {claim.name!r}", reference=claimed, reference_temperature=reference_temperature,
+                    against=f"the suite's {claim.name!r}", reference=claimed,
+                    reference_temperature=reference_temperature,
                     defaults=tuple(claim.defaults(reference_params).items()))
     reference_design = stored_design(claimed)
     return Plan(target, cell, temperature, kind="reference", design=estimated, against=f"the suite's {claim.name!r}",
