@@ -105,13 +105,12 @@ class Travel:
             return (f"the chains do not move: median distance from start to end {self.displacement:.2g} target "
                     f"standard deviations over {self.warmup + self.scored} steps")
         tau = "not estimable" if not math.isfinite(self.autocorrelation_steps) else f"{self.autocorrelation_steps:.3g}"
-        text = f"autocorrelation time {tau} steps, warm-up {self.warmup} steps"
+        times = f"autocorrelation time {tau} steps, warm-up {self.warmup} steps"
         if self.forgot:
-            return text + f" (>= {FORGET_TIMES:g} x: the chains forgot their start)"
+            return f"the chains forgot their start ({times}: at least {FORGET_TIMES:g} times it)"
         need = "an unknown number of" if not math.isfinite(self.warmup_needed) else (
             f"{'at least ' if self.lower_bound else ''}{math.ceil(self.warmup_needed)}")
-        return (text + f": the chains did not forget their start; {need} warm-up steps "
-                       f"(--warmup) would decide")
+        return f"the chains did not forget their start ({times}); {need} warm-up steps (--warmup) would decide"
 
 
 def travel(start: np.ndarray, samples: np.ndarray, diverged: np.ndarray, mean, variance, thin: int,

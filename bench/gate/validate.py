@@ -11,8 +11,9 @@ warm-up and then the scored steps (``bench.gate.start``), and is held, per targe
   (``bench.gate.step_halving``), and the candidate is also checked against truth on its own;
 - *the suite's sampler itself*: its exact discrete-time law where one exists (``bench.gate.exact_law``),
   else its stored design bias, else exact truth;
-- *no claim* (``claims="none"``, or an unregistered sampler): exact truth, :math:`\mathcal N(\mu, T\Sigma)`-style
-  tempering at ``temperature`` :math:`T` on the Gaussian targets (the target's own law at T = 1 elsewhere).
+- *no claim* (``claims="none"``, or an unregistered sampler): exact truth, :math:`\mathcal N(\mu, T\Sigma)`
+  at ``temperature`` :math:`T` on the Gaussian targets; the non-Gaussian ones have a truth at T = 1 only, so
+  at another temperature nothing there is held to truth (INCONCLUSIVE).
 
 Against truth, a failed check is followed by the same run at half the step for twice the steps: an
 error that halves is a discretisation bias (INCONCLUSIVE), one that does not is a mistake (FAILED).
@@ -339,7 +340,7 @@ def _hold_to_truth(p: Plan, claim: Claim, reference: Replicates, run, alpha: flo
     if _truth_kind(p.reference_temperature, p.target) == "none":
         return [], False, f"this target has no truth at temperature {p.reference_temperature:g}"
     if not travel.forgot:
-        return [], False, f"the suite's {claim.name}: {travel.describe()}"
+        return [], False, f"for the suite's {claim.name} {travel.describe()}"
     if p.reference_design is not None:
         checks = truth_checks(_as_one_run(reference), p.reference_design, alpha, quadrature=True)
         failed = sorted(c.name for c in checks if not c.passed)

@@ -97,7 +97,7 @@ def decide(e: Evidence, resolution: Resolution) -> tuple[Outcome, str]:
         return Outcome.FAILED, lost + (f", where the suite's {e.reference} did not" if e.reference else "")
     if e.travel.still:
         return Outcome.FAILED, f"{e.name}: {e.travel.describe()}"
-    forgot, memory = e.travel.forgot, f"{e.name}: {e.travel.describe()}"
+    forgot, memory = e.travel.forgot, e.travel.describe()
     failed, off_truth = _failed(e.agreement), _failed(e.truth or ())
     if e.held is None and not e.agreement:
         return Outcome.INCONCLUSIVE, f"{e.name} cannot be checked here: {e.against}"
@@ -108,7 +108,7 @@ def decide(e: Evidence, resolution: Resolution) -> tuple[Outcome, str]:
         if failed:
             return _off_truth(e, f"{e.name} disagrees with {e.against} ({', '.join(failed)} failed)")
         if not forgot:
-            return Outcome.INCONCLUSIVE, memory
+            return Outcome.INCONCLUSIVE, f"{e.name}: {memory}"
         return _resolved(e, e.agreement, resolution, f"{e.name} agrees with {e.against}")
     held, why_not = e.held
     if e.reference_diverged:
