@@ -71,6 +71,16 @@ def test_travel_still_chains():
     assert t.still and not t.forgot and "do not move" in t.describe()
 
 
+def test_travel_one_frozen_coordinate_is_still():
+    """A sampler that moves every coordinate but one does not move either."""
+    rng = np.random.default_rng(2)
+    first, samples = _ar1(rng, 64, 8000, 0.5, 80, dim=3)
+    samples = samples[:, 50:]
+    first[:, 1] = samples[:, -1, 1] = 0.7 * rng.standard_normal(64)
+    t = start.travel(first, samples, np.zeros(64, bool), np.zeros(3), np.ones(3), 80, 4000, 4000)
+    assert t.still and t.coordinate == 1 and "coordinate 1" in t.describe()
+
+
 def test_overdispersed_start_scales_about_the_mean():
     import jax
 

@@ -25,9 +25,10 @@ for any :math:`\tau \le N`: below a hundredth of the checks' standard error for 
 (docs/gates.md, section bench.gate.start). A :math:`\hat\tau` too small by a factor of two still leaves the
 shift below a tenth of a standard error for up to :math:`100 N/\tau` chains.
 
-The chains *do not move* when the median over chains of the root-mean-square standardised distance
-between a chain's start and its last draw is below ``STILL`` = 0.01: they travelled less than a hundredth of
-the target's standard deviation over the whole run.
+The chains *do not move* when, in some coordinate, the median over chains of the standardised distance
+between a chain's start and its last draw is below ``STILL`` = 0.01: in that coordinate they travelled less
+than a hundredth of the target's standard deviation over the whole run (a sampler that freezes one coordinate
+does not move either).
 
 What the run cannot see: an autocorrelation time near the scored window's own length :math:`N` is
 estimated from one or two effective draws per chain, so :math:`\hat\tau \ge N/2` is a lower bound, and
@@ -70,14 +71,16 @@ def overdispersed(target, key, n: int, scale: float = START_SCALE) -> np.ndarray
 
 @dataclasses.dataclass(frozen=True)
 class Travel:
-    """How far a run's chains travelled: ``warmup`` :math:`W` and ``scored`` :math:`N` steps, the median
-    standardised ``displacement`` from start to last draw, and ``autocorrelation_steps`` :math:`\\hat\\tau`
-    (inf where the draws do not vary)."""
+    """How far a run's chains travelled: ``warmup`` :math:`W` and ``scored`` :math:`N` steps, the median over
+    chains of the standardised distance from start to last draw in the coordinate where it is least
+    (``displacement``, in coordinate ``coordinate``), and ``autocorrelation_steps`` :math:`\\hat\\tau` (inf
+    where the draws do not vary)."""
 
     warmup: int
     scored: int
     displacement: float
     autocorrelation_steps: float
+    coordinate: int = 0
 
     @property
     def still(self) -> bool:
@@ -103,7 +106,7 @@ class Travel:
         """The finding in words."""
         if self.still:
             return (f"the chains do not move: median distance from start to end {self.displacement:.2g} target "
-                    f"standard deviations over {self.warmup + self.scored} steps")
+                    f"standard deviations in coordinate {self.coordinate} over {self.warmup + self.scored} steps")
         tau = "not estimable" if not math.isfinite(self.autocorrelation_steps) else f"{self.autocorrelation_steps:.3g}"
         times = f"autocorrelation time {tau} steps, warm-up {self.warmup} steps"
         if self.forgot:
@@ -138,7 +141,8 @@ def travel(start: np.ndarray, samples: np.ndarray, diverged: np.ndarray, mean, v
     u = (np.asarray(start, dtype=np.float64)[healthy] - mean) / scale
     if z.shape[0] == 0 or not np.all(np.isfinite(z)):
         return Travel(warmup, scored, math.nan, math.inf)
-    displacement = float(np.median(np.sqrt(np.mean((z[:, -1] - u) ** 2, axis=-1))))
+    per_coordinate = np.median(np.abs(z[:, -1] - u), axis=0)
+    coordinate = int(np.argmin(per_coordinate))
     tau = math.inf
     if z.shape[0] >= 2 and z.shape[1] >= 4:
         with np.errstate(invalid="ignore", divide="ignore"), warnings.catch_warnings():
@@ -147,4 +151,4 @@ def travel(start: np.ndarray, samples: np.ndarray, diverged: np.ndarray, mean, v
             sizes = np.concatenate([ess(z), ess(z * z)])
         if np.all(np.isfinite(sizes)) and np.all(sizes > 0):
             tau = float(thin * z.shape[0] * z.shape[1] / sizes.min())
-    return Travel(warmup, scored, displacement, tau)
+    return Travel(warmup, scored, float(per_coordinate[coordinate]), tau, coordinate)

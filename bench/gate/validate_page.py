@@ -32,7 +32,8 @@ CHECK_LEGEND = {
 }
 TRAVEL_LEGEND = {
     "median distance travelled (sd)": "median over chains of the distance from start to last draw, in target "
-                                      "standard deviations (below 0.01: the chains do not move)",
+                                      "standard deviations, in the coordinate where it is least (below 0.01: "
+                                      "the chains do not move)",
     "autocorrelation time (steps)": "integrated autocorrelation time from the multi-chain bulk ESS of the scored "
                                     "draws; the chains forgot their start when the warm-up is at least twice it",
 }

@@ -20,3 +20,7 @@ v overdamped tests.heldout.sghmc_independent:SAMPLER --param form=practical --pa
 v adapter_mixture bench.adapters.blackjax:sgld --param step_size=0.02 --targets gmm
 # no claim, against exact truth on the mixture at a small step (a failed check is followed by halving the step)
 v truth_mixture bench.adapters.blackjax:sgld --param step_size=5e-3 --claims none --targets gmm
+# at validate's default 256 chains, where the checks resolve r = 0.1 (how often a correct sampler PASSES)
+d() { name=$1; shift; sgbench validate "$@" --reseed "$runs" --seed 1 --record "$r/$name.jsonl" --out /tmp/validate_reseed; }
+d default_in_place samplers.sgld:SAMPLER --param step_size=0.02 --targets icg,linreg
+d default_adapter bench.adapters.blackjax:sgld --param step_size=0.02 --targets icg,gmm
