@@ -25,7 +25,7 @@ import samplers
 from bench.gate import start
 from bench.gate.outcome import Outcome, combined
 from bench.gate.resolution import Resolution
-from bench.gate.validate import NO_CLAIM, resolve_claim, split_params
+from bench.gate.validation_claim import NO_CLAIM, resolve_claim, split_params
 from bench.gate.verdict import Evidence, decide
 from reference.checks import CheckResult
 

@@ -5,8 +5,8 @@ sampler (:mod:`bench.adapters`). It runs on the validation targets (``bench.gate
 Gaussian, non-Gaussian analytic, and a NUTS-referenced data posterior), from overdispersed starts, for a
 warm-up and then the scored steps (``bench.gate.start``), and is held, per target, to:
 
-- *another implementation of a suite sampler* (:func:`resolve_claim`): the suite's implementation at the
-  same (translated) hyperparameters, run from the same start law on 8 times the chains; that reference is
+- *another implementation of a suite sampler* (``bench.gate.validation_claim``): the suite's implementation at
+  the same (translated) hyperparameters, run from the same start law on 4 times the chains; that reference is
   itself held to truth by its exact discrete-time law, its stored design bias, or by halving its step
   (``bench.gate.step_halving``), and the candidate is also checked against truth on its own;
 - *the suite's sampler itself*: its exact discrete-time law where one exists (``bench.gate.exact_law``),
@@ -15,8 +15,9 @@ warm-up and then the scored steps (``bench.gate.start``), and is held, per targe
   at ``temperature`` :math:`T` on the Gaussian targets; the non-Gaussian ones have a truth at T = 1 only, so
   at another temperature nothing there is held to truth (INCONCLUSIVE).
 
-Against truth, a failed check is followed by the same run at half the step for twice the steps: an
-error that halves is a discretisation bias (INCONCLUSIVE), one that does not is a mistake (FAILED).
+``bench.gate.validation_plan`` says per target what runs and what the candidate is held to. Against truth, a
+failed check is followed by the same run at half the step for twice the steps: an error that shrinks as a
+discretisation bias does cannot be told from one (INCONCLUSIVE), one that does not is a mistake (FAILED).
 ``bench.gate.verdict`` turns the evidence into PASSED, FAILED or INCONCLUSIVE per target.
 
 **Error budget.** A correct candidate with a correct reference is FAILED by chance with probability at
@@ -36,254 +37,25 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-import samplers
 from base.arguments import integer_at_least
 from bench.gate import cells as gate_cells
-from bench.gate import design_bias, exact_law, gold_standard
 from bench.gate import validation_targets as vt
 from bench.gate.replicates import Replicates, run_replicates
 from bench.gate.resolution import DEFAULT_CHAINS, Resolution
-from bench.gate.runner import ALPHA_RUN, TRUTH_CHECKS
-from bench.gate.start import START_SCALE
+from bench.gate.runner import ALPHA_RUN
 from bench.gate.step_halving import STEP, halved, halving_check
+from bench.gate.validation_claim import Claim, resolve_claim, split_params
+from bench.gate.validation_plan import (
+    HALF_STEP_GROUPS, REFERENCE_GROUPS, Plan, described, plan, truth_kind,
+)
 from bench.gate.truth import finite_check, truth_checks
 from bench.gate.verdict import Evidence, Verdict, decide
 from reference.checks import CheckResult
 from reference.metrics import ksd_of_target
 
-REFERENCE_GROUPS = 4  # the reference runs 4 x the chains: its bias estimate has half the candidate's se
-HALF_STEP_GROUPS = 2  # at half the step for twice the steps: about the reference's se again
 KSD_DRAWS = 1000
-STEP_PARTS = ("optimized_step", "reference_step")
 SEED_OFFSETS = {"reference": 1000, "half_step": 2000, "own_half_step": 3000}  # independent of each other
 THOROUGH = {"chains": 4, "steps": 2}  # --thorough multiplies the chains and steps by these
-NO_CLAIM = "none"
-
-
-@dataclasses.dataclass(frozen=True)
-class Claim:
-    """The suite sampler ``name`` a candidate claims (None: none). ``itself``: the candidate is that
-    sampler (``why`` says how), so it is not compared with it; ``rename``: candidate hyperparameter names
-    to the reference's; ``extra``: reference hyperparameters the candidate has no name for; ``adapter``:
-    the adapter whose ``to_reference`` translates."""
-
-    name: str | None
-    itself: bool = False
-    why: str = ""
-    rename: tuple = ()
-    extra: tuple = ()
-    adapter: object = None
-
-    def translate(self, params: dict) -> dict:
-        """The reference's hyperparameters for the candidate's ``params``; ValueError naming a name the
-        reference does not have, with the ``--map`` that would fix it."""
-        if self.itself:
-            return dict(params)
-        if self.adapter is not None:
-            return {**self.adapter.to_reference(params), **dict(self.extra)}
-        names = dict(self.rename)
-        out = {names.get(k, k): v for k, v in params.items()} | dict(self.extra)
-        fields = {f.name for f in dataclasses.fields(samplers.get(self.name).Params)}
-        unknown = sorted(set(out) - fields)
-        if unknown:
-            raise ValueError(f"the suite's {self.name!r} has no hyperparameter {unknown[0]!r} (it has: "
-                             f"{', '.join(sorted(fields))}); map the candidate's name onto one with "
-                             f"--map {unknown[0]}=NAME, or drop the claim with --claims none")
-        return out
-
-    def defaults(self, reference_params: dict) -> dict:
-        """The reference's hyperparameters left at their defaults by ``reference_params``."""
-        fields = dataclasses.fields(samplers.get(self.name).Params)
-        return {f.name: f.default for f in fields
-                if f.name not in reference_params and f.default is not dataclasses.MISSING}
-
-
-def resolve_claim(sampler, claims: str | None = None, rename: dict | None = None,
-                  extra: dict | None = None) -> Claim:
-    """The claim of ``sampler``: ``claims`` ("none": no claim), else an adapter's ``claims``, else its own
-    name if registered.
-
-    Args:
-        sampler: the candidate.
-        claims: a suite sampler's name, "none", or None (the default above).
-        rename: candidate hyperparameter names to the claimed sampler's (``--map``).
-        extra: hyperparameters of the claimed sampler the candidate has no name for (``--reference-param``).
-
-    Returns:
-        The Claim; ``itself`` when the registered sampler of that name is ``sampler`` or its
-        ``optimized_step`` and ``reference_step`` come from the same modules as ``sampler``'s.
-        ValueError: ``claims`` names no suite sampler, or ``rename``/``extra`` are given without a claim.
-    """
-    rename, extra = dict(rename or {}), dict(extra or {})
-    adapted = getattr(sampler, "claims", None)
-    name = None if claims == NO_CLAIM else (claims or adapted or (sampler.name if sampler.name in samplers.names()
-                                                                      else None))
-    if name is None:
-        if rename or extra:
-            raise ValueError("--map and --reference-param need a claimed suite sampler (--claims NAME)")
-        return Claim(None)
-    if name not in samplers.names():
-        raise ValueError(f"claims must name a suite sampler ({', '.join(samplers.names())}) or be 'none', got {name!r}")
-    registered = samplers.get(name)
-    modules = [getattr(sampler, part).__module__ for part in STEP_PARTS]
-    itself = registered is sampler or modules == [getattr(registered, part).__module__ for part in STEP_PARTS]
-    if itself and (rename or extra):
-        raise ValueError(f"--map and --reference-param translate a candidate's hyperparameters to the claimed "
-                         f"sampler's, but {sampler.name} is the suite's {name!r} itself")
-    if registered is sampler:
-        why = f"it is the suite's registered {name!r} itself (module {modules[0]})"
-    elif modules == [getattr(registered, part).__module__ for part in STEP_PARTS]:
-        why = f"its steps come from the module of the suite's registered {name!r} ({modules[0]})"
-    else:
-        if rename and name == adapted:
-            raise ValueError(f"--map: {sampler.name} is an adapter, whose to_reference translates its hyperparameters")
-        return Claim(name, rename=tuple(rename.items()), extra=tuple(extra.items()),
-                     adapter=sampler if name == adapted else None)
-    return Claim(name, itself=True, why=why)
-
-
-def split_params(params: dict, keys) -> dict:
-    """Per target key, its hyperparameters: the plain ``NAME`` entries of ``params``, overridden by its
-    ``KEY:NAME`` entries. ValueError naming a ``KEY:`` prefix that names no chosen target."""
-    plain = {k: v for k, v in params.items() if ":" not in k}
-    out = {key: dict(plain) for key in keys}
-    for name, value in params.items():
-        if ":" in name:
-            key, _, field = name.partition(":")
-            if key not in out:
-                raise ValueError(f"--param {name}: {key!r} is not among the targets validated "
-                                 f"({', '.join(out)}); per-target hyperparameters are TARGET:NAME=VALUE")
-            out[key][field] = value
-    return out
-
-
-def stored_design(cell: gate_cells.Cell) -> dict | None:
-    """The design bias of ``cell``'s sampler, hyperparameters, target and scored steps: its exact
-    discrete-time law (from ``cell``'s own start and warm-up) where one exists, else the stored design
-    bias of the gate cell with those settings (measured from exact starts; after the warm-up has made the
-    chains forget theirs, the two differ by the stored run's own small transient); None otherwise."""
-    try:
-        return exact_law.design(dataclasses.replace(cell, exact_law=True))
-    except (ValueError, KeyError):
-        pass
-    twin = dataclasses.replace(cell, num_burnin=0, start_scale=1.0)
-    try:
-        entry = design_bias.of_cell(twin, design_bias.load())
-    except design_bias.DesignBiasError:
-        return None
-    same_target = (entry.get("target") == cell.target
-                   and entry.get("target_params") == json.loads(json.dumps(cell.target_params)))
-    return entry if same_target else None
-
-
-def _described(design: dict | None, truth_words: str) -> str:
-    if design is None:
-        return truth_words
-    return "its exact discrete-time law" if design.get("exact_law") else "its stored design bias"
-
-
-@dataclasses.dataclass(frozen=True)
-class Plan:
-    """What one target's validation runs and checks against. ``cell``: the candidate's run; ``kind``:
-    "truth", "law" (design bias), "reference", or "none" (no truth at its temperature: INCONCLUSIVE);
-    ``design``: its exact law or stored design bias, or the NUTS truth's allowance (None: analytic truth);
-    ``reference``: the claimed suite sampler's run (None: none; ``REFERENCE_GROUPS`` groups of the cell's chains) with
-    ``reference_design`` (its law or design bias; None: ``halved``, or nothing where its step cannot be
-    halved); the temperatures of both."""
-
-    target: vt.ValidationTarget
-    cell: gate_cells.Cell
-    temperature: float
-    kind: str = "truth"
-    design: dict | None = None
-    against: str = ""
-    reference: gate_cells.Cell | None = None
-    reference_design: dict | None = None
-    halved: gate_cells.Cell | None = None
-    reference_temperature: float = 1.0
-    defaults: tuple = ()
-
-    @property
-    def key(self) -> str:
-        return self.target.key
-
-    @property
-    def statistical_checks(self) -> int:
-        """How many checks with a false-failure rate it may make (``finite`` is deterministic)."""
-        if self.kind == "truth":
-            return TRUTH_CHECKS + int(STEP in self.cell.params)  # and its own step-halving check
-        if self.kind == "law":
-            return TRUTH_CHECKS
-        if self.kind == "none":
-            return 0
-        holding = TRUTH_CHECKS if self.reference_design is not None else int(self.halved is not None)
-        own = TRUTH_CHECKS + int(STEP in self.cell.params) if _truth_kind(self.temperature, self.target) == "truth" \
-            else 0  # its checks against truth and its own step-halving check
-        return TRUTH_CHECKS + holding + own
-
-    def basis(self, claim: Claim) -> str:
-        """What the candidate is held to, in words."""
-        if self.reference is not None:
-            held = (_described(self.reference_design, "") if self.reference_design is not None else
-                    "halving its step" if self.halved is not None else "nothing (it cannot be)")
-            left = (f"; left at its defaults: {', '.join(f'{k}={v!r}' for k, v in self.defaults)}"
-                    if self.defaults else "")
-            return (f"the suite's {claim.name!r} with {self.reference.params} ({REFERENCE_GROUPS} x "
-                    f"{self.reference.num_chains} chains), itself held to truth by {held}{left}; and truth")
-        if claim.itself:
-            return f"{self.against} ({claim.why}: it is not compared with itself)"
-        return f"{self.against} (no suite sampler claimed)"
-
-
-def _truth_kind(temperature: float, target: vt.ValidationTarget) -> str:
-    """"truth", or "none" where the target has no truth at ``temperature`` (a non-Gaussian one at T != 1)."""
-    return "truth" if temperature == 1.0 or _gaussian(target) else "none"
-
-
-def _temperature(sampler, cell: gate_cells.Cell) -> float:
-    """The ``temperature`` of ``sampler``'s hyperparameters ``cell.params`` (1 without one);
-    ValueError naming a bad hyperparameter."""
-    return float(getattr(sampler.params_for(cell.make_target(), **cell.params), "temperature", 1.0))
-
-
-def plan(sampler, claim: Claim, target: vt.ValidationTarget, params: dict, num_chains: int, num_steps: int,
-         warmup: int) -> Plan:
-    """The :class:`Plan` on ``target``; ValueError naming a bad hyperparameter, before anything runs."""
-    settings = None if claim.name is None else samplers.get(claim.name).benchmarks
-    cell = gate_cells.Cell(sampler.name, params, target=target.target, target_params=dict(target.params),
-                           wrapper=None if settings is None else settings.wrapper,
-                           num_chains=num_chains, num_steps=num_steps, num_burnin=warmup, start_scale=START_SCALE)
-    temperature = _temperature(sampler, cell)
-    truth = gold_standard.truth_of(cell.make_target())
-    estimated = gold_standard.allowance(truth) if gold_standard.is_estimated(truth) else None
-    truth_words = f"{'the NUTS gold standard' if estimated else 'exact truth'} (temperature {temperature:g})"
-    if temperature != 1.0 and not _gaussian(target):
-        truth_words = (f"no truth at temperature {temperature:g} on this non-Gaussian target (its truth is at "
-                       f"temperature 1): claim the suite sampler it implements (--claims), or give "
-                       f"--param {target.key}:temperature=1")
-    if claim.name is None:
-        return Plan(target, cell, temperature, kind=_truth_kind(temperature, target), design=estimated,
-                    against=truth_words)
-    if claim.itself:
-        design = stored_design(dataclasses.replace(cell, sampler=claim.name))
-        if design is None:
-            return Plan(target, cell, temperature, kind=_truth_kind(temperature, target), design=estimated,
-                        against=truth_words)
-        return Plan(target, cell, temperature, kind="law", design=design, against=_described(design, truth_words))
-    reference_params = claim.translate(params)
-    claimed = dataclasses.replace(cell, sampler=claim.name, params=reference_params)
-    reference_temperature = _temperature(samplers.get(claim.name), claimed)
-    if _truth_kind(reference_temperature, target) == "none":  # nothing to hold the reference to
-        return Plan(target, cell, temperature, kind="reference", design=estimated,
-                    against=f"the suite's {claim.name!r}", reference=claimed,
-                    reference_temperature=reference_temperature,
-                    defaults=tuple(claim.defaults(reference_params).items()))
-    reference_design = stored_design(claimed)
-    return Plan(target, cell, temperature, kind="reference", design=estimated, against=f"the suite's {claim.name!r}",
-                reference=claimed, reference_design=reference_design,
-                halved=halved(claimed) if reference_design is None and STEP in reference_params else None,
-                reference_temperature=reference_temperature,
-                defaults=tuple(claim.defaults(reference_params).items()))
 
 
 def _as_one_run(rep: Replicates) -> Replicates:
@@ -301,10 +73,6 @@ def _at_temperature(rep: Replicates, temperature: float, tempered: bool) -> Repl
         return rep
     return dataclasses.replace(rep, mean_error=rep.mean_error / np.sqrt(temperature),
                                second_moment_error=(1 + rep.second_moment_error) / temperature - 1)
-
-
-def _gaussian(target: vt.ValidationTarget) -> bool:
-    return target.target in ("icg", "linreg")
 
 
 def _healthy_chains(rep: Replicates, temperature: float, tempered: bool) -> dict:
@@ -337,14 +105,14 @@ def _hold_to_truth(p: Plan, claim: Claim, reference: Replicates, run, alpha: flo
     bias, or the step-halving check with ``run(cell, label, seed_offset, groups=...)`` making the
     half-step run): (checks, held, why not in words)."""
     travel = reference.travel()
-    if _truth_kind(p.reference_temperature, p.target) == "none":
+    if truth_kind(p.reference_temperature, p.target) == "none":
         return [], False, f"this target has no truth at temperature {p.reference_temperature:g}"
     if not travel.forgot:
         return [], False, f"for the suite's {claim.name} {travel.describe()}"
     if p.reference_design is not None:
         checks = truth_checks(_as_one_run(reference), p.reference_design, alpha, quadrature=True)
         failed = sorted(c.name for c in checks if not c.passed)
-        return checks, not failed, (f"the suite's {claim.name} disagrees with {_described(p.reference_design, '')} "
+        return checks, not failed, (f"the suite's {claim.name} disagrees with {described(p.reference_design, '')} "
                                     f"({', '.join(failed)} failed)")
     if p.halved is None:
         note = (f"the suite's {claim.name} has no {STEP} to halve and no exact law or design bias for these "
@@ -355,7 +123,7 @@ def _hold_to_truth(p: Plan, claim: Claim, reference: Replicates, run, alpha: flo
     finite = finite_check(half.diverged.ravel())
     if not finite.passed:
         return [finite], False, f"the suite's {claim.name} diverged in {int(finite.statistic)} chains at half the step"
-    gaussian = _gaussian(p.target)
+    gaussian = p.target.gaussian
     check = halving_check(_healthy_chains(reference, p.reference_temperature, gaussian),
                           _healthy_chains(half, p.reference_temperature, gaussian), alpha=alpha)
     return [finite, check], check.passed, (
@@ -371,7 +139,7 @@ def _own_halving(p: Plan, candidate: Replicates, run, alpha: float, **options):
     half = run(halved(p.cell), f"{p.cell.sampler} at half the step", SEED_OFFSETS["own_half_step"], **options)
     if half.diverged.any():
         return finite_check(half.diverged.ravel())
-    gaussian = _gaussian(p.target)
+    gaussian = p.target.gaussian
     return halving_check(_healthy_chains(candidate, p.temperature, gaussian),
                          _healthy_chains(half, p.temperature, gaussian), alpha=alpha, name="own_step_halving")
 
@@ -492,7 +260,7 @@ class _Session:
         candidate = self.run(p.cell, name, backend=self.backend, sampler=self.sampler)
         travel = candidate.travel()
         self.travel_rows.append(_travel_row(p.key, name, travel))
-        self._plot(name, p.key, candidate, p.temperature, _gaussian(p.target))
+        self._plot(name, p.key, candidate, p.temperature, p.target.gaussian)
         evidence = dict(name=name, against=p.against, chains=p.cell.num_chains,
                         diverged=int(candidate.diverged.sum()), travel=travel)
         if p.reference is None:
@@ -502,7 +270,7 @@ class _Session:
     def _against_law_or_truth(self, p: Plan, candidate: Replicates, travel) -> dict:
         if p.kind == "none":
             return dict(agreement=())
-        against_truth = _at_temperature(candidate, p.temperature, _gaussian(p.target))
+        against_truth = _at_temperature(candidate, p.temperature, p.target.gaussian)
         checks = truth_checks(candidate if p.kind == "law" else against_truth, p.design, self.alpha, quadrature=True)
         self.rows += _check_rows(p.key, p.against.split(" (")[0], checks)
         halving = None
@@ -511,9 +279,9 @@ class _Session:
         return dict(agreement=tuple(checks), halving=halving)
 
     def _against_reference(self, p: Plan, candidate: Replicates, travel) -> dict:
-        name, gaussian = self.claim.name, _gaussian(p.target)
+        name, gaussian = self.claim.name, p.target.gaussian
         truth = None
-        if _truth_kind(p.temperature, p.target) == "truth":
+        if truth_kind(p.temperature, p.target) == "truth":
             truth = tuple(truth_checks(_at_temperature(candidate, p.temperature, gaussian), p.design, self.alpha,
                                        quadrature=True))
             self.rows += _check_rows(p.key, "truth", truth)

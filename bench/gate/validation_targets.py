@@ -36,25 +36,29 @@ LEVELS = ("default", "thorough")
 @dataclasses.dataclass(frozen=True)
 class ValidationTarget:
     """A target of validation: its ``key`` (the ``--targets`` name and ``--param KEY:...`` prefix), the
-    registered ``target`` with ``params``, a description in words (``what``), and the ``level`` that
-    includes it."""
+    registered ``target`` with ``params``, a description in words (``what``), whether it is ``gaussian``
+    (then its truth at a temperature T is N(mu, T Sigma); the others have a truth at T = 1 only), and the
+    ``level`` that includes it."""
 
     key: str
     target: str
     params: dict
     what: str
+    gaussian: bool = False
     level: str = "default"
 
 
 TARGETS = (
-    ValidationTarget("icg", "icg", dict(ICG4), "4-d Gaussian, condition number 4, gradient-noise variance 2"),
-    ValidationTarget("linreg", "linreg", dict(LINREG), "2-d Bayesian linear regression, minibatches of 8 of 40"),
+    ValidationTarget("icg", "icg", dict(ICG4), "4-d Gaussian, condition number 4, gradient-noise variance 2",
+                     gaussian=True),
+    ValidationTarget("linreg", "linreg", dict(LINREG), "2-d Bayesian linear regression, minibatches of 8 of 40",
+                     gaussian=True),
     ValidationTarget("gmm", "gmm", {"extra_dims": 1, "grid_points": 2, "noise": "isotropic", "noise_variance": 2.0},
                      "3-d non-Gaussian: two bimodal mixture coordinates and a normal one, gradient-noise variance 2"),
     ValidationTarget("logreg", "logreg", {"dataset": "breast_cancer", "noise": "minibatch", "noise_batch_size": 32},
                      "31-d breast-cancer logistic regression, minibatches of 32 of 569, NUTS gold standard"),
     ValidationTarget("icg_stiff", "icg", dict(ICG4_STIFF),
-                     "4-d Gaussian, condition number 16, gradient-noise variance 16", level="thorough"),
+                     "4-d Gaussian, condition number 16, gradient-noise variance 16", gaussian=True, level="thorough"),
 )
 
 
