@@ -59,3 +59,4 @@ def test_heldout_verdict(case, tmp_path):
                        out=tmp_path, progress=lambda _: None, **options)
     assert verdict.outcome.name in case.expected, f"{case.reason}\n{verdict.summary()}"
     assert verdict.report.exists()
+    print(verdict.headline())  # shown with -rA: the outcome and its reasons

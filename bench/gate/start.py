@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import warnings
 
 import numpy as np
 
@@ -145,9 +144,7 @@ def travel(start: np.ndarray, samples: np.ndarray, diverged: np.ndarray, mean, v
     coordinate = int(np.argmin(per_coordinate))
     tau = math.inf
     if z.shape[0] >= 2 and z.shape[1] >= 4:
-        with np.errstate(invalid="ignore", divide="ignore"), warnings.catch_warnings():
-            # ArviZ guesses a transposed array when chains outnumber draws; ours are (chains, draws, dim)
-            warnings.filterwarnings("ignore", message="More chains", category=UserWarning)
+        with np.errstate(invalid="ignore", divide="ignore"):
             sizes = np.concatenate([ess(z), ess(z * z)])
         if np.all(np.isfinite(sizes)) and np.all(sizes > 0):
             tau = float(thin * z.shape[0] * z.shape[1] / sizes.min())

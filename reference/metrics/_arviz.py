@@ -3,10 +3,17 @@
 
 from __future__ import annotations
 
+import warnings
+
 import arviz as az
 import numpy as np
 
 
 def per_dimension(function, x: np.ndarray, **kwargs) -> np.ndarray:
-    """``function(draws, **kwargs)`` for each coordinate of ``x`` (chains, draws, dim): (dim,)."""
-    return np.asarray(function(az.convert_to_dataset(x), **kwargs)["x"].values, dtype=np.float64)
+    """``function(draws, **kwargs)`` for each coordinate of ``x`` (chains, draws, dim): (dim,). ArviZ's
+    warning that more chains than draws suggests a transposed array is silenced here, where the layout is
+    known."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="More chains", category=UserWarning)
+        dataset = az.convert_to_dataset(x)
+    return np.asarray(function(dataset, **kwargs)["x"].values, dtype=np.float64)
