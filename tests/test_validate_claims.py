@@ -203,3 +203,18 @@ def test_validate_bad_input_exits_2(args, message, capsys, tmp_path):
     status = cli.main(["validate", *args, "--out", str(tmp_path)])
     err = capsys.readouterr().err.strip().splitlines()
     assert status == 2 and len(err) == 1 and err[0].startswith("sgbench: error:") and message in err[0], err
+
+
+def test_validate_interrupted_exits_130_saying_what_was_decided(monkeypatch, capsys, tmp_path):
+    """Ctrl-C mid-validation: exit 130, one line naming the targets already decided, no traceback."""
+    import bench.gate.validate as validate_module
+
+    def interrupted(*args, progress, **kwargs):
+        progress("on icg: PASSED: it agrees")
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(validate_module, "validate", interrupted)
+    status = cli.main(["validate", "samplers.sgld:SAMPLER", "--param", "step_size=0.02", "--out", str(tmp_path)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert status == 130 and err[-1] == ("sgbench: validate interrupted: no verdict and no page (on icg decided, "
+                                         "printed above)"), err

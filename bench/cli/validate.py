@@ -6,6 +6,8 @@ against truth and the suite's implementation of what it claims. Exit status 0 PA
 
 from __future__ import annotations
 
+import re
+import sys
 from pathlib import Path
 
 from base.arguments import integer_at_least
@@ -80,7 +82,6 @@ def _names(pairs) -> dict:
 def execute(args, argv) -> int:
     import math
     import os
-    import sys
 
     from bench.adapters import load_sampler
     from bench.gate.validate import validate
@@ -106,24 +107,40 @@ def execute(args, argv) -> int:
                    reference_params=parse_key_values(args.reference_param, "--reference-param"))
     if args.reseed:
         return _reseed(sampler, options, args)
-    verdict = validate(sampler, seed=args.seed, out=args.out, progress=progress, **options)
+    decided = []
+
+    def told(line: str) -> None:
+        progress(line)
+        if re.match(r"on \S+: (PASSED|FAILED|INCONCLUSIVE):", line):
+            decided.append(line.split(":")[0])
+
+    try:
+        verdict = validate(sampler, seed=args.seed, out=args.out, progress=told, **options)
+    except KeyboardInterrupt:
+        done = f" ({'; '.join(decided)} decided, printed above)" if decided else ""
+        print(f"sgbench: validate interrupted: no verdict and no page{done}", file=sys.stderr)
+        return 130
     print(verdict.summary())
     return verdict.outcome.exit_status
 
 
 def _reseed(sampler, options: dict, args) -> int:
     """``--reseed N``: the outcomes of N seeds (``bench.gate.validate_reseed``); exit 0 (a measurement)."""
-    import re
-
     import pandas as pd
 
     from bench.gate.validate import validate
-    from bench.gate.validate_reseed import reseed, summary
+    from bench.gate.validate_reseed import finished, reseed, settings_key, summary
 
     record = args.record or args.out / f"validate_{re.sub(r'[^A-Za-z0-9_.-]+', '_', sampler.name)}_reseed.jsonl"
     settings = {"sampler": args.sampler, **options}
-    runs = reseed(lambda seed: validate(sampler, seed=seed, out=args.out, progress=lambda _: None, **options),
-                  settings, range(args.seed, args.seed + args.reseed), record, progress=progress)
+    try:
+        runs = reseed(lambda seed: validate(sampler, seed=seed, out=args.out, progress=lambda _: None, **options),
+                      settings, range(args.seed, args.seed + args.reseed), record, progress=progress)
+    except KeyboardInterrupt:
+        kept = len(finished(record, settings_key(settings)))
+        print(f"sgbench: validate --reseed interrupted: {kept} finished runs are in {record}; run the same command "
+              "again to resume", file=sys.stderr)
+        return 130
     pd.set_option("display.width", 200)
     print(summary(runs).to_string(index=False))
     per_target = pd.DataFrame(list(runs["outcomes"])).apply(lambda c: c.value_counts()).fillna(0).astype(int)
