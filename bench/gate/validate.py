@@ -115,8 +115,9 @@ def _hold_to_truth(p: Plan, claim: Claim, reference: Replicates, run, alpha: flo
         return checks, not failed, (f"the suite's {claim.name} disagrees with {described(p.reference_design, '')} "
                                     f"({', '.join(failed)} failed)")
     if p.halved is None:
-        note = (f"the suite's {claim.name} has no {STEP} to halve and no exact law or design bias for these "
-                "settings")
+        why = ("has heavy-tailed chains here, where the step-halving check's CLT fails," if p.cell.heavy_tailed
+               else f"has no {STEP} to halve")
+        note = f"the suite's {claim.name} {why} and no exact law or design bias for these settings"
         return [CheckResult(name="step_halving", passed=False, alpha=0.0, statistic=np.nan, threshold=np.nan,
                             details={"note": note})], False, note
     half = run(p.halved, f"suite {claim.name} at half the step", SEED_OFFSETS["half_step"], groups=HALF_STEP_GROUPS)

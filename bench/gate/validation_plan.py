@@ -116,8 +116,9 @@ def plan(sampler, claim: Claim, target: vt.ValidationTarget, params: dict, num_c
          warmup: int) -> Plan:
     """The :class:`Plan` on ``target``; ValueError naming a bad hyperparameter, before anything runs."""
     settings = None if claim.name is None else samplers.get(claim.name).benchmarks
+    heavy_tailed = settings is not None and target.gate_cell in settings.gate.heavy_tailed
     cell = gate_cells.Cell(sampler.name, params, target=target.target, target_params=dict(target.params),
-                           wrapper=None if settings is None else settings.wrapper,
+                           wrapper=None if settings is None else settings.wrapper, heavy_tailed=heavy_tailed,
                            num_chains=num_chains, num_steps=num_steps, num_burnin=warmup, start_scale=START_SCALE)
     temperature = _temperature(sampler, cell)
     truth = gold_standard.truth_of(cell.make_target())
@@ -147,6 +148,7 @@ def plan(sampler, claim: Claim, target: vt.ValidationTarget, params: dict, num_c
     reference_design = stored_design(claimed)
     return Plan(target, cell, temperature, kind="reference", design=estimated, against=f"the suite's {claim.name!r}",
                 reference=claimed, reference_design=reference_design,
-                halved=halved(claimed) if reference_design is None and STEP in reference_params else None,
+                halved=halved(claimed) if reference_design is None and STEP in reference_params
+                and not heavy_tailed else None,  # the step-halving check's CLT fails on heavy-tailed chains
                 reference_temperature=reference_temperature,
                 defaults=tuple(claim.defaults(reference_params).items()))

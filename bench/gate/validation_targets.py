@@ -37,22 +37,25 @@ LEVELS = ("default", "thorough")
 class ValidationTarget:
     """A target of validation: its ``key`` (the ``--targets`` name and ``--param KEY:...`` prefix), the
     registered ``target`` with ``params``, a description in words (``what``), whether it is ``gaussian``
-    (then its truth at a temperature T is N(mu, T Sigma); the others have a truth at T = 1 only), and the
-    ``level`` that includes it."""
+    (then its truth at a temperature T is N(mu, T Sigma); the others have a truth at T = 1 only), the gate
+    cell of the same target (``gate_cell``, a name of ``samplers.GateSettings.heavy_tailed``: a claimed
+    sampler whose chains are heavy-tailed there is checked without the CLT), and the ``level`` that includes
+    it."""
 
     key: str
     target: str
     params: dict
     what: str
     gaussian: bool = False
+    gate_cell: str | None = None
     level: str = "default"
 
 
 TARGETS = (
     ValidationTarget("icg", "icg", dict(ICG4), "4-d Gaussian, condition number 4, gradient-noise variance 2",
-                     gaussian=True),
+                     gaussian=True, gate_cell="icg4"),
     ValidationTarget("linreg", "linreg", dict(LINREG), "2-d Bayesian linear regression, minibatches of 8 of 40",
-                     gaussian=True),
+                     gaussian=True, gate_cell="linreg"),
     ValidationTarget("gmm", "gmm", {"extra_dims": 1, "grid_points": 2, "noise": "isotropic", "noise_variance": 2.0},
                      "3-d non-Gaussian: two bimodal mixture coordinates and a normal one, gradient-noise variance 2"),
     ValidationTarget("logreg", "logreg", {"dataset": "breast_cancer", "noise": "minibatch", "noise_batch_size": 32},
