@@ -1,0 +1,84 @@
+"""The smaller parts of ``sgbench validate`` (issue 42), deterministic and fast: the validation targets and their
+levels (``bench.gate.validation_targets``), the NUTS-referenced truth and starts (``bench.gate.gold_standard``),
+the reseeding record (``bench.gate.validate_reseed``) and the Clopper-Pearson bound (``reference.checks.rates``,
+checked against closed forms: with no event in n runs the bound is 1 - 0.05^(1/n))."""
+
+from __future__ import annotations
+
+import json
+import types
+
+import jax
+import numpy as np
+import pytest
+
+import targets
+from bench.gate import gold_standard
+from bench.gate import validation_targets as vt
+from bench.gate.outcome import Outcome
+from bench.gate.validate_reseed import finished, reseed, settings_key, summary
+from reference.checks import rate_upper_bound
+
+
+def test_targets_and_levels():
+    assert vt.keys("default") == ["icg", "linreg", "gmm", "logreg"]
+    assert [t.key for t in vt.select("default", thorough=True)] == vt.keys("thorough") == [t.key for t in vt.TARGETS]
+    assert [t.key for t in vt.select("all")] == vt.keys()
+    assert [t.key for t in vt.select("logreg, icg")] == ["icg", "logreg"]
+    assert [t.key for t in vt.TARGETS if t.gaussian] == ["icg", "linreg", "icg_stiff"]
+    for spec in ("", "icg,nope"):
+        with pytest.raises(ValueError, match="targets must"):
+            vt.select(spec)
+    for t in vt.TARGETS:  # each builds, with a truth (analytic or the stored NUTS reference)
+        assert gold_standard.truth_of(targets.get(t.target, **t.params)).dim == targets.get(t.target, **t.params).dim
+
+
+def test_nuts_truth_and_starts():
+    entry = vt.get("logreg")
+    target = targets.get(entry.target, **entry.params)
+    truth = gold_standard.truth_of(target)
+    assert target.truth is None and gold_standard.is_estimated(truth) and truth.dim == 31
+    allowance = gold_standard.allowance(truth)
+    assert np.all(allowance["mean_error"] == 0) and np.all(allowance["second_moment_error_se"] > 0)
+    np.testing.assert_allclose(allowance["second_moment_error_se"],
+                               np.diag(truth.covariance_se) / np.diag(truth.covariance))
+    draws = gold_standard.draws(target, jax.random.key(0), 50)
+    from reference import store
+
+    stored = np.asarray(store.load_draws(target), dtype=np.float64).reshape(-1, 31)
+    assert draws.shape == (50, 31) and all(np.any(np.all(stored == row, axis=1)) for row in draws[:5])
+    icg = targets.get("icg", dim=4)
+    assert not gold_standard.is_estimated(gold_standard.truth_of(icg))
+
+
+def _verdict(outcome):
+    return types.SimpleNamespace(outcome=outcome, outcomes={"icg": outcome}, reasons={"icg": "why"})
+
+
+def test_reseed_record_resumes_and_counts(tmp_path):
+    record, settings, calls = tmp_path / "r.jsonl", {"sampler": "x", "params": {"step_size": 0.1}}, []
+
+    def run(seed):
+        calls.append(seed)
+        return _verdict(Outcome.FAILED if seed == 3 else Outcome.PASSED)
+
+    runs = reseed(run, settings, range(0, 5), record, progress=lambda _: None)
+    assert calls == [0, 1, 2, 3, 4] and list(runs["outcome"]) == ["PASSED"] * 3 + ["FAILED", "PASSED"]
+    runs = reseed(run, settings, range(0, 7), record, progress=lambda _: None)  # resumes: seeds 5 and 6 only
+    assert calls[5:] == [5, 6] and len(runs) == 7
+    assert set(finished(record, settings_key(settings))) == set(range(7))
+    assert finished(record, settings_key({**settings, "params": {}})) == {}  # other settings: not these runs
+    table = summary(runs).set_index("outcome")
+    assert table.loc["FAILED", "runs"] == 1 and table.loc["PASSED", "runs"] == 6
+    assert table.loc["FAILED", "upper_95"] == pytest.approx(rate_upper_bound(1, 7))
+    assert all(json.loads(line)["settings"] == settings_key(settings) for line in record.read_text().splitlines())
+
+
+def test_clopper_pearson_upper_bound():
+    for n in (1, 20, 577):
+        assert rate_upper_bound(0, n) == pytest.approx(1 - 0.05 ** (1 / n))
+    assert rate_upper_bound(5, 5) == 1.0
+    assert rate_upper_bound(1, 100) == pytest.approx(0.0466, abs=1e-4)  # Beta(2, 99) 0.95 quantile
+    for events, runs in ((-1, 5), (6, 5), (0, 0)):
+        with pytest.raises(ValueError):
+            rate_upper_bound(events, runs)
