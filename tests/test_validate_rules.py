@@ -87,7 +87,7 @@ def test_overdispersed_start_scales_about_the_mean():
     import targets
 
     target = targets.get("icg", dim=4, condition_number=4.0, rotation_seed=0)
-    x = start.overdispersed(target, jax.random.key(0), 20000)
+    x = start.overdispersed(target, jax.random.key(0), 20000, target.truth.mean)
     np.testing.assert_allclose(np.cov(x.T), 4 * np.asarray(target.truth.covariance), atol=0.15)
     np.testing.assert_allclose(x.mean(axis=0), np.asarray(target.truth.mean), atol=0.05)
 

@@ -114,7 +114,7 @@ def run_replicates(cell: Cell, groups: int = 1, seed: int = 0, sampler=None, bac
         count = min(per_call, groups - first)
         chains = count * cell.num_chains
         call_seed = seed * 1_000_003 + first  # distinct keys per chunk, reproducible from (seed, groups)
-        start_positions = overdispersed(target, jax.random.fold_in(jax.random.key(call_seed), 1), chains,
+        start_positions = overdispersed(target, jax.random.fold_in(jax.random.key(call_seed), 1), chains, mu,
                                         cell.start_scale)
         started = time.perf_counter()
         result = bench.run(cell.sampler if sampler is None else sampler, target, params=dict(cell.params),

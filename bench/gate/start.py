@@ -49,13 +49,14 @@ FORGET_TIMES = 2.0
 STILL = 0.01
 
 
-def overdispersed(target, key, n: int, scale: float = START_SCALE) -> np.ndarray:
+def overdispersed(target, key, n: int, mean, scale: float = START_SCALE) -> np.ndarray:
     r""":math:`n` starts :math:`\mu + \kappa (x - \mu)` (module docstring), :math:`\kappa` = ``scale``.
 
     Args:
         target: a target object.
         key: a JAX key.
         n: how many.
+        mean: :math:`\mu`, the target's mean (its truth's, ``bench.gate.gold_standard.truth_of``).
         scale: :math:`\kappa` (1: exact draws).
 
     Returns:
@@ -64,7 +65,7 @@ def overdispersed(target, key, n: int, scale: float = START_SCALE) -> np.ndarray
     x = gold_standard.draws(target, key, n)
     if scale == 1.0:
         return x
-    mu = np.asarray(gold_standard.truth_of(target).mean, dtype=np.float64)
+    mu = np.asarray(mean, dtype=np.float64)
     return mu + scale * (x - mu)
 
 

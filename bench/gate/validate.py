@@ -30,7 +30,6 @@ The claims, the rules and the measured error rates: docs/gates.md, section bench
 from __future__ import annotations
 
 import dataclasses
-import json
 import re
 from pathlib import Path
 
@@ -100,11 +99,24 @@ def _metrics_row(label: str, rep: Replicates, target, key: str) -> dict:
             "microseconds_per_grad_eval": 1e6 * result.trace.run_seconds / evals if evals else np.nan}
 
 
-def _hold_to_truth(p: Plan, claim: Claim, reference: Replicates, run, alpha: float) -> tuple[list, bool, str]:
+def _halving_check(cell, at_step: Replicates, temperature: float, tempered: bool, run, label: str,
+                   seed_offset: int, alpha: float, name: str = "step_halving", **options) -> list:
+    """[the half-step run's ``finite`` check, and, when it did not diverge, the step-halving check of
+    ``at_step`` against it] (``run(cell, label, seed_offset, **options)`` makes the run at h/2 for twice the
+    steps and warm-up)."""
+    half = run(halved(cell), label, seed_offset, **options)
+    finite = finite_check(half.diverged.ravel())
+    if not finite.passed:
+        return [finite]
+    return [finite, halving_check(_healthy_chains(at_step, temperature, tempered),
+                                  _healthy_chains(half, temperature, tempered), alpha=alpha, name=name)]
+
+
+def _hold_to_truth(p: Plan, claim: Claim, reference: Replicates, travel, run,
+                   alpha: float) -> tuple[list, bool, str]:
     """The claimed reference's checks against truth at rate ``alpha`` each (its law or stored design
     bias, or the step-halving check with ``run(cell, label, seed_offset, groups=...)`` making the
-    half-step run): (checks, held, why not in words)."""
-    travel = reference.travel()
+    half-step run), given how far its chains travelled (``travel``): (checks, held, why not in words)."""
     if truth_kind(p.reference_temperature, p.target) == "none":
         return [], False, f"this target has no truth at temperature {p.reference_temperature:g}"
     if not travel.forgot:
@@ -120,29 +132,16 @@ def _hold_to_truth(p: Plan, claim: Claim, reference: Replicates, run, alpha: flo
         note = f"the suite's {claim.name} {why} and no exact law or design bias for these settings"
         return [CheckResult(name="step_halving", passed=False, alpha=0.0, statistic=np.nan, threshold=np.nan,
                             details={"note": note})], False, note
-    half = run(p.halved, f"suite {claim.name} at half the step", SEED_OFFSETS["half_step"], groups=HALF_STEP_GROUPS)
-    finite = finite_check(half.diverged.ravel())
-    if not finite.passed:
-        return [finite], False, f"the suite's {claim.name} diverged in {int(finite.statistic)} chains at half the step"
-    gaussian = p.target.gaussian
-    check = halving_check(_healthy_chains(reference, p.reference_temperature, gaussian),
-                          _healthy_chains(half, p.reference_temperature, gaussian), alpha=alpha)
-    return [finite, check], check.passed, (
+    checks = _halving_check(p.reference, reference, p.reference_temperature, p.target.gaussian, run,
+                            f"suite {claim.name} at half the step", SEED_OFFSETS["half_step"], alpha,
+                            groups=HALF_STEP_GROUPS)
+    if len(checks) == 1:
+        return checks, False, (f"the suite's {claim.name} diverged in {int(checks[0].statistic)} chains at half "
+                               "the step")
+    check = checks[1]
+    return checks, check.passed, (
         f"halving the suite's {claim.name}'s step does not halve its error ({check.details['note']}; z = "
         f"{check.statistic:.3g} against {check.threshold:.3g})")
-
-
-def _own_halving(p: Plan, candidate: Replicates, run, alpha: float, **options):
-    """The candidate's own step-halving check (None where its step cannot be halved); ``options`` of
-    ``run``: the candidate's ``sampler`` and ``backend``."""
-    if STEP not in p.cell.params:
-        return None
-    half = run(halved(p.cell), f"{p.cell.sampler} at half the step", SEED_OFFSETS["own_half_step"], **options)
-    if half.diverged.any():
-        return finite_check(half.diverged.ravel())
-    gaussian = p.target.gaussian
-    return halving_check(_healthy_chains(candidate, p.temperature, gaussian),
-                         _healthy_chains(half, p.temperature, gaussian), alpha=alpha, name="own_step_halving")
 
 
 def _check_rows(key: str, of: str, checks) -> list[dict]:
@@ -200,7 +199,7 @@ def validate(sampler, params: dict | None = None, claims: str | None = None, tar
     per_target = split_params(dict(params or {}), [t.key for t in chosen])
     plans = [plan(sampler, claim, t, per_target[t.key], num_chains, num_steps, warmup) for t in chosen]
     alpha = ALPHA_RUN / max(1, sum(p.statistical_checks for p in plans))
-    session = _Session(sampler, claim, plans, alpha, seed, progress)
+    session = _Session(sampler, claim, alpha, seed, progress)
     outcomes, reasons = {}, {}
     for p in plans:
         evidence = session.examine(p)
@@ -226,15 +225,17 @@ class _Session:
     """One validation's runs and what they showed: the check rows, the reference's rows, the travel and metric
     rows and the plotted series, filled as :meth:`examine` goes through the plans."""
 
-    def __init__(self, sampler, claim: Claim, plans, alpha: float, seed: int, progress):
+    def __init__(self, sampler, claim: Claim, alpha: float, seed: int, progress):
         self.sampler, self.claim, self.alpha, self.seed, self.progress = sampler, claim, alpha, seed, progress
         self.backend = getattr(sampler, "backend", "jax")
-        self.keys = {(p.cell.target, json.dumps(p.cell.target_params, sort_keys=True)): p.key for p in plans}
         self.rows, self.reference_rows, self.metric_rows, self.travel_rows, self.series = [], [], [], [], {}
 
-    def run(self, cell, label, seed_offset=0, **options) -> Replicates:
-        """``cell``'s chains (``run_replicates``, keeping 100 draws per chain), with its metrics row."""
-        key = self.keys[(cell.target, json.dumps(cell.target_params, sort_keys=True))]
+    def runner(self, key: str):
+        """``run(cell, label, seed_offset=0, **options)``: ``cell``'s chains on target ``key``
+        (``run_replicates``, keeping 100 draws per chain), with its metrics row."""
+        return lambda cell, label, seed_offset=0, **options: self._run(key, cell, label, seed_offset, **options)
+
+    def _run(self, key: str, cell, label: str, seed_offset: int, **options) -> Replicates:
         self.progress(f"on {key}: running {label} ({options.get('groups', 1) * cell.num_chains} chains, "
                       f"{cell.num_burnin} warm-up + {cell.num_steps} scored steps)")
         rep = run_replicates(cell, seed=self.seed + seed_offset, keep_samples=True,
@@ -251,14 +252,20 @@ class _Session:
             ses.append(summary["second_moment_error_se"])
 
     def _own_halving(self, p: Plan, candidate: Replicates):
-        halving = _own_halving(p, candidate, self.run, self.alpha, sampler=self.sampler, backend=self.backend)
-        self.rows += _check_rows(p.key, "its own half step", [] if halving is None else [halving])
-        return halving
+        """The candidate's own step-halving check, or its half-step run's ``finite`` check where that diverged
+        (None where its step cannot be halved)."""
+        if STEP not in p.cell.params:
+            return None
+        checks = _halving_check(p.cell, candidate, p.temperature, p.target.gaussian, self.runner(p.key),
+                                f"{p.cell.sampler} at half the step", SEED_OFFSETS["own_half_step"], self.alpha,
+                                name="own_step_halving", sampler=self.sampler, backend=self.backend)
+        self.rows += _check_rows(p.key, "its own half step", checks[-1:])
+        return checks[-1]
 
     def examine(self, p: Plan) -> Evidence:
         """Run target ``p``'s candidate (and reference) and gather the evidence ``bench.gate.verdict`` decides on."""
         name = self.sampler.name
-        candidate = self.run(p.cell, name, backend=self.backend, sampler=self.sampler)
+        candidate = self._run(p.key, p.cell, name, 0, backend=self.backend, sampler=self.sampler)
         travel = candidate.travel()
         self.travel_rows.append(_travel_row(p.key, name, travel))
         self._plot(name, p.key, candidate, p.temperature, p.target.gaussian)
@@ -290,8 +297,10 @@ class _Session:
                      agreement=(), held=(False, "not run"))
         if travel.still:  # FAILED whatever the reference does
             return found
-        reference = self.run(p.reference, f"suite {name}", SEED_OFFSETS["reference"], groups=REFERENCE_GROUPS)
-        self.travel_rows.append(_travel_row(p.key, f"suite {name}", reference.travel()))
+        reference = self._run(p.key, p.reference, f"suite {name}", SEED_OFFSETS["reference"],
+                              groups=REFERENCE_GROUPS)
+        reference_travel = reference.travel()
+        self.travel_rows.append(_travel_row(p.key, f"suite {name}", reference_travel))
         self._plot(f"suite {name}", p.key, reference, p.reference_temperature, gaussian)
         found["reference_diverged"] = int(reference.diverged.sum())
         if found["reference_diverged"]:
@@ -299,7 +308,8 @@ class _Session:
         else:
             agreement = truth_checks(candidate, reference.summary(), self.alpha, quadrature=True)
             self.rows += _check_rows(p.key, f"suite {name}", agreement)
-            held_checks, held, why = _hold_to_truth(p, self.claim, reference, self.run, self.alpha)
+            held_checks, held, why = _hold_to_truth(p, self.claim, reference, reference_travel,
+                                                    self.runner(p.key), self.alpha)
             self.reference_rows += _check_rows(p.key, f"suite {name}", held_checks)
             found.update(agreement=tuple(agreement), held=(held, why))
         unexplained = found["reference_diverged"] or not (found["held"][0] or all(c.passed for c in found["agreement"]))
