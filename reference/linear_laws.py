@@ -94,11 +94,11 @@ def hamiltonian_recursion(precision, form, integrator, step, friction, temperatu
 
 
 def averaged_second_moment(s0, transition, num_steps: int, dim: int, refresh_every: int = 0,
-                           refresh_variance: float = 0.0, num_burnin: int = 0) -> np.ndarray:
-    r"""diag of the mean over :math:`t = b+1..b+n` of the first ``dim`` coordinates of :math:`S_t`,
+                           refresh_variance: float = 0.0, num_burnin: int = 0, thin: int = 1) -> np.ndarray:
+    r"""diag of the mean over :math:`t = b+k, b+2k, .., b+n` of the first ``dim`` coordinates of :math:`S_t`,
     where :math:`S_{t+1} = A S_t A^\top + Q` from :math:`S_0` = ``s0``: the exact expected time
-    average of :math:`(x_i - \mu_i)^2` of a run of ``num_steps`` steps that records every step after
-    ``num_burnin`` = :math:`b` unrecorded ones.
+    average of :math:`(x_i - \mu_i)^2` of a run of ``num_steps`` steps that records every ``thin`` = :math:`k`-th
+    step after ``num_burnin`` = :math:`b` unrecorded ones (as ``RunConfig.thin`` does).
 
     Args:
         s0: the centred state's second moment at the start, (k, k).
@@ -110,6 +110,7 @@ def averaged_second_moment(s0, transition, num_steps: int, dim: int, refresh_eve
             is a multiple of L (SGHMC's ``refresh_every``).
         refresh_variance: the refreshed momentum's variance.
         num_burnin: b, steps run before the recorded ones (the step counter runs through them).
+        thin: k, the recorded steps that enter the average (``num_steps // thin`` of them).
 
     Returns:
         (dim,) the time-averaged second moments.
@@ -123,6 +124,6 @@ def averaged_second_moment(s0, transition, num_steps: int, dim: int, refresh_eve
             s[:, dim:] = 0.0
             s[dim:, dim:] = refresh_variance * np.eye(s.shape[0] - dim)
         s = a @ s @ a.T + q
-        if t >= num_burnin:
+        if t >= num_burnin and (t - num_burnin + 1) % thin == 0:
             total += np.diag(s)
-    return total[:dim] / num_steps
+    return total[:dim] / (num_steps // thin)

@@ -137,9 +137,9 @@ def _start(target, start_covariance, start_mean) -> np.ndarray:
 
 
 def minibatch_sgld_second_moment(target, step: float, temperature: float, num_steps: int, start_covariance,
-                                 num_burnin: int = 0, start_mean=None, convention: str = "standard"):
-    r"""The exact expected time averages of :math:`x_t - \mu` and :math:`(x_t - \mu)_i^2` over the steps
-    t = ``num_burnin`` + 1 .. ``num_burnin + num_steps`` of SGLD with minibatch gradients on ``target``
+                                 num_burnin: int = 0, start_mean=None, convention: str = "standard", thin: int = 1):
+    r"""The exact expected time averages of :math:`x_t - \mu` and :math:`(x_t - \mu)_i^2` over every ``thin``-th
+    of the steps t = ``num_burnin`` + 1 .. ``num_burnin + num_steps`` of SGLD with minibatch gradients on ``target``
     (the positions after each step, as the drivers record them), iterating
     :func:`minibatch_sgld_operator`'s map from the start's second moment.
 
@@ -152,6 +152,7 @@ def minibatch_sgld_second_moment(target, step: float, temperature: float, num_st
         num_burnin: steps run before the recorded ones.
         start_mean: (d,) the mean of :math:`x_0` (default :math:`\mu`).
         convention: ``"standard"`` or ``"welling_teh"`` (:math:`h` = ``step / 2``).
+        thin: k: the steps ``num_burnin`` + k, + 2k, .. enter the averages (``RunConfig.thin``).
 
     Returns:
         (mean_error, second_moment): each (d,), the expected time averages of :math:`x_t - \mu` and
@@ -166,11 +167,12 @@ def minibatch_sgld_second_moment(target, step: float, temperature: float, num_st
     for _ in range(num_burnin):
         s = operator @ s + q
     total = np.zeros_like(s)
-    for _ in range(num_steps):
+    for t in range(num_steps):
         s = operator @ s + q
-        total += s
+        if (t + 1) % thin == 0:
+            total += s
     d = target.dim
-    average = (total / num_steps).reshape(d + 1, d + 1)
+    average = (total / (num_steps // thin)).reshape(d + 1, d + 1)
     return average[:d, d].copy(), np.diag(average[:d, :d]).copy()
 
 

@@ -86,7 +86,13 @@ class GateSettings:
             (``bench.gate.exact_law``; linear samplers only).
         heavy_tailed: cells whose chains are heavy-tailed (checked without the CLT), from
             ``HEAVY_TAILED_CELLS``.
-        num_burnin: steps of its icg4 cells that are not averaged (adaptation).
+        num_burnin: steps of its measured cells that are not scored, where the gate's warm-up
+            (``bench.gate.cells.WARMUP``) is too short: adaptation, or chains whose autocorrelation time
+            asks for more (the gate's cells must forget their start, ``bench.gate.start``); its NumPy
+            reference cell runs up to 250 of them.
+        stationary: False for a sampler whose step adapts through the whole run (SMILE's eq. 7): its law
+            depends on how long it ran, so its cells are not asked to forget their start (only to move)
+            and are compared with design runs from the same start and warm-up.
         exact_gradients: its icg4 cells get exact gradients (a full-batch tuner).
         large_step_scale: the full suite's larger step over the icg4 one (2 unless the sampler
             diverges there), in (1, 4].
@@ -98,6 +104,7 @@ class GateSettings:
     exact_law: tuple[dict, ...] = ()
     heavy_tailed: tuple[str, ...] = ()
     num_burnin: int = 0
+    stationary: bool = True
     exact_gradients: bool = False
     large_step_scale: float = 2.0
 
@@ -121,6 +128,8 @@ class GateSettings:
         object.__setattr__(self, "heavy_tailed", _tuple_of(
             "gate.heavy_tailed", self.heavy_tailed, lambda field, value: one_of(field, value, HEAVY_TAILED_CELLS)))
         object.__setattr__(self, "num_burnin", integer_at_least("gate.num_burnin", self.num_burnin, 0))
+        if not isinstance(self.stationary, bool):
+            raise TypeError(f"benchmark setting gate.stationary must be True or False, got {self.stationary!r}")
         if not isinstance(self.exact_gradients, bool):
             raise TypeError(f"benchmark setting gate.exact_gradients must be True or False, "
                             f"got {self.exact_gradients!r}")

@@ -115,13 +115,15 @@ def optimized_step(state: State, grad_fn, draws, params: Params):
 # Adaptive pSGLD's chains are heavy-tailed: when a chain's RMSprop average of g^2 is small its
 # preconditioner is large and the chain makes a huge excursion (over 4096 chains at h = 0.02 on icg4 the
 # excess kurtosis of the per-chain variance error is about 360 in one coordinate; on linreg 3800). Its
-# exact-law cell freezes the preconditioner (smoothing 1), which makes it linear.
+# exact-law cell freezes the preconditioner (smoothing 1), which makes it linear. Its cells warm up for 5200
+# steps, four times its linreg chains' autocorrelation time (about 1270 steps; bench.gate.start).
 benchmarks = samplers.BenchmarkSettings(
     gate=samplers.GateSettings(
         icg4={"step_size": 0.02},
         linreg={"step_size": 1e-3},
         exact_law=({"step_size": 0.02, "smoothing": 1.0, "initial_square_average": 4.0},),
         heavy_tailed=("icg4", "linreg"),
+        num_burnin=5200,
     ),
     equivalence=(
         dict(step_size=1e-3),

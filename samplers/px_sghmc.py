@@ -28,13 +28,15 @@ from samplers._benchmarks import CYCLES
 from samplers.px import px
 
 # On a vector target it runs on one 1 x d layer (as px_sgld). The gate's expanded friction is 5 (not 1); on
-# linreg its chains are heavy-tailed (excess kurtosis of a per-chain statistic 18 in the design runs).
+# linreg its chains are heavy-tailed (excess kurtosis of a per-chain statistic 18 in the design runs) and slow:
+# their autocorrelation time is about 2600 steps, so its cells warm up for 11000 (bench.gate.start).
 # Equivalence: larger steps are chaotic on the expanded icg (rounding grows past 1e-10 in 1000 steps).
 benchmarks = samplers.BenchmarkSettings(
     gate=samplers.GateSettings(
         icg4={"step_size": 0.005, "friction": 50.0, "expanded_friction": 5.0},
         linreg={"step_size": 2e-4, "friction": 50.0, "expanded_friction": 5.0},
         heavy_tailed=("linreg",),
+        num_burnin=11000,
     ),
     equivalence=(
         dict(step_size=5e-3),

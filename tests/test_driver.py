@@ -61,6 +61,24 @@ def test_thinning_and_burnin_decide_what_enters_the_moments():
     assert result.moments.count.tolist() == [100, 100]
 
 
+@pytest.mark.parametrize("backend", ["jax", "numpy"])
+def test_keep_every_keeps_some_draws_and_averages_every_step(backend):
+    """``keep_every`` = 10 keeps steps 10, 20, .. of the recorded ones, the same draws as ``thin`` = 10 keeps,
+    while the moments still average every step (deterministic given the seed)."""
+    common = dict(params={"step_size": 1e-3}, num_chains=2, num_steps=100, num_burnin=7, keep_samples=True,
+                  backend=backend, seed=3, block_size=17 if backend == "jax" else None)
+    every = bench.run("sgld", "icg", keep_every=10, **common)
+    thinned = bench.run("sgld", "icg", thin=10, **common)
+    assert every.samples.shape == (2, 10, every.samples.shape[-1]) and every.moments.count.tolist() == [100, 100]
+    np.testing.assert_array_equal(every.samples, thinned.samples)
+    assert every.config_hash == bench.run("sgld", "icg", **{**common, "keep_samples": False}).config_hash
+
+
+def test_keep_every_bad_input():
+    with pytest.raises(ValueError, match="keep_every"):
+        RunConfig(num_steps=100, keep_every=101)
+
+
 def test_a_grid_point_equals_the_same_run_alone():
     grid = bench.run_grid("sgld", "icg", params_grid=[{"step_size": 1e-3}, {"step_size": 4e-3}],
                           target_params=ICG, num_chains=3, num_steps=500, seed=9)

@@ -112,7 +112,7 @@ def test_every_registered_sampler_declares_benchmark_settings():
 def test_a_new_sampler_file_is_in_every_benchmark(tmp_path):
     with throwaway(tmp_path) as sampler:
         quick = {c.name: c for c in cells.suite("quick") if c.sampler == NAME}
-        assert set(quick) == {f"{NAME}@icg4-isotropic-h0.02", f"{NAME}@icg4-isotropic-h0.02-numpy"}
+        assert set(quick) == {f"{NAME}@icg4-isotropic-h0.02", f"{NAME}@icg4-isotropic-h0.02-reference-numpy"}
         assert all(c.params == {"step_size": 0.02, "temperature": cells.TEMPERATURE} for c in quick.values())
 
         assert (NAME, {"step_size": 1e-3}) in test_equivalence.settings()
@@ -200,7 +200,8 @@ def test_one_command_measures_a_new_samplers_design_bias_and_baselines(tmp_path,
         for cell in ours:  # the gate can check them: each has its design bias and its baseline
             assert design_bias.of_cell(cell, document)["sampler"] == NAME
     cells_of = {p: json.loads(p.read_text())["cells"] for p in (stored_bias, stored_base, bias, base)}
-    assert set(cells_of[bias]) - set(cells_of[stored_bias]) == {f"{NAME}@icg4-isotropic-h0.02"}
+    assert set(cells_of[bias]) - set(cells_of[stored_bias]) == {f"{NAME}@icg4-isotropic-h0.02",
+                                                                f"{NAME}@icg4-isotropic-h0.02-reference"}
     assert set(cells_of[base]) - set(cells_of[stored_base]) == {c.name for c in ours}
     assert cells_of[base][ours[0].name]["why"] == "new sampler throwaway_sgld"
     for new, old in ((bias, stored_bias), (base, stored_base)):

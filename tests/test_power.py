@@ -107,6 +107,23 @@ def test_exact_law_is_the_lyapunov_solution_for_a_long_stationary_run():
                                rtol=1e-10)
 
 
+def test_exact_law_of_a_thinned_average_reads_only_the_kept_steps():
+    """``averaged_second_moment(..., thin=k)`` is the mean of S_t over t = b + k, b + 2k, .., b + n (the steps
+    ``RunConfig.is_kept`` keeps), iterated here by hand (deterministic)."""
+    from reference.linear_laws import averaged_second_moment, langevin_recursion
+
+    cell = next(c for c in QUICK if c.exact_law and c.sampler == "sgld")
+    target = cell.make_target()
+    a, q = langevin_recursion(target.precision, 0.02, 0.5, 2.0 * np.eye(target.dim))
+    s, kept = 4.0 * np.asarray(target.covariance), []
+    for t in range(30 + 200):
+        s = a @ s @ a.T + q
+        if t >= 30 and (t - 30 + 1) % 40 == 0:
+            kept.append(np.diag(s))
+    np.testing.assert_allclose(averaged_second_moment(4.0 * np.asarray(target.covariance), (a, q), 200, target.dim,
+                                                      num_burnin=30, thin=40), np.mean(kept, axis=0), rtol=1e-12)
+
+
 def test_measured_design_bias_of_sgld_equals_its_exact_law():
     """The stored design bias of SGLD's main icg4 cell (measured from 64 x 64 chains) against the
     exact expected time average of its discrete law, transient included (rate 1e-6)."""

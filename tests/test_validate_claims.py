@@ -171,9 +171,10 @@ def test_halving_check_fails_a_bias_that_does_not_shrink(kind):
 
 
 def test_halving_premise_on_exact_laws():
-    """beta(h/2) vs beta(h)/2 in r, exact (transient included), for the adapters' claimed configurations."""
+    """beta(h/2) vs beta(h)/2 in r, exact (transient included), for the adapters' claimed configurations, from
+    validate's overdispersed start after its default warm-up (as long as the scored steps)."""
     def r(sampler, params, steps=1000):
-        cell = gate_cells.Cell(sampler, params, num_steps=steps)
+        cell = gate_cells.Cell(sampler, params, num_steps=steps, num_burnin=steps)
         return expected_second_moment(cell) / np.diag(np.asarray(cell.make_target().covariance)) - 1
 
     claimed = {  # blackjax sgld h = 0.02; posteriors sghmc and baoa at lr = 0.1, alpha = 1 (Chen form)
@@ -182,7 +183,7 @@ def test_halving_premise_on_exact_laws():
         "sghmc_splitting": ("sghmc", {"form": "chen", "step_size": 0.01, "friction": 0.1, "integrator": "splitting"}),
     }
     for sampler, params in claimed.values():
-        half = halved(gate_cells.Cell(sampler, params, num_steps=1000))
+        half = halved(gate_cells.Cell(sampler, params, num_steps=1000, num_burnin=1000))
         assert np.all(r(sampler, half.params, half.num_steps) <= r(sampler, params) / 2 + 1e-3)
     walk = {"form": "chen", "step_size": 0.01, "friction": 0.001, "refresh_every": 1}
     np.testing.assert_allclose(r("sghmc", {**walk, "step_size": 0.005}, 2000), r("sghmc", walk), rtol=1e-3)

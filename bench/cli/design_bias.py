@@ -11,7 +11,8 @@ from bench.gate.cells import GATE_SUITES
 def add_parser(commands) -> None:
     design = commands.add_parser("design-bias", help="measure each gate cell's design bias (reference/data)")
     design.add_argument("--suite", choices=GATE_SUITES, default="quick", help="suite (default: quick; full holds it)")
-    design.add_argument("--groups", type=int, default=64, help="64-chain runs per cell (default: 64)")
+    design.add_argument("--groups", type=int, default=32,
+                        help="runs of each cell's chains that measure its bias (default: 32)")
     design.add_argument("--remeasure", action="store_true", help="measure every cell, not only those missing")
     design.add_argument("--sampler", metavar="NAME", help="only the cells of this sampler")
     design.set_defaults(handler=execute)

@@ -1,6 +1,6 @@
-"""``sgbench gate``: a gate suite's cells against truth and the stored baselines (exit 1 when a check
-fails); ``--reseed N``: each check's empirical failure rate over N fresh runs; ``--power``: which
-layer catches each planted bug.
+"""``sgbench gate``: a gate suite's cells against truth and the stored baselines, each cell and the run
+PASSED (exit 0), FAILED (1) or INCONCLUSIVE (3; 2 is bad input); ``--reseed N``: each check's empirical
+failure rate over N fresh runs; ``--power``: which layer catches each planted bug.
 
     sgbench gate [--suite quick|full] [--baseline PATH | --no-baseline] [--seed S] [--reseed N [--cell NAME ...]]
                  [--executor local|dask [--scheduler ADDRESS | --workers N]]
@@ -16,12 +16,17 @@ from bench.cli._common import MAX_GATE_SEED, DEFAULT_DB, output_folder, progress
 from bench.cli._executor import add_executor_options, executor_client
 from bench.cli._report_folders import add_out_option
 from bench.gate.cells import GATE_SUITES
+from bench.gate.outcome import Outcome
 
 MAX_RESEED = 10_000
+EPILOG = """outcomes (exit status), per cell and for the run: PASSED (0) every check passed and the chains forgot
+their overdispersed start; FAILED (1) a check failed (against truth, its design bias or its baseline) or the
+chains do not move; INCONCLUSIVE (3) every check passed but a cell's chains did not forget their start within
+its warm-up: the output gives the warm-up that would decide; 2 bad input. See docs/gates.md."""
 
 
 def add_parser(commands) -> None:
-    gate = commands.add_parser("gate", help="check a suite's cells against truth and stored baselines")
+    gate = commands.add_parser("gate", help="check a suite's cells against truth and stored baselines", epilog=EPILOG)
     gate.add_argument("--suite", choices=GATE_SUITES, default="quick", help="cells to run (default: quick)")
     gate.add_argument("--baseline", type=Path, default=None,
                       help="baseline file (default: reports/baselines/SUITE.json)")
@@ -59,10 +64,11 @@ def execute(args, argv) -> int:
 
         per_check, runs = reseed(args.suite, args.reseed, args.baseline, use_baseline, first_seed=args.seed + 1,
                                  names=args.cell, progress=progress)
-        failed = int(runs["failed"].sum())
-        upper = rate_upper_bound(failed, len(runs))
-        verdict = (f"{failed} of {len(runs)} reseeded gate runs failed (95% upper bound on the run failure "
-                   f"rate {upper:.3g}); {int(per_check['failures'].sum())} check failures in all")
+        failed, inconclusive = int(runs["failed"].sum()), int(runs["inconclusive"].sum())
+        verdict = (f"{failed} of {len(runs)} reseeded gate runs FAILED (95% upper bound on the run failure "
+                   f"rate {rate_upper_bound(failed, len(runs)):.3g}), {inconclusive} INCONCLUSIVE (bound "
+                   f"{rate_upper_bound(inconclusive, len(runs)):.3g}); {int(per_check['failures'].sum())} check "
+                   f"failures in all")
         print(per_check.to_string(index=False))
         print(verdict)
         page = write_page(args.out / f"gate_{args.suite}_reseed.html",
@@ -76,7 +82,28 @@ def execute(args, argv) -> int:
     verdict, page, _ = record_gate(outcome, args.db, args.out, echo=True)
     print(verdict)
     print(f"report: {page}")
-    return 0 if outcome.passed else 1
+    return outcome.outcome.exit_status
+
+
+CHECK_COLUMNS = ("cell", "name", "passed", "alpha", "statistic", "threshold", "estimate", "expected",
+                 "standard_error", "detectable", "worst_coordinate")
+CHECK_LEGEND = {
+    "name": "finite: no chain diverged; mean: standardised mean error; second_moment: relative variance error r; "
+            "b2: mean over coordinates of r squared; magnitude: log variance ratio (heavy-tailed cells); moves: the "
+            "chains moved from their start; baseline: the stored baselines' seed-to-seed tolerance",
+    "alpha": "the check's false-failure rate (0: deterministic)",
+    "statistic": "the standardised statistic at the worst coordinate; moves: median distance from start to end "
+                 "in target standard deviations",
+    "threshold": "the critical value (moves: the least distance that counts as moving)",
+    "estimate": "the estimate at the worst coordinate; moves: the chains' autocorrelation time in steps",
+    "expected": "the design bias or law at that coordinate; moves: the longest autocorrelation time the warm-up "
+                "allows",
+    "detectable": "the smallest deviation the check finds with probability 0.9 (docs/gates.md for its units)",
+}
+CELL_LEGEND = {"outcome": "PASSED, FAILED or INCONCLUSIVE (see --help)",
+               "failed": "the checks that failed; moves: the chains stayed where they started",
+               "travel": "how far the chains travelled: whether they forgot their start within the warm-up, "
+                         "from their autocorrelation time (docs/gates.md, bench.gate.start)"}
 
 
 def record_gate(outcome, db: Path, out: Path, echo: bool = False):
@@ -107,19 +134,29 @@ def record_gate(outcome, db: Path, out: Path, echo: bool = False):
     moved = outcome.moved
     if len(moved):
         moved = moved[moved["moved_from_fixed_seed"] | ~moved["within_tolerance"]]
-    verdict = (f"gate '{outcome.suite}' {'passed' if outcome.passed else 'FAILED'}: {len(checks)} checks on "
-               f"{len(outcome.replicates)} cells, {len(failed)} failed, in {outcome.seconds:.0f} s")
+    counts = outcome.cells["outcome"].value_counts()
+    verdict = (f"gate '{outcome.suite}' {outcome.outcome.name}: {len(outcome.cells)} cells "
+               f"({', '.join(f'{counts.get(o.name, 0)} {o.name}' for o in Outcome)}), {len(checks)} checks, "
+               f"{len(failed)} failed, in {outcome.seconds:.0f} s")
+    undecided = outcome.cells[outcome.cells["outcome"] == Outcome.INCONCLUSIVE.name]
     if echo:
         pd.set_option("display.width", 200)
         if len(failed):
             print("failed checks:\n" + failed.to_string(index=False))
+        if len(undecided):
+            print("inconclusive cells:\n" + undecided[["cell", "travel"]].to_string(index=False))
         print("what moved:\n" + (moved.to_string(index=False) if len(moved) else "nothing moved from the baselines' "
                                                                                  "fixed-seed values"))
     figure = error_bar_figure({"this run": _cell_means(outcome.replicates)},
                               "relative second-moment error per cell and coordinate")
-    page = write_page(Path(out) / f"gate_{outcome.suite}.html", f"Gate '{outcome.suite}'", verdict, outcome.passed,
-                      {"Failed checks": failed, "What moved": moved, "All checks": checks},
-                      {"Relative second-moment error per cell": figure})
+    passed = {Outcome.PASSED: True, Outcome.FAILED: False}.get(outcome.outcome)
+    shown = [c for c in CHECK_COLUMNS if c in checks]
+    page = write_page(Path(out) / f"gate_{outcome.suite}.html", f"Gate '{outcome.suite}'", verdict, passed,
+                      {"Failed checks": failed[shown], "Outcome per cell": outcome.cells, "What moved": moved,
+                       "All checks": checks[shown]},
+                      {"Relative second-moment error per cell": figure},
+                      legends={"Outcome per cell": CELL_LEGEND, "Failed checks": CHECK_LEGEND,
+                               "All checks": CHECK_LEGEND})
     return verdict, page, failed
 
 

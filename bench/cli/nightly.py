@@ -148,6 +148,7 @@ def execute(args, argv) -> int:
     print(gate_verdict)
     gate_failures = failed[failed["name"] != "baseline"]
     quality = failed[failed["name"] == "baseline"]
+    undecided = int((outcome.cells["outcome"] == "INCONCLUSIVE").sum())
 
     speed, problems, site, commits = pd.DataFrame(), [], None, []
     if config is not None:
@@ -159,7 +160,8 @@ def execute(args, argv) -> int:
         except (RuntimeError, ValueError, dashboard.DashboardError) as error:
             problems.append(f"asv: {error}")
     slower = speed[speed["change"].isin(["slower", "failed"])] if len(speed) else speed
-    regressed = {"gate": len(gate_failures), "quality": len(quality), "speed": len(slower), "asv": len(problems)}
+    regressed = {"gate": len(gate_failures), "quality": len(quality), "inconclusive": undecided,
+                 "speed": len(slower), "asv": len(problems)}
     passed = not any(regressed.values())
     verdict = ("no regression" if passed else "REGRESSION: " + ", ".join(f"{kind} {n}" for kind, n in
                                                                          regressed.items() if n))

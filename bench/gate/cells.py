@@ -1,21 +1,31 @@
 r"""The gate's cells: fixed (sampler, target, noise, hyperparameters, chains, steps) settings.
 
-Every cell starts its chains at exact draws of the target and reads each chain's time averages of
-:math:`x_i` and :math:`(x_i - \mu_i)^2`, so chains are independent replicates. No cell sits at a setting
-where a factor of an update vanishes (gradient-noise variance 2, T = 0.5, frictions and diffusions not
-1). ``quick`` (the CI gate), 64 chains x 4000 steps per cell unless said otherwise:
+Every cell starts its chains away from the target, at :math:`\mu + 2(x - \mu)` with :math:`x` an exact draw
+(``bench.gate.start``), so that a chain that never moves cannot look perfect, and reads each chain's time
+averages of :math:`x_i` and :math:`(x_i - \mu_i)^2` over its scored steps: chains are independent
+replicates. No cell sits at a setting where a factor of an update vanishes (gradient-noise variance 2,
+T = 0.5, frictions and diffusions not 1). ``quick`` (the CI gate), 64 chains x 4000 scored steps per cell
+after a warm-up of ``WARMUP`` = 4000 steps (or the longer ``num_burnin`` a sampler's settings declare)
+unless said otherwise:
 
 - every registered sampler once on ``icg4`` (MILE with exact gradients);
 - variants: SGLD in Welling & Teh's convention, SGHMC in Chen's form with a noise estimate and a
   momentum refresh, Clipped-SGLD and SGLRW where the clip binds;
 - every minibatch-capable sampler on ``linreg``;
-- exact-law cells (``exact_law``), 1024 chains, checked against ``reference.linear_laws``;
-- reference cells (``backend="numpy"``), 16 chains x 500 steps.
+- exact-law cells (``exact_law``), 1024 chains and no warm-up, checked against ``reference.linear_laws``
+  from their own start (the transient is part of the law);
+- reference cells (``backend="numpy"``), 64 chains x 500 scored steps, checked against the JAX cell of
+  identical settings (their design twin: the same law, start and warm-up, measured on many chains).
+
+The measured cells (the first three groups, and ``full``'s) must forget their start within the warm-up
+(``Cell.must_forget``): their stored design bias is the method's bias at stationarity. The exact-law and
+reference cells are compared with a law that has the same start and warm-up, so only "the chains move"
+is asked of them.
 
 ``full`` adds the ``icg4`` cells again at a larger step and with exact gradients. Each sampler's file
 declares its cells (``samplers._benchmarks.GateSettings``) and the target wrapper it needs; this module
-holds what every cell shares: the targets, the temperature, the chains and steps. Each group of a suite
-lists the samplers in the order of ``samplers.names()``.
+holds what every cell shares: the targets, the temperature, the start, the chains and steps. Each group of
+a suite lists the samplers in the order of ``samplers.names()``.
 
 Why each setting, and the cells in full: docs/gates.md, section bench.gate.cells.
 """
@@ -24,11 +34,13 @@ from __future__ import annotations
 
 import dataclasses
 
+from bench.gate.start import START_SCALE, thin_for
 
 NUM_CHAINS = 64
 NUM_STEPS = 4000
+WARMUP = 4000
 EXACT_LAW_CHAINS = 1024
-REFERENCE_CHAINS, REFERENCE_STEPS = 16, 500
+REFERENCE_CHAINS, REFERENCE_STEPS = 64, 500
 TEMPERATURE = 0.5
 ICG4 = {"dim": 4, "condition_number": 4.0, "rotation_seed": 0, "noise": "isotropic", "noise_variance": 2.0}
 ICG4_EXACT = {"dim": 4, "condition_number": 4.0, "rotation_seed": 0, "noise": "none"}
@@ -46,7 +58,10 @@ class Cell:
     one sampler, target and step; ``backend`` the driver ("numpy": the reference step);
     ``exact_law``: the design bias is the exact discrete law (``bench.gate.exact_law``), not a
     measured one; ``start_scale`` k: chains start at mu + k (x - mu), x a draw of the target (1: exact
-    draws; ``sgbench validate`` starts overdispersed, ``bench.gate.start``)."""
+    draws; the gate and ``sgbench validate`` start at ``START_SCALE``, ``bench.gate.start``); ``stationary``:
+    False for a sampler whose step adapts through the run (``GateSettings.stationary``); ``thin``: every
+    ``thin``-th scored step enters the chains' time averages (1 in the gate; ``sgbench validate`` reads about
+    100 per chain)."""
 
     sampler: str
     params: dict
@@ -60,7 +75,23 @@ class Cell:
     label: str = ""
     backend: str = "jax"
     exact_law: bool = False
-    start_scale: float = 1.0
+    start_scale: float = START_SCALE
+    stationary: bool = True
+    thin: int = 1
+
+    @property
+    def keep_every(self) -> int:
+        """Scored steps between the draws kept for ``bench.gate.start.travel`` (about 100 per chain)."""
+        return thin_for(self.num_steps)
+
+    @property
+    def must_forget(self) -> bool:
+        """Whether the chains must forget their start before they are scored: a cell checked against a
+        stationary design bias (a measured cell of a ``stationary`` sampler), not against a law from the
+        same start and warm-up (an exact-law cell, a reference cell and its JAX design twin, or the cell of a
+        sampler whose step adapts through the run)."""
+        return (self.stationary and not self.exact_law and self.backend == "jax"
+                and self.label.split("-")[0] != REFERENCE_LABEL)
 
     @property
     def name(self) -> str:
@@ -75,10 +106,9 @@ class Cell:
     @property
     def design_twin(self) -> Cell:
         """The cell whose stored design bias this one is checked against: itself, or for a
-        reference (NumPy) cell the JAX cell of the same setting (same law, more chains)."""
-        if self.backend == "jax":
-            return self
-        return dataclasses.replace(self, backend="jax", num_chains=NUM_CHAINS, num_steps=NUM_STEPS)
+        reference (NumPy) cell the JAX cell of identical settings (the same law from the same start and
+        warm-up, measured on many chains)."""
+        return self if self.backend == "jax" else dataclasses.replace(self, backend="jax")
 
     def make_target(self):
         import targets
@@ -106,8 +136,14 @@ def _icg_cell(sampler: str, settings, scale: float = 1.0, target_params=ICG4) ->
     params["step_size"] = round(params["step_size"] * scale, 12)
     heavy_tailed = "icg4" in gate.heavy_tailed or (target_params.get("noise") == "none"
                                                    and "icg4_exact" in gate.heavy_tailed)
-    return Cell(sampler, params, target_params=dict(target_params), num_burnin=gate.num_burnin,
-                wrapper=settings.wrapper, heavy_tailed=heavy_tailed)
+    return Cell(sampler, params, target_params=dict(target_params), num_burnin=_warmup(gate),
+                wrapper=settings.wrapper, heavy_tailed=heavy_tailed, stationary=gate.stationary)
+
+
+def _warmup(gate) -> int:
+    """The warm-up of a sampler's measured cells: ``WARMUP``, or the longer ``num_burnin`` its ``gate``
+    settings declare (adaptation, or chains whose autocorrelation time needs more)."""
+    return max(WARMUP, gate.num_burnin)
 
 
 def _exact_law_cell(sampler: str, params: dict, wrapper: str | None) -> Cell:
@@ -127,10 +163,13 @@ def _unrecorded_steps(sampler: str, params: dict) -> int:
     return int(sum(values.get("tuning_steps") or ())) + int(values.get("burn_in_steps") or 0)
 
 
-def _reference_cell(cell: Cell) -> Cell:
+def _reference_cell(cell: Cell, settings) -> Cell:
+    """The NumPy reference cell of ``cell`` (an ``icg4`` cell): ``REFERENCE_CHAINS`` x ``REFERENCE_STEPS``
+    scored steps after the sampler's adaptation burn-in (at most half of them), labelled ``REFERENCE_LABEL``."""
     return dataclasses.replace(cell, backend="numpy", num_chains=REFERENCE_CHAINS,
                                num_steps=REFERENCE_STEPS + _unrecorded_steps(cell.sampler, cell.params),
-                               num_burnin=min(cell.num_burnin, REFERENCE_STEPS // 2))
+                               num_burnin=min(settings.gate.num_burnin, REFERENCE_STEPS // 2),
+                               label="-".join(filter(None, (REFERENCE_LABEL, cell.label))))
 
 
 def suite(name: str) -> tuple[Cell, ...]:
@@ -151,12 +190,14 @@ def suite(name: str) -> tuple[Cell, ...]:
     icg = [_icg_cell(s, b) for s, b in settings.items()]
     cells = list(icg)
     cells += [Cell(s, _at_temperature(s, v.params), target_params=dict(TARGET_PRESETS[v.target]), label=v.label,
-                   wrapper=b.wrapper) for s, b in settings.items() for v in b.gate.variants]
+                   wrapper=b.wrapper, num_burnin=_warmup(b.gate), stationary=b.gate.stationary)
+              for s, b in settings.items() for v in b.gate.variants]
     cells += [Cell(s, _at_temperature(s, b.gate.linreg), target="linreg", target_params=dict(LINREG),
-                   heavy_tailed="linreg" in b.gate.heavy_tailed, wrapper=b.wrapper)
+                   heavy_tailed="linreg" in b.gate.heavy_tailed, wrapper=b.wrapper, num_burnin=_warmup(b.gate),
+                   stationary=b.gate.stationary)
               for s, b in settings.items() if b.gate.linreg is not None]
     cells += [_exact_law_cell(s, p, b.wrapper) for s, b in settings.items() for p in b.gate.exact_law]
-    cells += [_reference_cell(c) for c in icg]
+    cells += [_reference_cell(c, settings[c.sampler]) for c in icg]
     if name == "full":
         cells += [_icg_cell(s, b, b.gate.large_step_scale) for s, b in settings.items()]
         cells += [_icg_cell(s, b, 1.0, ICG4_EXACT) for s, b in settings.items() if not b.gate.exact_gradients]
@@ -190,3 +231,4 @@ def select(suite_name: str, names=None, sampler: str | None = None) -> tuple[Cel
 
 
 GATE_SUITES = ("quick", "full")
+REFERENCE_LABEL = "reference"

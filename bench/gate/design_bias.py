@@ -4,10 +4,13 @@ stored with its standard error in ``reference/data/gate_design_bias.json``.
 
 SG-MCMC samplers are biased by design (discretisation, gradient noise, PX's prior on the
 factors, an adaptive step that shrinks), so a gate against truth needs the bias the method is
-allowed. It is measured once, like a gold standard, from ``groups`` x 64 chains (64 times the
-gate's run by default, so its standard error is 1/8 of a gate run's) with seeds disjoint from
-the gate's, by the command recorded in the file; the gate's truth checks then ask whether a run
-agrees with truth shifted by this bias, within both standard errors (``bench.gate.truth``). For
+allowed. It is measured once, like a gold standard, from ``groups`` x the cell's chains (32 times the
+gate's run by default, so its standard error is under a fifth of a gate run's) with seeds disjoint from
+the gate's, from the cell's own start and warm-up, by the command recorded in the file; the gate's truth
+checks then ask whether a run agrees with truth shifted by this bias, within both standard errors
+(``bench.gate.truth``). Each entry also stores the design run's autocorrelation time
+(``autocorrelation_steps``, ``bench.gate.start``, from all its chains): a cell that must forget its start
+is designed with a warm-up of at least twice what the gate's rule asks for (``tests/test_gate.py``). For
 the linear samplers on Gaussian targets the stored bias is tied to theory:
 ``tests/test_gate.py`` checks it against the exact discrete-time stationary covariance.
 """
@@ -25,7 +28,7 @@ from bench.gate.replicates import STATISTICS, run_replicates
 
 PATH = Path(__file__).resolve().parents[2] / "reference" / "data" / "gate_design_bias.json"
 SEED = 700  # the gate's own runs use seeds 0 (fixed) and 1 (reseeded); the baselines 500
-DEFAULT_GROUPS = 64
+DEFAULT_GROUPS = 32
 
 
 class DesignBiasError(LookupError):
@@ -36,10 +39,15 @@ def measure(cell: Cell, groups: int = DEFAULT_GROUPS, seed: int = SEED) -> dict:
     """The design bias of ``cell`` from ``groups`` x ``cell.num_chains`` chains: per coordinate the
     mean over all chains, its standard error (chains are independent), the median (for the
     distribution-free check of heavy-tailed cells) and the excess kurtosis of the chains' values
-    (which says whether a cell is heavy-tailed)."""
-    summary = run_replicates(cell, groups=groups, seed=seed).summary()
+    (which says whether a cell is heavy-tailed); the cell's start and warm-up; and the autocorrelation
+    time of all its chains (``bench.gate.start.travel``)."""
+    rep = run_replicates(cell, groups=groups, seed=seed, keep_samples=True, thin=cell.thin,
+                         keep_every=cell.keep_every)
+    summary = rep.summary()
     return {"sampler": cell.sampler, "params": cell.params, "target": cell.target,
-            "target_params": cell.target_params, "num_steps": cell.num_steps,
+            "target_params": cell.target_params, "num_steps": cell.num_steps, "num_burnin": cell.num_burnin,
+            "start_scale": cell.start_scale, "thin": cell.thin,
+            "autocorrelation_steps": rep.travel().autocorrelation_steps,
             **{k: v.tolist() if isinstance(v, np.ndarray) else v for k, v in summary.items()}}
 
 
@@ -67,8 +75,8 @@ def build(suite_name: str = "quick", groups: int = DEFAULT_GROUPS, command: str 
     document = load(path) if path.exists() else {"cells": {}}
     known = {c.design_twin.name for c in suite("full")}  # the full suite holds every cell
     stored = {name: entry for name, entry in document["cells"].items() if name in known}
-    cells = [c for c in select(suite_name, sampler=sampler)
-             if c.design_twin is c and not c.exact_law and (remeasure or not _matches(c, stored.get(c.name)))]
+    twins = {c.design_twin.name: c.design_twin for c in select(suite_name, sampler=sampler) if not c.exact_law}
+    cells = [c for c in twins.values() if remeasure or not _matches(c, stored.get(c.name))]
     for k, cell in enumerate(cells):
         stored[cell.name] = {**measure(cell, groups), "command": command, "git_commit": git_commit()}
         document = {"command": command, "git_commit": git_commit(), "groups": groups, "seed": SEED,
@@ -80,12 +88,15 @@ def build(suite_name: str = "quick", groups: int = DEFAULT_GROUPS, command: str 
     return path
 
 
-def _matches(cell: Cell, entry: dict | None) -> bool:
-    """Whether ``entry`` was measured with ``cell``'s settings and holds every statistic the checks read."""
-    return (entry is not None and all(k in entry for k in STATISTICS)
+def _matches(cell: Cell, entry: dict | None, any_start: bool = False) -> bool:
+    """Whether ``entry`` was measured with ``cell``'s settings and thinning (its start and warm-up too, unless
+    ``any_start``) and holds every statistic the checks read."""
+    same = (entry is not None and all(k in entry for k in STATISTICS)
             and entry["params"] == json.loads(json.dumps(cell.params))
             and entry["target_params"] == json.loads(json.dumps(cell.target_params))
             and entry["num_steps"] == cell.num_steps)
+    return same and (any_start or (entry.get("num_burnin") == cell.num_burnin and entry.get("thin") == cell.thin
+                                   and entry.get("start_scale") == cell.start_scale))
 
 
 def load(path: Path | None = None) -> dict:
@@ -102,10 +113,12 @@ def load(path: Path | None = None) -> dict:
     return document
 
 
-def of_cell(cell: Cell, document: dict) -> dict:
+def of_cell(cell: Cell, document: dict, any_start: bool = False) -> dict:
     """The design bias of ``cell``: computed from its exact law for an exact-law cell
     (``bench.gate.exact_law``), else the stored entry of its design twin (itself, or the JAX cell
-    of a reference cell's setting); DesignBiasError if absent or measured with other settings."""
+    of a reference cell's settings); DesignBiasError if absent or measured with other settings.
+    ``any_start``: an entry measured from another start and warm-up will do (a stationary bias, for
+    chains that forgot their start: ``sgbench validate``)."""
     if cell.exact_law:
         from bench.gate import exact_law
 
@@ -115,7 +128,8 @@ def of_cell(cell: Cell, document: dict) -> dict:
     if entry is None:
         raise DesignBiasError(f"no design bias stored for gate cell {cell.name!r}; measure it with "
                               "`sgbench design-bias --suite SUITE`")
-    if not _matches(cell, entry):
+    if not _matches(cell, entry, any_start):
         raise DesignBiasError(f"the design bias stored for {cell.name!r} was measured with other settings "
-                              f"({entry['params']}, {entry['num_steps']} steps); re-measure it")
+                              f"({entry['params']}, {entry.get('num_burnin', 0)} warm-up + {entry['num_steps']} "
+                              f"steps from start scale {entry.get('start_scale', 1.0)}); re-measure it")
     return entry

@@ -5,10 +5,10 @@ On the Gaussian ``icg4`` with isotropic additive gradient noise, SGLD (both conv
 preconditioner (``smoothing = 1``) and SGHMC / SGHMC-CV (both forms, both integrators, noise
 estimate, momentum refresh) are linear recursions (``reference.linear_laws``). Their chains start
 at draws of the target scaled about its mean by the cell's ``start_scale`` :math:`\kappa` (momentum 0,
-as ``init`` sets it; :math:`\kappa = 1` in the gate's cells), so the start's second moment is
-:math:`\kappa^2\Sigma`, the expected time average of :math:`(x_i - \mu_i)^2` over the cell's recorded steps
-(after its ``num_burnin``) is :math:`\bar S_{ii}` of the exact second-moment recursion, transient included,
-and the expected mean error is 0. The design bias is then
+as ``init`` sets it; :math:`\kappa = 2` in the gate's cells), so the start's second moment is
+:math:`\kappa^2\Sigma`, the expected time average of :math:`(x_i - \mu_i)^2` over the steps the run reads
+(every ``cell.thin``-th step after its ``num_burnin``) is :math:`\bar S_{ii}` of the exact second-moment
+recursion, transient included, and the expected mean error is 0. The design bias is then
 :math:`\beta^r_i = \bar S_{ii}/\Sigma_{ii} - 1` with standard error 0, so the gate's checks are
 against theory and their power is that of the cell's 1024 chains alone.
 
@@ -47,7 +47,7 @@ def expected_second_moment(cell: Cell) -> np.ndarray:
         sigma = np.asarray(target.truth.covariance, dtype=np.float64)
         return minibatch_sgld_second_moment(target, cell.params["step_size"], cell.params.get("temperature", 1.0),
                                             cell.num_steps, cell.start_scale**2 * sigma, cell.num_burnin,
-                                            convention=cell.params.get("convention", "standard"))[1]
+                                            convention=cell.params.get("convention", "standard"), thin=cell.thin)[1]
     if not hasattr(target, "precision"):
         raise ValueError(f"exact-law cell {cell.name!r} needs a Gaussian target given by its precision (icg), "
                          f"got {cell.target!r}")
@@ -65,7 +65,7 @@ def expected_second_moment(cell: Cell) -> np.ndarray:
             preconditioner = 1 / (np.sqrt(params.get("initial_square_average", 0.0)) + params.get("epsilon", 1e-5))
         transition = langevin_recursion(p, step, temperature, v * np.eye(d) if v else None, preconditioner)
         return averaged_second_moment(cell.start_scale**2 * sigma, transition, cell.num_steps, d,
-                                      num_burnin=cell.num_burnin)
+                                      num_burnin=cell.num_burnin, thin=cell.thin)
     if cell.sampler in HAMILTONIAN:
         form, step = params["form"], params["step_size"]
         big_a, big_b, w, c = hamiltonian_recursion(p, form, params.get("integrator", "euler"), step,
@@ -76,7 +76,7 @@ def expected_second_moment(cell: Cell) -> np.ndarray:
         s0 = scipy.linalg.block_diag(cell.start_scale**2 * sigma, np.zeros((d, d)))
         refresh_variance = step * temperature if form == "chen" else temperature
         return averaged_second_moment(s0, (big_a, big_b @ w @ big_b.T), cell.num_steps, d,
-                                      params.get("refresh_every", 0), refresh_variance, cell.num_burnin)
+                                      params.get("refresh_every", 0), refresh_variance, cell.num_burnin, cell.thin)
     raise ValueError(f"no exact law for sampler {cell.sampler!r} (exact-law samplers: {LANGEVIN + HAMILTONIAN})")
 
 

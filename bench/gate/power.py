@@ -28,8 +28,7 @@ import pandas as pd
 
 from bench.gate import design_bias
 from bench.gate.planted import BUGS, ENVIRONMENT_VARIABLE, PlantedBug
-from bench.gate.replicates import run_replicates
-from bench.gate.runner import check_group, references
+from bench.gate.runner import check_group, references, run_cell
 from bench.gate.cells import suite
 
 POWER_AIM = 0.95
@@ -51,7 +50,7 @@ def gate_layer(bug: PlantedBug, suite_name: str = "quick", seed: int = 0, progre
     failed, closest = [], (0.0, "")
     with bug.planted():
         for cell in affected:
-            rows, _ = check_group(run_replicates(cell, groups=1, seed=seed), 0, designs[cell.name], base, alpha)
+            rows, _, _ = check_group(run_cell(cell, seed=seed), 0, designs[cell.name], base, alpha)
             failed += [f"{cell.name}:{r['name']}" for r in rows if not r["passed"]]
             for r in rows:
                 ratio = abs(r["statistic"]) / r["threshold"] if r["threshold"] else 0.0

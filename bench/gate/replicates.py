@@ -35,7 +35,9 @@ STATISTICS = ("mean_error", "second_moment_error", "log_variance_ratio")
 class Replicates:
     """Per-chain statistics of ``groups`` runs of a cell: arrays of shape (groups, chains, dim)
     (``diverged``: (groups, chains)); ``results`` the driver's results, one per chunk of groups;
-    ``start`` (groups, chains, dim) the start positions; ``truth`` what the errors are measured against."""
+    ``start`` (groups, chains, dim) the start positions; ``truth`` what the errors are measured against;
+    ``samples`` (groups, chains, kept, dim) the kept draws of a run that kept them (else None), every
+    ``thin``-th scored step (the run's ``RunConfig.sample_every``)."""
 
     cell: Cell
     mean_error: np.ndarray
@@ -46,6 +48,8 @@ class Replicates:
     results: tuple
     start: np.ndarray | None = None
     truth: object = None
+    samples: np.ndarray | None = None
+    thin: int = 1
 
     @property
     def groups(self) -> int:
@@ -80,20 +84,20 @@ class Replicates:
         return dataclasses.replace(self, mean_error=self.mean_error[g:g + 1],
                                    second_moment_error=self.second_moment_error[g:g + 1],
                                    diverged=self.diverged[g:g + 1],
-                                   start=None if self.start is None else self.start[g:g + 1])
+                                   start=None if self.start is None else self.start[g:g + 1],
+                                   samples=None if self.samples is None else self.samples[g:g + 1])
 
     def travel(self) -> Travel:
         """How far all groups' chains travelled (``bench.gate.start``); needs a run that kept its draws
         (``keep_samples=True``)."""
-        samples = [r.trace.samples for r in self.results]
-        if self.start is None or any(s is None for s in samples):
+        if self.start is None or self.samples is None:
             raise ValueError(f"{self.cell.name}: travel needs the start positions and the kept draws "
                              "(run_replicates(..., keep_samples=True))")
-        config = self.results[0].config
         variance = np.diag(np.asarray(self.truth.covariance, dtype=np.float64))
-        return travel(self.start.reshape(-1, self.start.shape[-1]), np.concatenate(samples),
+        dim = self.start.shape[-1]
+        return travel(self.start.reshape(-1, dim), self.samples.reshape(-1, *self.samples.shape[2:]),
                       self.diverged.reshape(-1), np.asarray(self.truth.mean, dtype=np.float64), variance,
-                      config.thin, self.cell.num_burnin, self.cell.num_steps)
+                      self.thin, self.cell.num_burnin, self.cell.num_steps)
 
 
 def run_replicates(cell: Cell, groups: int = 1, seed: int = 0, sampler=None, backend: str | None = None,
@@ -126,10 +130,14 @@ def run_replicates(cell: Cell, groups: int = 1, seed: int = 0, sampler=None, bac
         m = (moments.mean - mu) / np.sqrt(var)
         r = (moments.second_moment - 2 * mu * moments.mean + mu**2) / var - 1
         shape = (count, cell.num_chains, -1)
+        kept = result.trace.samples
         parts.append((m.reshape(shape), r.reshape(shape), result.trace.diverged.reshape(count, cell.num_chains),
-                      np.asarray(result.trace.grad_evals, dtype=np.float64).mean(), start_positions.reshape(shape)))
+                      np.asarray(result.trace.grad_evals, dtype=np.float64).mean(), start_positions.reshape(shape),
+                      None if kept is None else np.asarray(kept).reshape(count, cell.num_chains, *kept.shape[1:])))
     return Replicates(cell=cell, mean_error=np.concatenate([x[0] for x in parts]),
                       second_moment_error=np.concatenate([x[1] for x in parts]),
                       diverged=np.concatenate([x[2] for x in parts]),
                       grad_evals_per_chain=float(np.mean([x[3] for x in parts])), seconds=seconds_total,
-                      results=tuple(results), start=np.concatenate([x[4] for x in parts]), truth=truth)
+                      results=tuple(results), start=np.concatenate([x[4] for x in parts]), truth=truth,
+                      samples=None if parts[0][5] is None else np.concatenate([x[5] for x in parts]),
+                      thin=results[0].config.sample_every)

@@ -1,6 +1,11 @@
 r"""``sgbench gate``: run a suite's cells, check them against truth (tier 2, ``bench.gate.truth``)
 and against stored baselines (tier 3, ``bench.gate.baseline``), and say what moved.
 
+**Outcomes.** Each cell is PASSED, FAILED or INCONCLUSIVE (``bench.gate.outcome``), and so is the run
+(FAILED if a cell failed, else INCONCLUSIVE if a cell is): FAILED when a check fails or the chains do not
+move (the ``moves`` row: ``bench.gate.start``), INCONCLUSIVE when every check passed but a cell that must
+forget its start (``Cell.must_forget``) did not within its warm-up, PASSED otherwise.
+
 **Error budget.** A whole gate run fails by chance with probability at most ``ALPHA_RUN`` = 1e-3
 when nothing is wrong (at most one failing run in a thousand): Bonferroni over the statistical
 checks, so each check (and each baseline comparison) has false-failure rate
@@ -19,8 +24,10 @@ import pandas as pd
 
 from bench.gate import baseline as baselines
 from bench.gate import design_bias
-from bench.gate.cells import select, suite
+from bench.gate.cells import Cell, select, suite
+from bench.gate.outcome import Outcome, combined
 from bench.gate.replicates import Replicates, run_replicates
+from bench.gate.start import FORGET_TIMES, STILL, Travel
 from bench.gate.truth import truth_checks
 
 ALPHA_RUN = 1e-3
@@ -30,18 +37,20 @@ TRUTH_CHECKS = 3  # mean, second_moment, b2 (``finite`` is deterministic)
 @dataclasses.dataclass
 class GateOutcome:
     """The checks (one row per cell and check), the what-moved table (empty without baselines),
-    the per-cell replicate statistics, and whether everything passed."""
+    the per-cell outcomes (``cells``: cell, outcome, failed checks, how far the chains travelled), the
+    per-cell replicate statistics, and the run's outcome."""
 
     suite: str
     seed: int
     checks: pd.DataFrame
     moved: pd.DataFrame
+    cells: pd.DataFrame
     replicates: list
     seconds: float
 
     @property
-    def passed(self) -> bool:
-        return bool(self.checks["passed"].all())
+    def outcome(self) -> Outcome:
+        return combined(Outcome[name] for name in self.cells["outcome"])
 
 
 def alpha_per_check(num_cells: int, with_baseline: bool) -> float:
@@ -55,15 +64,51 @@ def references(suite_name: str, baseline_path: Path | None, use_baseline: bool) 
     return design_bias.load(), base, alpha_per_check(len(suite(suite_name)), base is not None)
 
 
+def run_cell(cell: Cell, groups: int = 1, seed: int = 0, **options) -> Replicates:
+    """``groups`` runs of ``cell`` as the gate makes them: averaging every ``cell.thin``-th scored step and
+    keeping every ``cell.keep_every``-th draw for :func:`bench.gate.start.travel`; ``options`` as for
+    ``run_replicates``."""
+    return run_replicates(cell, groups=groups, seed=seed, keep_samples=True, thin=cell.thin,
+                          keep_every=cell.keep_every, **options)
+
+
+def moves_row(cell: Cell, travel: Travel) -> dict:
+    """The ``moves`` row of a cell's checks: fails when its chains do not move (``bench.gate.start``);
+    ``statistic`` the median standardised distance from start to end in the least-moving coordinate,
+    ``estimate`` the autocorrelation time in steps, ``expected`` the longest that the warm-up allows."""
+    return {"cell": cell.name, "name": "moves", "passed": not travel.still, "alpha": 0.0,
+            "statistic": travel.displacement, "threshold": STILL, "estimate": travel.autocorrelation_steps,
+            "expected": travel.warmup / FORGET_TIMES, "standard_error": float("nan"), "detectable": float("nan"),
+            "forgot": travel.forgot}
+
+
+def cell_outcome(cell: Cell, rows: list[dict], travel: Travel) -> dict:
+    """One cell's outcome (module docstring) from its check rows and its ``travel``: a row with the cell,
+    the outcome's name, the failed checks and the travel in words."""
+    failed = [r["name"] for r in rows if not r["passed"]]
+    if failed:
+        outcome = Outcome.FAILED
+    elif cell.must_forget and not travel.forgot:
+        outcome = Outcome.INCONCLUSIVE
+    else:
+        outcome = Outcome.PASSED
+    words = travel.describe("the sampler's GateSettings.num_burnin") if cell.must_forget or travel.still else (
+        "the chains move; they are checked against a law from the same start and warm-up, so they need not "
+        "forget it")
+    return {"cell": cell.name, "outcome": outcome.name, "failed": ", ".join(failed), "travel": words}
+
+
 def check_group(rep: Replicates, group: int, design: dict, document: dict | None, alpha: float):
-    """(check rows, moved rows) of group ``group`` of ``rep``."""
+    """(check rows, moved rows, cell outcome row) of group ``group`` of ``rep`` (a :func:`run_cell` run)."""
     one = rep.group(group)
+    travel = one.travel()
     rows = [{"cell": rep.cell.name, **c.as_row()} for c in truth_checks(one, design, alpha)]
+    rows.append(moves_row(rep.cell, travel))
     moved = []
     if document is not None:
         check, moved = baselines.compare(rep.cell.name, baselines.metrics(rep, group), document, alpha)
         rows.append({"cell": rep.cell.name, **check.as_row()})
-    return rows, moved
+    return rows, moved, cell_outcome(rep.cell, rows, travel)
 
 
 def run_gate(suite_name: str = "quick", seed: int = 0, baseline_path: Path | None = None, use_baseline=True,
@@ -73,24 +118,26 @@ def run_gate(suite_name: str = "quick", seed: int = 0, baseline_path: Path | Non
     ``distributed.Client`` that runs each cell as a task (``bench.sweeps.dask_tasks``); the checks are made here."""
     cells = suite(suite_name)
     document, base, alpha = references(suite_name, baseline_path, use_baseline)
-    rows, moved, reps = [], [], []
+    rows, moved, reps, outcomes = [], [], [], []
     start = time.perf_counter()
     if client is None:
-        computed = (run_replicates(cell, groups=1, seed=seed) for cell in cells)
+        computed = (run_cell(cell, seed=seed) for cell in cells)
     else:
         from bench.sweeps.dask_tasks import results_in_order
 
-        computed = results_in_order(client, run_replicates, cells, groups=1, seed=seed)
+        computed = results_in_order(client, run_cell, cells, seed=seed)
     for k, (cell, rep) in enumerate(zip(cells, computed)):
         design = design_bias.of_cell(cell, document)
-        cell_rows, cell_moved = check_group(rep, 0, design, base, alpha)
+        cell_rows, cell_moved, verdict = check_group(rep, 0, design, base, alpha)
         rows += cell_rows
         moved += cell_moved
         reps.append(rep)
-        failed = [r["name"] for r in cell_rows if not r["passed"]]
-        progress(f"[{k + 1}/{len(cells)}] {cell.name}: {'FAILED ' + ', '.join(failed) if failed else 'passed'} "
-                 f"({rep.seconds:.1f} s)")
-    return GateOutcome(suite_name, seed, pd.DataFrame(rows), pd.DataFrame(moved), reps, time.perf_counter() - start)
+        outcomes.append(verdict)
+        said = {"FAILED": f"FAILED {verdict['failed']}", "INCONCLUSIVE": f"INCONCLUSIVE: {verdict['travel']}",
+                "PASSED": "passed"}[verdict["outcome"]]
+        progress(f"[{k + 1}/{len(cells)}] {cell.name}: {said} ({rep.seconds:.1f} s)")
+    return GateOutcome(suite_name, seed, pd.DataFrame(rows), pd.DataFrame(moved), pd.DataFrame(outcomes), reps,
+                       time.perf_counter() - start)
 
 
 def update_baseline(suite_name: str, why: str, command: str, seeds: int = baselines.DEFAULT_SEEDS,
@@ -101,8 +148,8 @@ def update_baseline(suite_name: str, why: str, command: str, seeds: int = baseli
     cells = select(suite_name, names, sampler)
     entries = {}
     for k, cell in enumerate(cells):
-        fixed = baselines.metrics(run_replicates(cell, groups=1, seed=0), 0)
-        entries[cell.name] = baselines.summarise(run_replicates(cell, groups=seeds, seed=baselines.SEED), fixed)
+        fixed = baselines.metrics(run_cell(cell, seed=0), 0)
+        entries[cell.name] = baselines.summarise(run_cell(cell, groups=seeds, seed=baselines.SEED), fixed)
         progress(f"[{k + 1}/{len(cells)}] {cell.name}: sqrt(b2) {entries[cell.name]['mean'].get('sqrt_b2', np.nan):.4f}"
                  f" +- {entries[cell.name]['sd'].get('sqrt_b2', np.nan):.4f} over {seeds} seeds")
     return baselines.write(path or baselines.path_for(suite_name), suite_name, entries, why, command)
@@ -112,23 +159,29 @@ def reseed(suite_name: str, num_runs: int, baseline_path: Path | None = None, us
            first_seed: int = 1, names=None, progress=print) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The gate run ``num_runs`` times with fresh seeds (each cell's runs in one compiled call;
     all cells, or those in ``names``, each at the whole suite's per-check rate): (per check:
-    failures, runs, empirical rate, designed rate; per run: whether it failed)."""
+    failures, runs, empirical rate, designed rate, and per cell the runs it was INCONCLUSIVE in; per
+    run: whether it failed, whether it was inconclusive)."""
     document, base, alpha = references(suite_name, baseline_path, use_baseline)
     cells = select(suite_name, names)
     failed_runs = np.zeros(num_runs, dtype=bool)
+    inconclusive_runs = np.zeros(num_runs, dtype=bool)
     rows = []
     for k, cell in enumerate(cells):
         design = design_bias.of_cell(cell, document)
-        rep = run_replicates(cell, groups=num_runs, seed=first_seed)
-        outcomes = [check_group(rep, g, design, base, alpha)[0] for g in range(num_runs)]
-        for g, group_rows in enumerate(outcomes):
-            failed_runs[g] |= not all(r["passed"] for r in group_rows)
-        for j, first in enumerate(outcomes[0]):
-            failures = sum(not group_rows[j]["passed"] for group_rows in outcomes)
+        rep = run_cell(cell, groups=num_runs, seed=first_seed)
+        outcomes = [check_group(rep, g, design, base, alpha) for g in range(num_runs)]
+        verdicts = np.array([o[2]["outcome"] for o in outcomes])
+        failed_runs |= verdicts == Outcome.FAILED.name
+        inconclusive_runs |= verdicts == Outcome.INCONCLUSIVE.name
+        for j, first in enumerate(outcomes[0][0]):
+            failures = sum(not group[0][j]["passed"] for group in outcomes)
             rows.append({"cell": cell.name, "check": first["name"], "failures": failures, "runs": num_runs,
                          "rate": failures / num_runs, "designed_rate": first["alpha"],
-                         "detectable": first["detectable"]})
+                         "detectable": first["detectable"],
+                         "inconclusive": int(np.sum(verdicts == Outcome.INCONCLUSIVE.name))})
         progress(f"[{k + 1}/{len(cells)}] {cell.name}: {num_runs} runs in {rep.seconds:.1f} s, "
-                 f"{sum(r['failures'] for r in rows[-len(outcomes[0]):])} check failures")
-    runs = pd.DataFrame({"run": np.arange(num_runs), "seed_group": np.arange(num_runs), "failed": failed_runs})
+                 f"{sum(r['failures'] for r in rows[-len(outcomes[0][0]):])} check failures, "
+                 f"{rows[-1]['inconclusive']} inconclusive")
+    runs = pd.DataFrame({"run": np.arange(num_runs), "seed_group": np.arange(num_runs), "failed": failed_runs,
+                         "inconclusive": inconclusive_runs & ~failed_runs})
     return pd.DataFrame(rows), runs

@@ -6,7 +6,7 @@ forgot where they started before they are scored.
 ``START_SCALE`` = 2: on a Gaussian target the start law is the target's with four times its covariance.
 A chain that never moves keeps that spread, so its relative second-moment error is
 :math:`\kappa^2 - 1 = 3`, and no check can mistake it for the target. A start at exact draws (what the
-gate's cells use) cannot tell a frozen chain from a perfect one.
+gate's cells used before) cannot tell a frozen chain from a perfect one; the gate's cells start here too.
 
 **Warm-up.** The first :math:`W` steps are run and not scored; the next :math:`N` are (``num_burnin`` and
 ``num_steps`` of the cell). Whether :math:`W` was long enough is measured, not assumed: from the kept
@@ -42,11 +42,15 @@ import math
 
 import numpy as np
 
-from bench.gate import gold_standard
-
 START_SCALE = 2.0
 FORGET_TIMES = 2.0
 STILL = 0.01
+KEPT_DRAWS = 100
+
+
+def thin_for(num_steps: int) -> int:
+    """Steps between the draws a run keeps for :func:`travel`: about ``KEPT_DRAWS`` per chain."""
+    return max(1, num_steps // KEPT_DRAWS)
 
 
 def overdispersed(target, key, n: int, mean, scale: float = START_SCALE) -> np.ndarray:
@@ -62,6 +66,8 @@ def overdispersed(target, key, n: int, mean, scale: float = START_SCALE) -> np.n
     Returns:
         (n, dim) float64.
     """
+    from bench.gate import gold_standard  # JAX: not at import, so that `sgbench --help` stays light
+
     x = gold_standard.draws(target, key, n)
     if scale == 1.0:
         return x
@@ -102,8 +108,8 @@ class Travel:
         """The warm-up that the rule asks for, ``FORGET_TIMES`` :math:`\\hat\\tau` (inf: not estimable)."""
         return FORGET_TIMES * self.autocorrelation_steps
 
-    def describe(self) -> str:
-        """The finding in words."""
+    def describe(self, setting: str = "--warmup") -> str:
+        """The finding in words; ``setting`` names where the warm-up is set."""
         if self.still:
             return (f"the chains do not move: median distance from start to end {self.displacement:.2g} target "
                     f"standard deviations in coordinate {self.coordinate} over {self.warmup + self.scored} steps")
@@ -113,7 +119,7 @@ class Travel:
             return f"the chains forgot their start ({times}: at least {FORGET_TIMES:g} times it)"
         need = "an unknown number of" if not math.isfinite(self.warmup_needed) else (
             f"{'at least ' if self.lower_bound else ''}{math.ceil(self.warmup_needed)}")
-        return f"the chains did not forget their start ({times}); {need} warm-up steps (--warmup) would decide"
+        return f"the chains did not forget their start ({times}); {need} warm-up steps ({setting}) would decide"
 
 
 def travel(start: np.ndarray, samples: np.ndarray, diverged: np.ndarray, mean, variance, thin: int,
@@ -122,7 +128,8 @@ def travel(start: np.ndarray, samples: np.ndarray, diverged: np.ndarray, mean, v
 
     Args:
         start: (chains, dim) the start positions.
-        samples: (chains, kept, dim) the kept draws of the scored window.
+        samples: (chains, kept, dim) the kept draws of the scored window (NaN at steps that are no sample,
+            which are left out: the autocorrelation time across such a gap is overstated, not understated).
         diverged: (chains,) bool, chains left out.
         mean: (dim,) the target's mean.
         variance: (dim,) its marginal variances.
@@ -139,7 +146,8 @@ def travel(start: np.ndarray, samples: np.ndarray, diverged: np.ndarray, mean, v
     scale = np.sqrt(np.asarray(variance, dtype=np.float64))
     z = (np.asarray(samples, dtype=np.float64)[healthy] - mean) / scale
     u = (np.asarray(start, dtype=np.float64)[healthy] - mean) / scale
-    if z.shape[0] == 0 or not np.all(np.isfinite(z)):
+    z = z[:, np.all(np.isfinite(z), axis=(0, 2))]  # steps that are no sample (an exploration stage) are NaN
+    if z.shape[0] == 0 or z.shape[1] == 0:
         return Travel(warmup, scored, math.nan, math.inf)
     per_coordinate = np.median(np.abs(z[:, -1] - u), axis=0)
     coordinate = int(np.argmin(per_coordinate))

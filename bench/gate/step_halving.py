@@ -35,12 +35,12 @@ STATISTICS = {"mean_error": "mean error", "second_moment_error": "r"}
 
 
 def halved(cell: Cell) -> Cell:
-    """``cell`` at half its ``step_size`` for twice the steps (and burn-in), every other
-    hyperparameter unchanged. ValueError naming ``step_size`` if the cell has none."""
+    """``cell`` at half its ``step_size`` for twice the steps (and burn-in, and ``thin``: as many draws read),
+    every other hyperparameter unchanged. ValueError naming ``step_size`` if the cell has none."""
     if STEP not in cell.params:
         raise ValueError(f"{cell.sampler} has no {STEP} hyperparameter to halve, got {sorted(cell.params)}")
     return dataclasses.replace(cell, params={**cell.params, STEP: cell.params[STEP] / 2},
-                               num_steps=2 * cell.num_steps, num_burnin=2 * cell.num_burnin)
+                               num_steps=2 * cell.num_steps, num_burnin=2 * cell.num_burnin, thin=2 * cell.thin)
 
 
 def halving_check(at_step: dict, at_half_step: dict, *, alpha: float, name: str = "step_halving") -> CheckResult:

@@ -239,7 +239,7 @@ class _Session:
         self.progress(f"on {key}: running {label} ({options.get('groups', 1) * cell.num_chains} chains, "
                       f"{cell.num_burnin} warm-up + {cell.num_steps} scored steps)")
         rep = run_replicates(cell, seed=self.seed + seed_offset, keep_samples=True,
-                             thin=max(1, cell.num_steps // 100), **options)
+                             thin=cell.thin, **options)
         self.metric_rows.append(_metrics_row(label, rep, cell.make_target(), key))
         return rep
 

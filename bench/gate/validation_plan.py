@@ -15,7 +15,7 @@ from bench.gate import cells as gate_cells
 from bench.gate import design_bias, exact_law, gold_standard
 from bench.gate import validation_targets as vt
 from bench.gate.runner import TRUTH_CHECKS
-from bench.gate.start import START_SCALE
+from bench.gate.start import START_SCALE, thin_for
 from bench.gate.step_halving import STEP, halved
 from bench.gate.validation_claim import Claim
 
@@ -26,15 +26,14 @@ HALF_STEP_GROUPS = 2  # at half the step for twice the steps: about the referenc
 def stored_design(cell: gate_cells.Cell) -> dict | None:
     """The design bias of ``cell``'s sampler, hyperparameters, target and scored steps: its exact
     discrete-time law (from ``cell``'s own start and warm-up) where one exists, else the stored design
-    bias of the gate cell with those settings (measured from exact starts; after the warm-up has made the
-    chains forget theirs, the two differ by the stored run's own small transient); None otherwise."""
+    bias of the gate cell with those settings (measured after the gate's own start and warm-up: once the
+    chains forgot their start, the bias is the method's at stationarity, whatever the start); None otherwise."""
     try:
         return exact_law.design(dataclasses.replace(cell, exact_law=True))
     except (ValueError, KeyError):
         pass
-    twin = dataclasses.replace(cell, num_burnin=0, start_scale=1.0)
     try:
-        entry = design_bias.of_cell(twin, design_bias.load())
+        entry = design_bias.of_cell(cell, design_bias.load(), any_start=True)
     except design_bias.DesignBiasError:
         return None
     same_target = (entry.get("target") == cell.target
@@ -119,7 +118,8 @@ def plan(sampler, claim: Claim, target: vt.ValidationTarget, params: dict, num_c
     heavy_tailed = settings is not None and target.gate_cell in settings.gate.heavy_tailed
     cell = gate_cells.Cell(sampler.name, params, target=target.target, target_params=dict(target.params),
                            wrapper=None if settings is None else settings.wrapper, heavy_tailed=heavy_tailed,
-                           num_chains=num_chains, num_steps=num_steps, num_burnin=warmup, start_scale=START_SCALE)
+                           num_chains=num_chains, num_steps=num_steps, num_burnin=warmup, start_scale=START_SCALE,
+                           thin=thin_for(num_steps))
     temperature = _temperature(sampler, cell)
     truth = gold_standard.truth_of(cell.make_target())
     estimated = gold_standard.allowance(truth) if gold_standard.is_estimated(truth) else None

@@ -20,7 +20,9 @@ MAX_CHECKPOINTS = 10_000  # each one is a host copy of the running moments
 @dataclasses.dataclass(frozen=True)
 class RunConfig:
     """``num_steps`` recorded steps after ``num_burnin`` discarded ones; every ``thin``-th recorded
-    step enters the streaming moments (``num_steps // thin`` draws per chain). The reference
+    step enters the streaming moments (``num_steps // thin`` draws per chain). ``keep_samples`` keeps the draws
+    of every ``keep_every``-th recorded step (0: the moments' steps, every ``thin``-th), so a run can average
+    every step and keep a few of them. The reference
     (``numpy``) backend runs in float64; ``jax`` in ``dtype`` with float64 statistics.
     ``block_size`` steps of random numbers are drawn at once by the JAX driver (None: the largest up to 1024 that
     divides the steps, :func:`dividing_block_size`; the config holds the size chosen, which ``dataclasses.replace``
@@ -38,6 +40,7 @@ class RunConfig:
     backend: str = "jax"
     dtype: str = "float64"
     keep_samples: bool = False
+    keep_every: int = 0
     block_size: int | None = None
     num_checkpoints: int = 0
 
@@ -48,6 +51,7 @@ class RunConfig:
         integer_at_least("thin", self.thin, 1)
         if self.thin > self.num_steps:
             raise ValueError(f"thin must be an integer in [1, num_steps={self.num_steps}], got {self.thin}")
+        integer_at_least("keep_every", self.keep_every, 0, self.num_steps)
         integer_at_least("seed", self.seed, 0, MAX_SEED)
         if self.block_size is None:  # frozen: set once, so that the config (and its hash) names the size run
             object.__setattr__(self, "block_size", dividing_block_size(self.total_steps))
@@ -61,8 +65,14 @@ class RunConfig:
             raise ValueError(f"dtype must be 'float64' for the numpy reference backend, got {self.dtype!r}")
 
     @property
+    def sample_every(self) -> int:
+        """Recorded steps between kept draws: ``keep_every``, or ``thin`` when it is 0."""
+        return self.keep_every or self.thin
+
+    @property
     def num_kept(self) -> int:
-        return self.num_steps // self.thin
+        """Draws kept per chain with ``keep_samples``."""
+        return self.num_steps // self.sample_every
 
     @property
     def total_steps(self) -> int:
@@ -80,8 +90,12 @@ class RunConfig:
         return np.unique(np.append(steps, self.total_steps))
 
     def is_kept(self, t):
-        """Whether step ``t`` (0-based, counting burn-in) yields a recorded draw."""
+        """Whether step ``t`` (0-based, counting burn-in) yields a recorded draw (one the moments average)."""
         return (t >= self.num_burnin) & ((t - self.num_burnin + 1) % self.thin == 0)
+
+    def is_sampled(self, t):
+        """Whether ``keep_samples`` keeps step ``t``'s draw (every ``sample_every``-th recorded step)."""
+        return (t >= self.num_burnin) & ((t - self.num_burnin + 1) % self.sample_every == 0)
 
 
 def dividing_block_size(total_steps: int, most: int = 1024) -> int:

@@ -237,7 +237,8 @@ def _run_blocks(sampler, target, config: RunConfig, params, key, carry: _Carry, 
         first_bad = jnp.where(finite.all(), -1, steps[jnp.argmin(finite)])
         samples = carry.samples
         if config.keep_samples:
-            index = jnp.where(kept, (steps - config.num_burnin) // config.thin, config.num_kept)
+            sampled = config.is_sampled(steps) & is_sample
+            index = jnp.where(sampled, (steps - config.num_burnin) // config.sample_every, config.num_kept)
             samples = samples.at[index].set(positions, mode="drop")
 
         def with_block(moments):

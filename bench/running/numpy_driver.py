@@ -56,8 +56,8 @@ def _run_chain(sampler, target, params, config, position, rng) -> ChainTrace:
             first_nonfinite = t if first_nonfinite < 0 else first_nonfinite
         kept = bool(config.is_kept(t)) and bool(info.is_sample)
         moments = moments.update(state.position, np.asarray(kept and finite))
-        if kept and samples is not None:
-            samples[(t - config.num_burnin) // config.thin] = state.position
+        if samples is not None and bool(config.is_sampled(t)) and bool(info.is_sample):
+            samples[(t - config.num_burnin) // config.sample_every] = state.position
         if t + 1 in checkpoints:
             snapshots.append((moments, np.asarray(calls)))
     return ChainTrace(

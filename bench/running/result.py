@@ -31,6 +31,7 @@ def config_hash(sampler: str, params: dict, target: str, target_params: dict, co
     described = dataclasses.asdict(config)
     described.pop("seed")
     described.pop("keep_samples")
+    described.pop("keep_every")
     payload = json.dumps(
         {"sampler": sampler, "params": params, "target": target, "target_params": target_params,
          "config": described},

@@ -1,5 +1,5 @@
 r"""Checks on independent replicates: one estimate per replicate (e.g. the time average of each of
-``C`` chains started at exact draws, or of each of ``C`` independent runs), tested through the
+``C`` independent chains after their warm-up, or of each of ``C`` independent runs), tested through the
 replicates' own spread, so no autocorrelation model is needed.
 
 For replicates :math:`x_1..x_n` (per coordinate) with mean :math:`\bar x`, variance :math:`s^2`
