@@ -52,8 +52,8 @@ def gate_layer(bug: PlantedBug, suite_name: str = "quick", seed: int = 0, progre
         for cell in affected:
             rows, _, _ = check_group(run_cell(cell, seed=seed), 0, designs[cell.name], base, alpha)
             failed += [f"{cell.name}:{r['name']}" for r in rows if not r["passed"]]
-            for r in rows:
-                ratio = abs(r["statistic"]) / r["threshold"] if r["threshold"] else 0.0
+            for r in rows:  # the statistical checks (``finite`` and ``moves`` are deterministic: rate 0)
+                ratio = abs(r["statistic"]) / r["threshold"] if r["threshold"] and r["alpha"] > 0 else 0.0
                 if np.isfinite(ratio) and ratio > closest[0]:
                     closest = (float(ratio), f"{cell.name}:{r['name']}")
     progress(f"{bug.name}: {len(affected)} of {len(cells)} cells with an effect; gate "
