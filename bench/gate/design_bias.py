@@ -10,7 +10,7 @@ the gate's, from the cell's own start and warm-up, by the command recorded in th
 checks then ask whether a run agrees with truth shifted by this bias, within both standard errors
 (``bench.gate.truth``). Each entry also stores the design run's autocorrelation time
 (``autocorrelation_steps``, ``bench.gate.start``, from all its chains): a cell that must forget its start
-is designed with a warm-up of at least twice what the gate's rule asks for (``tests/test_gate.py``). For
+is designed with a warm-up of at least twice what the gate's rule asks for (``tests/test_gate_outcomes.py``). For
 the linear samplers on Gaussian targets the stored bias is tied to theory:
 ``tests/test_gate.py`` checks it against the exact discrete-time stationary covariance.
 """

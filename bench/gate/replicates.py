@@ -37,7 +37,7 @@ class Replicates:
     (``diverged``: (groups, chains)); ``results`` the driver's results, one per chunk of groups;
     ``start`` (groups, chains, dim) the start positions; ``truth`` what the errors are measured against;
     ``samples`` (groups, chains, kept, dim) the kept draws of a run that kept them (else None), every
-    ``thin``-th scored step (the run's ``RunConfig.sample_every``)."""
+    ``sample_every``-th scored step (the run's ``RunConfig.sample_every``)."""
 
     cell: Cell
     mean_error: np.ndarray
@@ -49,7 +49,7 @@ class Replicates:
     start: np.ndarray | None = None
     truth: object = None
     samples: np.ndarray | None = None
-    thin: int = 1
+    sample_every: int = 1
 
     @property
     def groups(self) -> int:
@@ -97,7 +97,7 @@ class Replicates:
         dim = self.start.shape[-1]
         return travel(self.start.reshape(-1, dim), self.samples.reshape(-1, *self.samples.shape[2:]),
                       self.diverged.reshape(-1), np.asarray(self.truth.mean, dtype=np.float64), variance,
-                      self.thin, self.cell.num_burnin, self.cell.num_steps)
+                      self.sample_every, self.cell.num_burnin, self.cell.num_steps)
 
 
 def run_replicates(cell: Cell, groups: int = 1, seed: int = 0, sampler=None, backend: str | None = None,
@@ -140,4 +140,4 @@ def run_replicates(cell: Cell, groups: int = 1, seed: int = 0, sampler=None, bac
                       grad_evals_per_chain=float(np.mean([x[3] for x in parts])), seconds=seconds_total,
                       results=tuple(results), start=np.concatenate([x[4] for x in parts]), truth=truth,
                       samples=None if parts[0][5] is None else np.concatenate([x[5] for x in parts]),
-                      thin=results[0].config.sample_every)
+                      sample_every=results[0].config.sample_every)
