@@ -42,7 +42,7 @@ _fused_products = contextvars.ContextVar("fused_products", default=False)
 def fused_products(enabled: bool):
     """While tracing under this context, :func:`matvec` writes products with small matrices as fused
     broadcast-sums (``enabled``) or as ``dot`` (not). The JAX driver enables it for programs that run few chains
-    at once (``bench.running.jax_driver.FEW_PARALLEL_CHAINS``, grid points x chains): measured on a 2-core CPU
+    at once (``sgbench.bench.running.jax_driver.FEW_PARALLEL_CHAINS``, grid points x chains): measured on a 2-core CPU
     (docs/performance.md), the fused form makes SGLD, SMILE-naive and MCLMC about 20 % faster at 10 chains
     on the 10-d icg, and the ``dot`` is up to 30 % faster at 150.
 

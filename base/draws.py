@@ -1,12 +1,12 @@
 """Random variates for a step, drawn from a ``draw_spec`` (or a nested dict of them) in NumPy or
-in JAX, by law (see ``base.variates.LAWS``).
+in JAX, by law (see ``sgbench.base.variates.LAWS``).
 
 Both drivers draw, per chain and step, the sampler's variates and the gradient's, each a dict
 keyed like its spec, so the same draws can be handed to both implementations. The JAX version
 draws all variates of one law in a block from one flat generator call and splits it: on a CPU
 that is several times cheaper than one call per variate (measured: 0.63 -> 0.22 us per SGLD
 chain-step; XLA's CPU generator is up to 3x slower per number for some 2-d shapes). Its floats
-come from ``base.philox`` (Philox4x32-10 with all four output words used, unrolled and fused
+come from ``sgbench.base.philox`` (Philox4x32-10 with all four output words used, unrolled and fused
 by XLA), keyed by the JAX key; index variates from ``jax.random.randint``.
 """
 
@@ -18,8 +18,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from base import philox as _philox
-from base.variates import LAWS, Variate
+from sgbench.base import philox as _philox
+from sgbench.base.variates import LAWS, Variate
 
 _JAX_FLOAT_LAWS = {"normal": _philox.normal, "uniform": _philox.uniform, "exponential": _philox.exponential}
 

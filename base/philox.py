@@ -35,8 +35,9 @@ MAX_WORDS = 4 * 2**32  # one key's counter space: (i, 0, 0, 0) for i < 2^32
 
 def _mulhi(a, b):
     """The high 32 bits of the 64-bit product of uint32 arrays ``a`` and ``b``, through a uint64 product: XLA's
-    SPMD partitioner cannot convert ``lax.mulhi`` (chains sharded over devices, ``bench.running.sharding``), and
-    on a CPU both take the same time. Without 64-bit types enabled (the samplers enable them) ``lax.mulhi``."""
+    SPMD partitioner cannot convert ``lax.mulhi`` (chains sharded over devices, ``sgbench.bench.running.sharding``), and
+    on a CPU both take the same time. Without 64-bit types enabled (outside the suite's scope, ``sgbench.base.float64``)
+    ``lax.mulhi``, which gives the same words."""
     if not jax.config.read("jax_enable_x64"):
         return lax.mulhi(a, b)
     return ((a.astype(jnp.uint64) * b.astype(jnp.uint64)) >> jnp.uint64(32)).astype(jnp.uint32)

@@ -1,7 +1,7 @@
 """Random variates as data: the laws a step can consume and the :class:`Variate` spec of one block.
 
 A sampler's ``draw_spec`` and a target's gradient ``draw_spec`` are dicts of :class:`Variate`; the
-drivers draw them (``base.draws``) and hand the same draws to the reference and optimized steps.
+drivers draw them (``sgbench.base.draws``) and hand the same draws to the reference and optimized steps.
 """
 
 from __future__ import annotations

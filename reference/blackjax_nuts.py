@@ -1,5 +1,5 @@
 """NUTS with BlackJAX (Cabezas et al. 2024, "BlackJAX: composable Bayesian inference in JAX"), the
-cross-check of ``reference.nuts``: Stan-style window adaptation of the step size and a diagonal
+cross-check of ``sgbench.reference.nuts``: Stan-style window adaptation of the step size and a diagonal
 mass matrix per chain, then NUTS; chains are vmapped, draws collected with ``lax.scan``."""
 
 from __future__ import annotations
@@ -10,13 +10,15 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from reference.nuts_result import NutsResult, initial_positions
-from base.arguments import integer_at_least
+from sgbench.base.arguments import integer_at_least
+from sgbench.base.float64 import in_float64_mode
+from sgbench.reference.nuts_result import NutsResult, initial_positions
 
 
+@in_float64_mode
 def run_blackjax(target, num_chains: int = 4, num_warmup: int = 1000, num_draws: int = 1000, seed: int = 0,
                  target_accept: float = 0.8, progress: bool = False) -> NutsResult:
-    """Same arguments and result as :func:`reference.nuts.run_numpyro` (``progress`` is ignored)."""
+    """Same arguments and result as :func:`sgbench.reference.nuts.run_numpyro` (``progress`` is ignored)."""
     import blackjax
 
     num_chains = integer_at_least("num_chains", num_chains, 1)

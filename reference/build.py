@@ -1,16 +1,16 @@
 """Build a gold-standard reference: run NUTS, accept it only under the posteriordb contract
-(``reference.contract``), cross-check it against the other NUTS implementation (numpyro against
-blackjax's NUTS with window adaptation, or the reverse; ``reference.agreement``), and store it
-(``reference.store``); a failing build keeps nothing."""
+(``sgbench.reference.contract``), cross-check it against the other NUTS implementation (numpyro against
+blackjax's NUTS with window adaptation, or the reverse; ``sgbench.reference.agreement``), and store it
+(``sgbench.reference.store``); a failing build keeps nothing."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from reference.agreement import compare
-from reference.contract import Contract, violations
-from base.arguments import one_of
-from base.provenance import library_versions
+from sgbench.base.arguments import one_of
+from sgbench.base.provenance import library_versions
+from sgbench.reference.agreement import compare
+from sgbench.reference.contract import Contract, violations
 
 
 class ContractError(ValueError):
@@ -18,9 +18,9 @@ class ContractError(ValueError):
 
 
 def backends() -> dict:
-    """Backend name -> runner with the signature of :func:`reference.nuts.run_numpyro`."""
-    from reference.blackjax_nuts import run_blackjax
-    from reference.nuts import run_numpyro
+    """Backend name -> runner with the signature of :func:`sgbench.reference.nuts.run_numpyro`."""
+    from sgbench.reference.blackjax_nuts import run_blackjax
+    from sgbench.reference.nuts import run_numpyro
 
     return {"numpyro": run_numpyro, "blackjax": run_blackjax}
 
@@ -40,7 +40,7 @@ def parameter_diagnostics(draws) -> dict:
     """Split R-hat and bulk and tail ESS of every parameter of NUTS ``draws`` (chains, draws, dim), summarised
     (worst values): recorded beside a reference that checks other quantities (``reference_quantities``), not
     required of it."""
-    from reference.metrics import ess, split_rhat
+    from sgbench.reference.metrics import ess, split_rhat
 
     x = np.asarray(draws)
     if x.shape[0] < 2 or x.shape[1] < 4:
@@ -82,7 +82,7 @@ def build(target, backend="numpyro", num_chains=4, num_warmup=1000, num_draws=25
     With ``cross_check`` the other backend (:func:`other_backend`) runs the same configuration with
     ``seed + 1``; it must pass the contract too, and every E[x_i] and E[x_i^2] of the two must agree
     (z-tests at family-wise false-failure rate ``alpha``), or the build fails (ContractError)."""
-    from reference import store
+    from sgbench.reference import store
 
     contract = Contract() if contract is None else contract
     _, stored, diagnostics = run_accepted(target, backend, num_chains, num_warmup, num_draws, seed, contract,

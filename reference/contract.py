@@ -18,7 +18,7 @@ import dataclasses
 
 import numpy as np
 
-from base.arguments import integer_at_least, positive_finite
+from sgbench.base.arguments import integer_at_least, positive_finite
 
 
 @dataclasses.dataclass(frozen=True)
@@ -63,7 +63,7 @@ def thin(draws, num_stored: int) -> np.ndarray:
 def violations(result, contract: Contract) -> tuple[list[str], dict, np.ndarray]:
     """The failed checks of ``result`` (a ``NutsResult``) as messages naming the check and its
     values, the diagnostics (a JSON-ready dict), and the thinned draws."""
-    from reference.metrics import ess, split_rhat  # ArviZ, imported when a contract is applied
+    from sgbench.reference.metrics import ess, split_rhat  # ArviZ, imported when a contract is applied
 
     failures = []
     chains = result.draws.shape[0]

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from reference import store
+from sgbench.reference import store
 
 
 def has_reference(target, directory=None) -> bool:
@@ -28,7 +28,7 @@ def has_reference(target, directory=None) -> bool:
 
 def predictive_moment_scores(target, samples, directory=None) -> dict[str, float]:
     """The scores of the module docstring for a run's kept ``samples`` (chains, draws, dim; finite) against
-    ``target``'s stored reference (``reference.store``; an error naming the build command when none is stored).
+    ``target``'s stored reference (``sgbench.reference.store``; an error naming the build command when none is stored).
 
     Args:
         target: a target with ``reference_quantities``.
@@ -38,7 +38,7 @@ def predictive_moment_scores(target, samples, directory=None) -> dict[str, float
     Returns:
         ``{"predictive_mean_max_abs_z", "predictive_mean_error_sd", "predictive_std_relative_error"}``.
     """
-    from reference.metrics import ess
+    from sgbench.reference.metrics import ess
 
     header = store.read_header(target, directory)
     x = np.asarray(samples, dtype=np.float64)

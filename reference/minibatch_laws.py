@@ -1,15 +1,15 @@
 r"""Exact discrete-time law of SGLD with minibatch gradients on Bayesian linear regression.
 
 SGLD (Welling & Teh 2011, "Bayesian Learning via Stochastic Gradient Langevin Dynamics", ICML,
-eq. (4)), in the suite's standard convention (``samplers.sgld``) with a constant step :math:`h`:
+eq. (4)), in the suite's standard convention (``sgbench.samplers.sgld``) with a constant step :math:`h`:
 
 .. math:: x_{t+1} = x_t + h\,\hat g_t(x_t) + \sqrt{2hT}\,\xi_t, \qquad \xi_t \sim \mathcal N(0, I),
 
 where Welling & Teh's convention (``convention="welling_teh"``) reads ``step_size`` as their
 :math:`\epsilon` and uses :math:`h = \epsilon/2`. The gradient is the minibatch estimator of eq. (6)
-of the SGLRW paper (``targets.noise.minibatch``): :math:`\hat g(x) = -\tau x + \frac NB \sum_{b=1}^B
+of the SGLRW paper (``sgbench.targets.noise.minibatch``): :math:`\hat g(x) = -\tau x + \frac NB \sum_{b=1}^B
 g_{I_b}(x)` with :math:`I_1..I_B` iid uniform on the N data (with replacement), and on the linear
-regression target (``targets.linreg``) every per-datum gradient is affine in :math:`x`:
+regression target (``sgbench.targets.linreg``) every per-datum gradient is affine in :math:`x`:
 :math:`g_i(x) = f_i(y_i - f_i^\top x)/\sigma^2`.
 
 With the posterior :math:`\mathcal N(\mu, \Sigma)`, :math:`P = \Sigma^{-1} = F^\top F/\sigma^2 + \tau I`,
@@ -32,20 +32,20 @@ a linear map of :math:`S_t` (:func:`minibatch_sgld_operator`). Its blocks are th
 moment :math:`E[(x_t-\mu)(x_t-\mu)^\top]` (top left), the mean error :math:`E[x_t] - \mu` (top right;
 it follows :math:`m_{t+1} = (I - hP)m_t`, so it is 0 at every step from a start with mean
 :math:`\mu`) and 1 (bottom right). Without minibatch noise (``noise="none"``) the middle term
-vanishes and the top-left block is ``reference.linear_laws.langevin_recursion``'s
+vanishes and the top-left block is ``sgbench.reference.linear_laws.langevin_recursion``'s
 :math:`S' = ASA^\top + Q`. With replacement, B = N still has minibatch noise.
 
-Derivation and notes: docs/derivations.md, section reference.minibatch_laws.
+Derivation and notes: docs/derivations.md, section sgbench.reference.minibatch_laws.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from samplers.sgld import CONVENTIONS
-from targets.linreg import LinearRegression
-from targets.noise.minibatch import MinibatchNoise
-from targets.noise.none import NoNoise
+from sgbench.samplers.sgld import CONVENTIONS
+from sgbench.targets.linreg import LinearRegression
+from sgbench.targets.noise.minibatch import MinibatchNoise
+from sgbench.targets.noise.none import NoNoise
 
 
 def standard_step(step_size: float, convention: str = "standard") -> float:
@@ -53,7 +53,7 @@ def standard_step(step_size: float, convention: str = "standard") -> float:
 
     Args:
         step_size: the sampler's ``step_size`` (:math:`h`, or Welling & Teh's :math:`\epsilon`).
-        convention: ``"standard"`` or ``"welling_teh"`` (as ``samplers.sgld``).
+        convention: ``"standard"`` or ``"welling_teh"`` (as ``sgbench.samplers.sgld``).
 
     Returns:
         :math:`h` (``step_size``, or ``step_size / 2`` in Welling & Teh's convention).

@@ -11,10 +11,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from reference.nuts_result import NutsResult, initial_positions
-from base.arguments import integer_at_least
+from sgbench.base.arguments import integer_at_least
+from sgbench.base.float64 import in_float64_mode
+from sgbench.reference.nuts_result import NutsResult, initial_positions
 
 
+@in_float64_mode
 def run_numpyro(target, num_chains: int = 4, num_warmup: int = 1000, num_draws: int = 1000, seed: int = 0,
                 target_accept: float = 0.8, progress: bool = False) -> NutsResult:
     """``num_chains`` (>= 1) NUTS chains of ``num_warmup`` (>= 1) adaptation steps and ``num_draws``

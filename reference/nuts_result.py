@@ -1,4 +1,5 @@
-"""What one NUTS run hands back, whichever library ran it (``reference.nuts``, ``reference.blackjax_nuts``)."""
+"""What one NUTS run hands back, whichever library ran it (``sgbench.reference.nuts``,
+``sgbench.reference.blackjax_nuts``)."""
 
 from __future__ import annotations
 
@@ -24,9 +25,9 @@ def initial_positions(target, num_chains: int, seed: int, jitter: float = 0.1) -
     """``target.initial_position()`` plus independent N(0, jitter^2) noise per chain: (num_chains, dim),
     so that R-hat compares chains started apart; for a target whose ``reference_start`` is
     ``"deep_ensemble"`` (``bnn``), the members of a deep ensemble fitted with ``seed``
-    (``samplers._deep_ensemble``), one per chain."""
+    (``sgbench.samplers._deep_ensemble``), one per chain."""
     if getattr(target, "reference_start", None) == "deep_ensemble":
-        from samplers._deep_ensemble import deep_ensemble
+        from sgbench.samplers._deep_ensemble import deep_ensemble
 
         return np.asarray(deep_ensemble(target, num_chains, seed).positions, dtype=np.float64)
     rng = np.random.default_rng([seed, 1])

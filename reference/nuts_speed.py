@@ -1,6 +1,6 @@
 """Bulk ESS per second of NumPyro and BlackJAX NUTS on one target, side by side (issue 5's figure).
 
-ESS per second = bulk ESS (``reference.metrics.ess``, all chains) / wall time of the whole run
+ESS per second = bulk ESS (``sgbench.reference.metrics.ess``, all chains) / wall time of the whole run
 (compilation, warmup and sampling), reported as the minimum and the median over coordinates.
 
     sgbench nuts-speed [--draws N] [--out reports/latest/nuts_ess_per_second.png]
@@ -12,8 +12,8 @@ from pathlib import Path
 
 import numpy as np
 
-from reference.build import backends
-from reference.metrics import ess
+from sgbench.reference.build import backends
+from sgbench.reference.metrics import ess
 
 
 def bulk_ess_per_second(target, num_chains=4, num_warmup=1000, num_draws=5000, seed=0) -> dict:

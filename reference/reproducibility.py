@@ -1,11 +1,11 @@
 """Reproducibility of a stored reference (``sgbench reference check``): rebuild with another seed and z-test its moments
-against the stored ones (``reference.agreement``)."""
+against the stored ones (``sgbench.reference.agreement``)."""
 
 from __future__ import annotations
 
-from reference import store
-from reference.agreement import Agreement, compare
-from reference.build import run_accepted
+from sgbench.reference import store
+from sgbench.reference.agreement import Agreement, compare
+from sgbench.reference.build import run_accepted
 
 
 def rebuild_and_compare(target, seed: int, backend="numpyro", num_chains=4, num_warmup=1000, num_draws=2500,

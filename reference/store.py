@@ -15,9 +15,9 @@ from pathlib import Path
 
 import numpy as np
 
-from reference.metrics import ess, moment_mcse
-from reference.metrics._arviz import per_dimension
-from targets._truth import Truth
+from sgbench.reference.metrics import ess, moment_mcse
+from sgbench.reference.metrics._arviz import per_dimension
+from sgbench.targets._truth import Truth
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
 FORMAT_VERSION = 1
@@ -57,7 +57,7 @@ def paths(target, directory=None) -> tuple[Path, Path]:
 def summarize(draws) -> dict:
     r"""Moments of ``draws`` (chains, draws, dim) and their standard errors, as JSON-ready lists.
 
-    E[x], E[x^2], E[x^4] with ArviZ's MCSE (sd/sqrt(ESS_mean), ``reference.metrics.mcse``);
+    E[x], E[x^2], E[x^4] with ArviZ's MCSE (sd/sqrt(ESS_mean), ``sgbench.reference.metrics.mcse``);
     Var[x^2] = E[x^4] - E[x^2]^2 with the MCSE of the mean of its influence function
     :math:`(x^2 - \hat E[x^2])^2` (delta method); the covariance with SE
     :math:`\operatorname{sd}((x_i - \bar x_i)(x_j - \bar x_j)) / \sqrt{n_{eff}}`, :math:`n_{eff}` the
@@ -155,7 +155,7 @@ def load(target, directory=None) -> Truth:
     header = read_header(target, directory)
     if "quantities" in header:
         raise ReferenceFileError(f"the reference of {target!r} keeps {header['quantities']}, not the parameters: "
-                                 "no parameter moments to load (its draws: reference.store.load_draws)")
+                                 "no parameter moments to load (its draws: sgbench.reference.store.load_draws)")
     m = {key: np.asarray(value, dtype=np.float64) for key, value in header["moments"].items()}
     return Truth(mean=m["mean"], second_moment=m["second_moment"], second_moment_var=m["second_moment_var"],
                  covariance=m["covariance"], mean_se=m["mean_se"], second_moment_se=m["second_moment_se"],

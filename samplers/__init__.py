@@ -1,13 +1,12 @@
 """Samplers: each one file holding its reference (NumPy) and optimized (JAX) implementation.
 
-``get(name)`` returns a :class:`samplers._contract.Sampler`; ``names()`` lists them;
-``benchmark_settings(name)`` is what its file declares for the benchmarks (``samplers._benchmarks``).
+``get(name)`` returns a :class:`sgbench.samplers._contract.Sampler`; ``names()`` lists them;
+``benchmark_settings(name)`` is what its file declares for the benchmarks (``sgbench.samplers._benchmarks``).
 """
 
-import base.float64  # noqa: F401  (JAX's 64-bit mode, before anything else)
-from samplers._benchmarks import BenchmarkSettings, GateSettings, GateVariant  # noqa: E402
-from samplers._contract import Info, Sampler, Variate, hyperparameters, static_field  # noqa: E402
-from base.registry import Registry, UnknownNameError  # noqa: E402
+from sgbench.base.registry import Registry, UnknownNameError
+from sgbench.samplers._benchmarks import BenchmarkSettings, GateSettings, GateVariant
+from sgbench.samplers._contract import Info, Sampler, Variate, hyperparameters, static_field
 
 _REGISTRY: Registry[Sampler] = Registry("sampler", __name__)
 

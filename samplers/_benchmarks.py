@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import dataclasses
 
-from base.arguments import integer_at_least, one_of
+from sgbench.base.arguments import integer_at_least, one_of
 
-# The gate's target presets a variant may run on (``bench.gate.cells``): icg4 (condition number 4,
+# The gate's target presets a variant may run on (``sgbench.bench.gate.cells``): icg4 (condition number 4,
 # gradient-noise variance 2) and icg4_stiff (condition number 16, gradient-noise variance 16).
 GATE_TARGETS = ("icg4", "icg4_stiff")
 # Gate cells that can be declared heavy-tailed: every icg4 cell, the icg4 cells with exact gradients
@@ -83,12 +83,12 @@ class GateSettings:
         linreg: hyperparameters on ``linreg`` (minibatches, N/B = 5); None for a full-batch method.
         variants: :class:`GateVariant` cells where a setting the main cell does not exercise matters.
         exact_law: hyperparameters of cells checked against the exact discrete law
-            (``bench.gate.exact_law``; linear samplers only).
+            (``sgbench.bench.gate.exact_law``; linear samplers only).
         heavy_tailed: cells whose chains are heavy-tailed (checked without the CLT), from
             ``HEAVY_TAILED_CELLS``.
         num_burnin: steps of its measured cells that are not scored, where the gate's warm-up
-            (``bench.gate.cells.WARMUP``) is too short: adaptation, or chains whose autocorrelation time
-            asks for more (the gate's cells must forget their start, ``bench.gate.start``); its NumPy
+            (``sgbench.bench.gate.cells.WARMUP``) is too short: adaptation, or chains whose autocorrelation time
+            asks for more (the gate's cells must forget their start, ``sgbench.bench.gate.start``); its NumPy
             reference cell runs up to 250 of them.
         stationary: False for a sampler whose step adapts through the whole run (SMILE's eq. 7): its law
             depends on how long it ran, so its cells are not asked to forget their start (only to move)

@@ -19,7 +19,7 @@ A sampler module defines
   full-data oracle :meth:`GradientOracle.exact`,
 - optionally ``initial_positions(target, num_chains, seed) -> (num_chains, dim)``: the sampler's
   own starting points (MILE's deep ensemble), used where the caller gives none,
-- ``benchmarks``: its :class:`samplers._benchmarks.BenchmarkSettings` (gate cells, equivalence, speed
+- ``benchmarks``: its :class:`sgbench.samplers._benchmarks.BenchmarkSettings` (gate cells, equivalence, speed
   and asv hyperparameters), which every benchmark reads (optional to register, required by them),
 
 and registers them with :func:`samplers.register` as a :class:`Sampler`. ``grad_fn`` is a
@@ -30,14 +30,15 @@ draw: ``grad_fn(x)`` is the gradient, ``grad_fn.value_and_grad(x)`` the log dens
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, NamedTuple
 from collections.abc import Callable
+from typing import Any, NamedTuple
 
 import jax
 
-from samplers._benchmarks import BenchmarkSettings
-from base.arguments import check_keywords
-from base.variates import LAWS, Variate  # noqa: F401 (Variate: part of the sampler contract)
+from sgbench.base.arguments import check_keywords
+from sgbench.base.variates import LAWS, Variate  # noqa: F401 (Variate: part of the sampler contract)
+from sgbench.samplers._benchmarks import BenchmarkSettings
+
 
 class Info(NamedTuple):
     """What one step reports besides the new state: its gradient evaluations, and whether the new

@@ -38,7 +38,8 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from base.arguments import in_interval, integer_at_least, positive_finite
+from sgbench.base.arguments import in_interval, integer_at_least, positive_finite
+from sgbench.base.float64 import in_float64_mode
 
 LEARNING_RATE = 1e-3
 WEIGHT_DECAY = 1e-3
@@ -74,6 +75,7 @@ class _Member(NamedTuple):
     stopped: jax.Array
 
 
+@in_float64_mode
 def deep_ensemble(target, num_members: int, seed: int = 0, *, learning_rate=LEARNING_RATE,
                   weight_decay=WEIGHT_DECAY, max_epochs=MAX_EPOCHS, patience=PATIENCE,
                   batch_size=None) -> DeepEnsemble:

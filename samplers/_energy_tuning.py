@@ -14,7 +14,7 @@ bias correction :math:`1/(1 - (1-\beta)^t)` after :math:`t` observations, :math:
 quantile clamped at 0. The paper prints eq. 5 with :math:`k` and :math:`\theta` swapped: a typo, corrected
 here.
 
-Derivation and notes: docs/derivations.md, section samplers._energy_tuning.
+Derivation and notes: docs/derivations.md, section sgbench.samplers._energy_tuning.
 """
 
 from __future__ import annotations

@@ -24,7 +24,7 @@ They are one chain for :math:`h = \epsilon^2`, :math:`\alpha = \gamma\epsilon`, 
 Matthews (2013), written A O A B. ``refresh_every`` :math:`L > 0` resamples the momentum every :math:`L`
 steps (Chen et al.'s Algorithm 2). The momentum starts at 0 (PX Algorithm 3).
 
-Derivation and notes: docs/derivations.md, section samplers._hamiltonian.
+Derivation and notes: docs/derivations.md, section sgbench.samplers._hamiltonian.
 """
 
 from __future__ import annotations
@@ -34,9 +34,9 @@ from typing import Any, NamedTuple
 import jax.numpy as jnp
 import numpy as np
 
-from base.arguments import in_interval, integer_at_least, number_or_vector, one_of, vector_length_matches
-from samplers._contract import Info, Variate, hyperparameters, static_field
-from samplers._langevin import LangevinParams
+from sgbench.base.arguments import in_interval, integer_at_least, number_or_vector, one_of, vector_length_matches
+from sgbench.samplers._contract import Info, Variate, hyperparameters, static_field
+from sgbench.samplers._langevin import LangevinParams
 
 FORMS = ("chen", "practical")
 INTEGRATORS = ("euler", "splitting")
@@ -183,7 +183,7 @@ def draw_spec(dim: int, params: HamiltonianParams) -> dict[str, Variate]:
 def reference_step(state: State, grad_fn, draws, params: HamiltonianParams):
     """One step, the papers' equations line by line (NumPy, one chain).
 
-    Arguments ``(state, grad_fn, draws, params)`` as in the step contract (``samplers._contract``); ``draws``:
+    Arguments ``(state, grad_fn, draws, params)`` as in the step contract (``sgbench.samplers._contract``); ``draws``:
     ``noise``, and ``refresh`` with a refresh. It returns (new State, Info): the state after one step, and Info
     with ``num_grad_evals`` 1.
     """
@@ -232,7 +232,7 @@ def coefficients(params: HamiltonianParams, h):
 def optimized_step(state: State, grad_fn, draws, params: HamiltonianParams):
     """The same step from its coefficients (JAX; jit- and vmap-able).
 
-    Arguments and result: those of :func:`reference_step`; the step contract is in ``samplers._contract``.
+    Arguments and result: those of :func:`reference_step`; the step contract is in ``sgbench.samplers._contract``.
     """
     h = params.step_size_at(state.step, jnp)
     drift, kick, decay = coefficients(params, h)

@@ -8,16 +8,16 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from base.arguments import positive_finite
-from samplers._contract import Variate, hyperparameters
-from samplers.schedules import Constant, as_schedule
+from sgbench.base.arguments import positive_finite
+from sgbench.samplers._contract import Variate, hyperparameters
+from sgbench.samplers.schedules import Constant, as_schedule
 
 
 @hyperparameters
 class LangevinParams:
     """``step_size`` > 0 (the base :math:`h` of the schedule), ``temperature`` > 0 (1 is the
     posterior; :math:`T < 1` the cold posteriors :math:`p^{1/T}` of the PX paper, section 5.2.2),
-    ``schedule``: a ``samplers.schedules`` schedule, its name, or ``{"kind": name, **fields}``."""
+    ``schedule``: a ``sgbench.samplers.schedules`` schedule, its name, or ``{"kind": name, **fields}``."""
 
     step_size: float
     temperature: float = 1.0

@@ -22,7 +22,7 @@ parameters; the steps of the three phases are not posterior samples (``Info.is_s
 The formulas are written once for NumPy and JAX arrays; the phase logic twice, :func:`reference_tune`
 (NumPy) and :func:`optimized_tune` (JAX).
 
-Derivation and notes: docs/derivations.md, section samplers._mclmc_tuning.
+Derivation and notes: docs/derivations.md, section sgbench.samplers._mclmc_tuning.
 """
 
 from __future__ import annotations
@@ -34,8 +34,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from base.arguments import in_interval, integer_at_least, positive_finite
-from base.backend import namespace
+from sgbench.base.arguments import in_interval, integer_at_least, positive_finite
+from sgbench.base.backend import namespace
 
 MAX_FFT_ROWS = 10_000  # MILE section 3.2.4: at most 10^4 phase-III draws enter the FFT
 MAX_FFT_COORDINATES = 2000  # MILE section 3.2.4: subsample the coordinates when d > 2000
@@ -216,7 +216,7 @@ def effective_sample_size(samples, xp):
     r"""ESS of each column of ``samples`` (n >= 2 draws of one chain, columns): Stan's estimator
     (Geyer's initial positive and initial monotone sequences; as ArviZ's ``_ess`` and blackjax's
     ``effective_sample_size`` compute it for one chain, without splitting or rank normalisation).
-    MILE section 3.2.4 and blackjax use this FFT estimator; ``reference.metrics.ess`` (ArviZ's bulk
+    MILE section 3.2.4 and blackjax use this FFT estimator; ``sgbench.reference.metrics.ess`` (ArviZ's bulk
     ESS: rank-normalised, split chains) is another quantity and is not used here.
 
     With the autocovariances :math:`c_t = \frac1n\sum_{i<n-t}(x_i-\bar x)(x_{i+t}-\bar x)` (FFT,

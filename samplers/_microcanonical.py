@@ -20,7 +20,7 @@ refreshment is :math:`u \leftarrow (u + \nu z)/\lVert u + \nu z\rVert`, :math:`\
 (Robnik & Seljak 2024). A diagonal preconditioner :math:`s` (pSMILE) kicks with :math:`s \odot g` and
 drifts by :math:`\epsilon\, s \odot u`.
 
-Derivation and notes: docs/derivations.md, section samplers._microcanonical.
+Derivation and notes: docs/derivations.md, section sgbench.samplers._microcanonical.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@ share (SMILE paper, ``seeds/000``): hyperparameters, state, and the two implemen
 
 - SMILE-naive (section 3.1, eq. 3): the deterministic MCLMC dynamics driven by the stochastic gradient
   (scaled by :math:`N/B`), no explicit noise (:math:`\eta = 0`), the minimal-norm integrator of appendix
-  F.2 (``samplers._microcanonical``).
+  F.2 (``sgbench.samplers._microcanonical``).
 - pSMILE-naive (section 3.2): the same dynamics in :math:`\theta' = c\,\sigma\odot\theta`,
   :math:`c = \sqrt d/\lVert\sigma\rVert`, with moving averages of smoothing :math:`\alpha` (0.01), from
   :math:`\bar g = 0` and :math:`\sigma = 1`, updated before each step's integration:
@@ -11,7 +11,7 @@ share (SMILE paper, ``seeds/000``): hyperparameters, state, and the two implemen
   .. math:: \bar g \leftarrow (1-\alpha)\bar g + \alpha g, \qquad
             \sigma \leftarrow \sqrt{(1-\alpha)\sigma^2 + \alpha(g - \bar g)^2}.
 
-- SMILE and pSMILE (section 4.2, Algorithm 1, eqs. 4-7; ``samplers._energy_tuning``): after each step
+- SMILE and pSMILE (section 4.2, Algorithm 1, eqs. 4-7; ``sgbench.samplers._energy_tuning``): after each step
   with step size :math:`\eta`, the guardrail rejects it (:math:`(\theta, u) \leftarrow (\theta_{prev}, 0)`)
   if :math:`|\Delta E| > Ga^{-1}(\kappa)`, and the step size becomes :math:`\eta(1+\delta)` if
   :math:`|\Delta E| < Ga^{-1}(a/3)`, :math:`\eta(1-\delta)` if :math:`|\Delta E| > Ga^{-1}(1 - 2a/3)`
@@ -23,7 +23,7 @@ draw: three gradient evaluations per step. Only the tuned variants keep the ener
 densities and kinetic energy changes are unused, and XLA drops them (15 to 20 % of the naive variants' step at
 150 chains; docs/performance.md).
 
-Derivation and notes: docs/derivations.md, section samplers._stochastic_microcanonical.
+Derivation and notes: docs/derivations.md, section sgbench.samplers._stochastic_microcanonical.
 """
 
 from __future__ import annotations
@@ -34,16 +34,16 @@ from typing import Any, NamedTuple
 import jax.numpy as jnp
 import numpy as np
 
-from base.arguments import in_interval, one_of, positive_finite
-from samplers._contract import Info, hyperparameters, static_field
-from samplers._energy_tuning import gamma_fit, update_moments, wilson_hilferty
-from samplers._microcanonical import INTEGRATORS, gradients_per_step, integrate, optimized_kick, reference_kick
+from sgbench.base.arguments import in_interval, one_of, positive_finite
+from sgbench.samplers._contract import Info, hyperparameters, static_field
+from sgbench.samplers._energy_tuning import gamma_fit, update_moments, wilson_hilferty
+from sgbench.samplers._microcanonical import INTEGRATORS, gradients_per_step, integrate, optimized_kick, reference_kick
 
 
 @hyperparameters
 class NaiveParams:
     """``step_size`` :math:`\\Delta t` > 0 (the initial :math:`\\eta` where it is tuned);
-    ``integrator`` in ``samplers._microcanonical.INTEGRATORS``."""
+    ``integrator`` in ``sgbench.samplers._microcanonical.INTEGRATORS``."""
 
     step_size: Any
     integrator: str = static_field("minimal_norm")
@@ -172,7 +172,7 @@ def reference_step(state: State, grad_fn, draws, params: NaiveParams):
     preconditioner's moving averages where ``params`` has them, the integrator, then the energy-variance
     tuning where ``params`` has it.
 
-    Arguments ``(state, grad_fn, draws, params)`` as in the step contract (``samplers._contract``); ``draws``:
+    Arguments ``(state, grad_fn, draws, params)`` as in the step contract (``sgbench.samplers._contract``); ``draws``:
     none. It returns (new State, Info): the state after one step, and Info with ``num_grad_evals`` 1 plus the
     integrator's gradients per step (3 with the minimal-norm scheme).
     """
@@ -218,7 +218,7 @@ def _reference_tune(state: State, params: TunedParams, previous, at_rest) -> Sta
 def optimized_step(state: State, grad_fn, draws, params: NaiveParams):
     """The same step in JAX (jit- and vmap-able); the tuning's branches are selects.
 
-    Arguments and result: those of :func:`reference_step`; the step contract is in ``samplers._contract``.
+    Arguments and result: those of :func:`reference_step`; the step contract is in ``sgbench.samplers._contract``.
     """
     start = state.position
     logdensity, gradient = grad_fn.value_and_grad(start)

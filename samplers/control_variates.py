@@ -24,8 +24,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from base.arguments import float_array, integer_at_least
-from samplers._contract import Sampler, hyperparameters
+from sgbench.base.arguments import float_array, integer_at_least
+from sgbench.samplers._contract import Sampler, hyperparameters
 
 
 class NoModeError(RuntimeError):

@@ -2,7 +2,7 @@ r"""Cyclical SGLD (cSGLD).
 
 Zhang et al. (2020), "Cyclical stochastic gradient MCMC for Bayesian deep learning", Algorithm 1;
 the PX paper's cyclical schedule (``seeds/004``, appendix C); the baseline of the SMILE paper
-(``seeds/000``). The step size follows the cosine cycle of ``samplers.schedules.Cyclical``
+(``seeds/000``). The step size follows the cosine cycle of ``sgbench.samplers.schedules.Cyclical``
 (``schedule`` must be one), and each cycle starts with an exploration stage: while the phase
 :math:`r(t) = \mathrm{mod}(t, K)/K` is below the exploration fraction :math:`\beta`, the step is an
 optimisation step without noise, and afterwards it is SGLD:
@@ -18,15 +18,14 @@ Standard convention. One gradient evaluation per step.
 
 from __future__ import annotations
 
-
 import jax.numpy as jnp
 import numpy as np
 
-import samplers
-from samplers._benchmarks import CYCLES
-from base.arguments import in_interval
-from samplers._langevin import LangevinParams, State, draw_spec, init  # noqa: F401  (parts of SAMPLER)
-from samplers.schedules import Cyclical
+from sgbench import samplers
+from sgbench.base.arguments import in_interval
+from sgbench.samplers._benchmarks import CYCLES
+from sgbench.samplers._langevin import LangevinParams, State, draw_spec, init  # noqa: F401  (parts of SAMPLER)
+from sgbench.samplers.schedules import Cyclical
 
 
 @samplers.hyperparameters
@@ -48,7 +47,7 @@ class Params(LangevinParams):
 def reference_step(state: State, grad_fn, draws, params: Params):
     """One cSGLD step (NumPy, one chain): SGLD, without the noise in the exploration stage of the cycle.
 
-    Arguments ``(state, grad_fn, draws, params)`` as in the step contract (``samplers._contract``); ``draws``:
+    Arguments ``(state, grad_fn, draws, params)`` as in the step contract (``sgbench.samplers._contract``); ``draws``:
     ``noise``, a standard normal vector of shape (dim,). It returns (new State, Info): the state after one step,
     and Info with ``num_grad_evals`` 1 and ``is_sample`` False in the exploration stage.
     """
@@ -62,7 +61,7 @@ def reference_step(state: State, grad_fn, draws, params: Params):
 def optimized_step(state: State, grad_fn, draws, params: Params):
     """The same step in JAX (jit- and vmap-able).
 
-    Arguments and result: those of :func:`reference_step`; the step contract is in ``samplers._contract``.
+    Arguments and result: those of :func:`reference_step`; the step contract is in ``sgbench.samplers._contract``.
     """
     h = params.step_size_at(state.step, jnp)
     sampling = params.schedule.phase(state.step, jnp) >= params.exploration_fraction

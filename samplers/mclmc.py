@@ -9,15 +9,15 @@ and appendix F.2, and the MILE paper (``seeds/003``), eq. 3. One step of size :m
 
 :math:`R_\epsilon` the partial refreshment with decoherence length :math:`L` (``L=inf``: none, the
 deterministic dynamics) and :math:`\Phi` the isokinetic minimal-norm scheme P Q P Q P with the
-ESH kick (``samplers._microcanonical``; ``integrator="leapfrog"`` is velocity Verlet). The state
+ESH kick (``sgbench.samplers._microcanonical``; ``integrator="leapfrog"`` is velocity Verlet). The state
 caches the log density and gradient at its position, so a step costs two gradient evaluations
 (one with leapfrog), and records the step's energy error :math:`\Delta E` (SMILE eq. 2). The chain
 starts at rest (momentum 0). MCLMC is for full batches. ``tuning_steps = (n1, n2, n3)`` (default
 (0, 0, 0): the fixed kernel) runs Robnik et al.'s three phases inside the step
-(``samplers._mclmc_tuning``); their steps are not posterior samples. There is no Metropolis
+(``sgbench.samplers._mclmc_tuning``); their steps are not posterior samples. There is no Metropolis
 adjustment: a diverging chain shows as non-finite positions.
 
-Derivation and notes: docs/derivations.md, section samplers.mclmc.
+Derivation and notes: docs/derivations.md, section sgbench.samplers.mclmc.
 """
 
 from __future__ import annotations
@@ -27,13 +27,20 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-import samplers
-from base.arguments import one_of
-from samplers._contract import Info, Variate, hyperparameters, static_field
-from samplers._mclmc_tuning import check_tuning, init_tuning, optimized_tune, reference_tune
-from samplers._microcanonical import (
-    INTEGRATORS, gradients_per_step, integrate, optimized_kick, optimized_refresh, reference_kick, reference_refresh)
-from base.backend import constant
+from sgbench import samplers
+from sgbench.base.arguments import one_of
+from sgbench.base.backend import constant
+from sgbench.samplers._contract import Info, Variate, hyperparameters, static_field
+from sgbench.samplers._mclmc_tuning import check_tuning, init_tuning, optimized_tune, reference_tune
+from sgbench.samplers._microcanonical import (
+    INTEGRATORS,
+    gradients_per_step,
+    integrate,
+    optimized_kick,
+    optimized_refresh,
+    reference_kick,
+    reference_refresh,
+)
 
 NO_TUNING = (0, 0, 0)
 
@@ -47,7 +54,7 @@ class Params:
     with a phase, ``step_size`` and ``L`` are initial values (None: :math:`\\sqrt d/4` and
     :math:`\\sqrt d`); ``desired_energy_variance`` the EEVPD > 0 (5e-4), or a pair (start, end)
     for MILE's linear schedule over phase I; ``num_effective_samples`` >= 1 (150),
-    ``trust_in_estimate`` > 0 (1.5) and ``l_factor`` > 0 (0.4) as in ``samplers._mclmc_tuning``."""
+    ``trust_in_estimate`` > 0 (1.5) and ``l_factor`` > 0 (0.4) as in ``sgbench.samplers._mclmc_tuning``."""
 
     step_size: Any = None
     L: Any = None
@@ -81,7 +88,7 @@ class State(NamedTuple):
         step_size: the current step size (tuned during phases I-II).
         L: the current decoherence length (set after phases II and III).
         step: the steps taken.
-        tuning: the tuner's accumulators (``samplers._mclmc_tuning.Tuning``), None for the fixed kernel.
+        tuning: the tuner's accumulators (``sgbench.samplers._mclmc_tuning.Tuning``), None for the fixed kernel.
     """
 
     position: Any
@@ -92,7 +99,7 @@ class State(NamedTuple):
     step_size: Any  # the current step size (tuned during phases I-II)
     L: Any  # the current decoherence length (set after phases II and III)
     step: Any  # steps taken
-    tuning: Any  # samplers._mclmc_tuning.Tuning, None for the fixed kernel
+    tuning: Any  # sgbench.samplers._mclmc_tuning.Tuning, None for the fixed kernel
 
 
 def init(position, params: Params) -> State:
@@ -144,7 +151,7 @@ def reference_step(state: State, grad_fn, draws, params: Params):
     """One MCLMC step (NumPy, one chain): half a refreshment, the integrator, half a refreshment, then the
     tuning of the step's phase where ``tuning_steps`` has one.
 
-    Arguments ``(state, grad_fn, draws, params)`` as in the step contract (``samplers._contract``); ``draws``:
+    Arguments ``(state, grad_fn, draws, params)`` as in the step contract (``sgbench.samplers._contract``); ``draws``:
     ``refresh``, shape (2, dim). It returns (new State, Info): the state after one step, and Info with
     ``num_grad_evals`` the integrator's gradients per step (2 minimal-norm, 1 leapfrog) and ``is_sample`` False
     during the tuning phases.
@@ -165,7 +172,7 @@ def reference_step(state: State, grad_fn, draws, params: Params):
 def optimized_step(state: State, grad_fn, draws, params: Params):
     """The same step in JAX (jit- and vmap-able).
 
-    Arguments and result: those of :func:`reference_step`; the step contract is in ``samplers._contract``.
+    Arguments and result: those of :func:`reference_step`; the step contract is in ``sgbench.samplers._contract``.
     """
     momentum = optimized_refresh(state.momentum, state.step_size / 2, state.L, draws["refresh"][0])
     position, momentum, logdensity, gradient, energy_error = integrate(

@@ -1,10 +1,10 @@
 r"""Microcanonical Langevin Ensembles (MILE; ``seeds/003_f6a976f0a06f9fc1.txt``): MCLMC (eq. 3) with
 Robnik et al.'s three tuning phases (section 2.2) as MILE changes them (section 3.2), each chain of
 the ensemble tuning itself from its own deep-ensemble start (section 3.1). The step is
-``samplers.mclmc``'s with its online tuning (``samplers._mclmc_tuning``); this module only sets
+``sgbench.samplers.mclmc``'s with its online tuning (``sgbench.samplers._mclmc_tuning``); this module only sets
 MILE's parameters and starting points:
 
-- start: ``initial_positions`` fits a deep ensemble of ``num_chains`` members (``samplers._deep_ensemble``)
+- start: ``initial_positions`` fits a deep ensemble of ``num_chains`` members (``sgbench.samplers._deep_ensemble``)
   on data targets with a validation split (``bnn``), member :math:`k` starting chain :math:`k`;
 - initial step size (section 3.2.1): the ensemble's learning rate (``step_size``, default 1e-3);
   the initial :math:`L` is Robnik's :math:`\sqrt d`;
@@ -17,7 +17,7 @@ MILE's parameters and starting points:
 Two gradient evaluations per step (minimal-norm integrator), as in the paper, plus one at the start.
 Where the authors' code differs from the paper, the paper is followed.
 
-Derivation and notes: docs/derivations.md, section samplers.mile.
+Derivation and notes: docs/derivations.md, section sgbench.samplers.mile.
 """
 
 from __future__ import annotations
@@ -26,12 +26,12 @@ from typing import Any
 
 import numpy as np
 
-import samplers
-from base.arguments import integer_at_least, one_of
-from samplers._contract import hyperparameters, static_field
-from samplers._mclmc_tuning import check_tuning
-from samplers._microcanonical import INTEGRATORS
-from samplers.mclmc import State, draw_spec, init, optimized_step, prime, reference_step  # noqa: F401
+from sgbench import samplers
+from sgbench.base.arguments import integer_at_least, one_of
+from sgbench.samplers._contract import hyperparameters, static_field
+from sgbench.samplers._mclmc_tuning import check_tuning
+from sgbench.samplers._microcanonical import INTEGRATORS
+from sgbench.samplers.mclmc import State, draw_spec, init, optimized_step, prime, reference_step  # noqa: F401
 
 MIN_EFFECTIVE_SAMPLES = 100  # MILE appendix "Optimization & sampling": the lower bound of the ESS target
 
@@ -62,7 +62,7 @@ class Params:
         if self.thin > self.sampling_steps:
             raise ValueError(f"thin must be an integer in [1, sampling_steps={self.sampling_steps}], got {self.thin}")
         if self.step_size is None:
-            from samplers._deep_ensemble import LEARNING_RATE
+            from sgbench.samplers._deep_ensemble import LEARNING_RATE
 
             object.__setattr__(self, "step_size", LEARNING_RATE)
         check_tuning(self)
@@ -89,7 +89,7 @@ def initial_positions(target, num_chains: int, seed: int) -> np.ndarray:
         ValueError: ``num_chains`` < 1, or a deep-ensemble argument outside its range.
     """
     num_chains = integer_at_least("num_chains", num_chains, 1)
-    from samplers._deep_ensemble import deep_ensemble, has_validation_split
+    from sgbench.samplers._deep_ensemble import deep_ensemble, has_validation_split
 
     if has_validation_split(target):
         return deep_ensemble(target, num_chains, seed).positions

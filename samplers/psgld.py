@@ -28,10 +28,10 @@ from typing import Any, NamedTuple
 import jax.numpy as jnp
 import numpy as np
 
-import samplers
-from samplers._benchmarks import CYCLES
-from base.arguments import in_interval, number_or_vector, positive_finite, vector_length_matches
-from samplers._langevin import LangevinParams, draw_spec  # noqa: F401  (part of SAMPLER)
+from sgbench import samplers
+from sgbench.base.arguments import in_interval, number_or_vector, positive_finite, vector_length_matches
+from sgbench.samplers._benchmarks import CYCLES
+from sgbench.samplers._langevin import LangevinParams, draw_spec  # noqa: F401  (part of SAMPLER)
 
 
 @samplers.hyperparameters
@@ -85,7 +85,7 @@ def init(position, params: Params) -> State:
 def reference_step(state: State, grad_fn, draws, params: Params):
     """One pSGLD step, the update of the module docstring (NumPy, one chain).
 
-    Arguments ``(state, grad_fn, draws, params)`` as in the step contract (``samplers._contract``); ``draws``:
+    Arguments ``(state, grad_fn, draws, params)`` as in the step contract (``sgbench.samplers._contract``); ``draws``:
     ``noise``, a standard normal vector of shape (dim,). It returns (new State, Info): the state after one step,
     and Info with ``num_grad_evals`` 1.
     """
@@ -101,7 +101,7 @@ def reference_step(state: State, grad_fn, draws, params: Params):
 def optimized_step(state: State, grad_fn, draws, params: Params):
     """The same step in JAX (jit- and vmap-able).
 
-    Arguments and result: those of :func:`reference_step`; the step contract is in ``samplers._contract``.
+    Arguments and result: those of :func:`reference_step`; the step contract is in ``sgbench.samplers._contract``.
     """
     h = params.step_size_at(state.step, jnp)
     grad = grad_fn(state.position)
@@ -116,7 +116,7 @@ def optimized_step(state: State, grad_fn, draws, params: Params):
 # preconditioner is large and the chain makes a huge excursion (over 4096 chains at h = 0.02 on icg4 the
 # excess kurtosis of the per-chain variance error is about 360 in one coordinate; on linreg 3800). Its
 # exact-law cell freezes the preconditioner (smoothing 1), which makes it linear. Its cells warm up for 5200
-# steps, four times its linreg chains' autocorrelation time (about 1270 steps; bench.gate.start).
+# steps, four times its linreg chains' autocorrelation time (about 1270 steps; sgbench.bench.gate.start).
 benchmarks = samplers.BenchmarkSettings(
     gate=samplers.GateSettings(
         icg4={"step_size": 0.02},

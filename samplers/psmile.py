@@ -2,14 +2,20 @@ r"""pSMILE (sections 3.2 and 4.2, Algorithm 1 of the SMILE paper, ``seeds/000``)
 
 SMILE with the gradient-noise preconditioning of pSMILE-naive.
 Equations, defaults, the choices where the paper is silent and the cost (three gradient
-evaluations per step) are in ``samplers._stochastic_microcanonical``.
+evaluations per step) are in ``sgbench.samplers._stochastic_microcanonical``.
 """
 
 from __future__ import annotations
 
-import samplers
-from samplers._stochastic_microcanonical import (  # noqa: F401  (parts of SAMPLER)
-    PreconditionedTunedParams as Params, State, draw_spec, init, optimized_step, reference_step)
+from sgbench import samplers
+from sgbench.samplers._stochastic_microcanonical import (  # noqa: F401  (parts of SAMPLER)
+    PreconditionedTunedParams as Params,
+    State,
+    draw_spec,
+    init,
+    optimized_step,
+    reference_step,
+)
 
 # Its step adapts through the whole run (eq. 7), so its gate cells are not stationary. With exact gradients
 # and on linreg its chains are heavy-tailed (excess kurtosis of a per-chain statistic

@@ -3,14 +3,20 @@ r"""pSMILE-naive (section 3.2 of the SMILE paper, ``seeds/000``).
 SMILE-naive with the diagonal gradient-noise preconditioning (moving mean and standard deviation
 of the stochastic gradient, alpha = 0.01, normalised by sqrt(d)/||sigma||), fixed step size.
 Equations, defaults, the choices where the paper is silent and the cost (three gradient
-evaluations per step) are in ``samplers._stochastic_microcanonical``.
+evaluations per step) are in ``sgbench.samplers._stochastic_microcanonical``.
 """
 
 from __future__ import annotations
 
-import samplers
-from samplers._stochastic_microcanonical import (  # noqa: F401  (parts of SAMPLER)
-    PreconditionedParams as Params, State, draw_spec, init, optimized_step, reference_step)
+from sgbench import samplers
+from sgbench.samplers._stochastic_microcanonical import (  # noqa: F401  (parts of SAMPLER)
+    PreconditionedParams as Params,
+    State,
+    draw_spec,
+    init,
+    optimized_step,
+    reference_step,
+)
 
 # With exact gradients its chains are heavy-tailed (excess kurtosis of a per-chain statistic 6.9 in the
 # design runs) and slow (autocorrelation time about 1600 steps), so its cells warm up for 6500 steps.

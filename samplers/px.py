@@ -21,7 +21,7 @@ A PX sampler's ``State`` is ``(position, base)``: :math:`(W(\theta), b(\theta))`
 layout, and the base sampler's state over :math:`\theta`. The samples' law on :math:`W` is not the
 target's posterior (with expansion (0, 0) it is).
 
-Derivation and notes: docs/derivations.md, section samplers.px.
+Derivation and notes: docs/derivations.md, section sgbench.samplers.px.
 """
 
 from __future__ import annotations
@@ -36,10 +36,10 @@ from typing import Any, NamedTuple
 import jax.numpy as jnp
 import numpy as np
 
-import samplers
-from base.arguments import integer_at_least, number_or_vector, positive_finite, vector_length_matches
-from samplers._contract import static_field
-from base.backend import namespace
+from sgbench import samplers
+from sgbench.base.arguments import integer_at_least, number_or_vector, positive_finite, vector_length_matches
+from sgbench.base.backend import namespace
+from sgbench.samplers._contract import static_field
 
 DEFAULT_FRICTION_RATIO = 100.0  # PX table 11: friction 100 for V, 1 for P and Q
 CITATION = "Kim et al. (2025), PX-SGMCMC (seeds/004), eq. (9)"
@@ -336,14 +336,15 @@ def layer_structure(target) -> tuple:
     Raises:
         ValueError: ``target`` has no layer matrices, or they do not match its dimension or layout.
     """
-    declared = getattr(target, "matrix_layers", None)  # an adapter that declares its layers (targets.single_layer)
+    # an adapter that declares its layers (sgbench.targets.single_layer)
+    declared = getattr(target, "matrix_layers", None)
     if declared is not None:
         return tuple(declared)
     shapes = getattr(target, "layer_shapes", None)
     if shapes is None or not callable(getattr(target, "unflatten", None)):
         raise ValueError(f"expansion needs a target with layer matrices (like 'bnn', which has layer_shapes and "
                          f"unflatten); target {getattr(target, 'name', target)!r} has none; wrap a vector target "
-                         f"with targets.single_layer(target)")
+                         f"with sgbench.targets.single_layer(target)")
     layers = tuple((int(n_in), int(n_out), True) for n_in, n_out in shapes)
     lay = layout(layers, (0, 0))
     probe = np.arange(target.dim, dtype=np.float64)
@@ -518,7 +519,7 @@ def px(base_sampler, expansion=(1, 1), name=None, citation=None, benchmarks=None
 
     body["__post_init__"] = __post_init__
     body["__doc__"] = (f"{BaseParams.__name__} of {base_sampler.name!r} and the expansion's parameters "
-                            f"(see samplers.px.px).")
+                            f"(see sgbench.samplers.px.px).")
     cls = type("Params", (BaseParams,), body)
     cls.__module__ = sys._getframe(1).f_globals.get("__name__", __name__)
     cls.base_class = BaseParams

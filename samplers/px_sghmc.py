@@ -1,4 +1,4 @@
-r"""PX-SGHMC: SGHMC in the practical form of the PX paper's Algorithm 3 (``samplers.sghmc``,
+r"""PX-SGHMC: SGHMC in the practical form of the PX paper's Algorithm 3 (``sgbench.samplers.sghmc``,
 ``form="practical"``) on the expanded parametrisation of eq. (9) of the PX-SGMCMC paper
 (``seeds/004_36ef435241ec6d1f.txt``), one left and one right expanded matrix per layer (c = d = 1):
 
@@ -15,21 +15,21 @@ momentum :math:`r = (\mathbf S, \mathbf c, \mathbf R_1, \mathbf T_1)` (eq. 11):
 with a per-coordinate friction :math:`\gamma` in two groups (section 5, table 11): ``friction``
 (default 100) on the :math:`\mathbf V, \mathbf a` coordinates and ``expanded_friction`` (default
 ``friction / 100``, table 11's 1) on the :math:`\mathbf P, \mathbf Q` ones. Every other option of
-``samplers.sghmc`` (the Chen form, the splitting integrator, a noise estimate, momentum refresh,
+``sgbench.samplers.sghmc`` (the Chen form, the splitting integrator, a noise estimate, momentum refresh,
 schedules) carries over. One gradient evaluation per step. The layout, the chain rule, the
-targets, ``expansion``, ``prior_scale`` and ``low_rank`` are in ``samplers.px``.
+targets, ``expansion``, ``prior_scale`` and ``low_rank`` are in ``sgbench.samplers.px``.
 """
 
 from __future__ import annotations
 
-import samplers
-from samplers import sghmc
-from samplers._benchmarks import CYCLES
-from samplers.px import px
+from sgbench import samplers
+from sgbench.samplers import sghmc
+from sgbench.samplers._benchmarks import CYCLES
+from sgbench.samplers.px import px
 
 # On a vector target it runs on one 1 x d layer (as px_sgld). The gate's expanded friction is 5 (not 1); on
 # linreg its chains are heavy-tailed (excess kurtosis of a per-chain statistic 18 in the design runs) and slow:
-# their autocorrelation time is about 2600 steps, so its cells warm up for 11000 (bench.gate.start).
+# their autocorrelation time is about 2600 steps, so its cells warm up for 11000 (sgbench.bench.gate.start).
 # Equivalence: larger steps are chaotic on the expanded icg (rounding grows past 1e-10 in 1000 steps).
 benchmarks = samplers.BenchmarkSettings(
     gate=samplers.GateSettings(

@@ -1,4 +1,4 @@
-r"""PX-SGLD: SGLD (``samplers.sgld``; PX paper Algorithm 1) on the expanded parametrisation of eq. (9)
+r"""PX-SGLD: SGLD (``sgbench.samplers.sgld``; PX paper Algorithm 1) on the expanded parametrisation of eq. (9)
 of the PX-SGMCMC paper (``seeds/004_36ef435241ec6d1f.txt``), one left and one right expanded matrix
 per layer (c = d = 1):
 
@@ -10,15 +10,15 @@ prior scale). SGLD's step :math:`\theta \leftarrow \theta + h\,\widehat{\nabla\l
 \sqrt{2hT}\,\xi` runs on the expanded position :math:`\theta = (\mathbf V, \mathbf a, \mathbf P_1,
 \mathbf Q_1)` (eq. 10); the drivers see :math:`(\mathbf W, \mathbf b)`. SGLD has no friction, so there
 are no friction groups. One gradient evaluation per step. Everything else (the layout, the chain
-rule, the targets, ``expansion``, ``prior_scale``, ``low_rank``) is in ``samplers.px``.
+rule, the targets, ``expansion``, ``prior_scale``, ``low_rank``) is in ``sgbench.samplers.px``.
 """
 
 from __future__ import annotations
 
-import samplers
-from samplers import sgld
-from samplers._benchmarks import DECAY
-from samplers.px import px
+from sgbench import samplers
+from sgbench.samplers import sgld
+from sgbench.samplers._benchmarks import DECAY
+from sgbench.samplers.px import px
 
 # On a vector target (the gate's, the equivalence test's, the speed workload's icg) it runs on one 1 x d
 # layer. Speed and asv: smaller steps than SGLD's, since the expansion's preconditioning makes them diverge

@@ -26,8 +26,8 @@ import dataclasses
 
 import numpy as np
 
-from base.arguments import check_keywords, in_interval, integer_at_least, one_of, positive_finite
-from samplers._contract import hyperparameters, static_field
+from sgbench.base.arguments import check_keywords, in_interval, integer_at_least, one_of, positive_finite
+from sgbench.samplers._contract import hyperparameters, static_field
 
 
 @hyperparameters

@@ -13,7 +13,7 @@ default, or the BAOAB splitting (``integrator="splitting"``). ``form="practical"
 of the PX paper (``seeds/004``, appendix C): step :math:`\epsilon`, friction rate :math:`\gamma`
 (PX table 11: 100), :math:`r \leftarrow (1 - \gamma\epsilon) r + \epsilon\nabla\tilde U +
 \sqrt{2\gamma\epsilon T}\,z`, :math:`\theta \leftarrow \theta - \epsilon r`. Both forms, both
-integrators, the noise condition and the momentum refresh are in ``samplers._hamiltonian``.
+integrators, the noise condition and the momentum refresh are in ``sgbench.samplers._hamiltonian``.
 One gradient evaluation per step. On a Gaussian target it is a linear recursion in
 (position, momentum) whose stationary covariance solves a discrete Lyapunov equation
 (``tests/test_hamiltonian_exact_laws.py``).
@@ -21,11 +21,16 @@ One gradient evaluation per step. On a Gaussian target it is a linear recursion 
 
 from __future__ import annotations
 
-import samplers
-from samplers._benchmarks import CYCLES, DECAY
-from samplers._hamiltonian import (  # noqa: F401  (parts of SAMPLER)
-    HamiltonianParams as Params, State, draw_spec, init, optimized_step, reference_step)
-
+from sgbench import samplers
+from sgbench.samplers._benchmarks import CYCLES, DECAY
+from sgbench.samplers._hamiltonian import (  # noqa: F401  (parts of SAMPLER)
+    HamiltonianParams as Params,
+    State,
+    draw_spec,
+    init,
+    optimized_step,
+    reference_step,
+)
 
 # The gate's friction is the practical form's 3 (not 1); Chen's form has its own cell, with a noise estimate
 # and a momentum refresh. asv: the practical form with friction 10 (in the Chen form at MAMBA's friction

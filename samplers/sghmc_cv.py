@@ -1,14 +1,14 @@
 r"""SGHMC with control variates (SGHMC-CV).
 
-MAMBA (``seeds/001``), appendix D.3: the SGHMC update of ``samplers.sghmc`` (Chen et al. 2014,
+MAMBA (``seeds/001``), appendix D.3: the SGHMC update of ``sgbench.samplers.sghmc`` (Chen et al. 2014,
 eq. 15; MAMBA eq. 6) with the control-variate gradient of eq. (8),
 
 .. math:: \hat g_{cv}(\theta) = \nabla\log p(\hat\theta) + \widehat{\nabla\log p}(\theta)
           - \widehat{\nabla\log p}(\hat\theta),
 
 centred at ``centre`` :math:`\hat\theta` with the full-data gradient ``centre_grad`` there (the MAP
-and its gradient from ``samplers.control_variates.find_map`` unless given). Same forms,
-integrators, noise condition and refresh as SGHMC (``samplers._hamiltonian``). Two stochastic-
+and its gradient from ``sgbench.samplers.control_variates.find_map`` unless given). Same forms,
+integrators, noise condition and refresh as SGHMC (``sgbench.samplers._hamiltonian``). Two stochastic-
 gradient evaluations per step, on one minibatch. With additive gradient noise the estimator is
 exact, so on a Gaussian target the chain is noise-free SGHMC, a linear recursion with a
 discrete-Lyapunov stationary covariance (``tests/test_hamiltonian_exact_laws.py``).
@@ -16,8 +16,8 @@ discrete-Lyapunov stationary covariance (``tests/test_hamiltonian_exact_laws.py`
 
 from __future__ import annotations
 
-import samplers
-from samplers import control_variates, sghmc
+from sgbench import samplers
+from sgbench.samplers import control_variates, sghmc
 
 # asv: on the icg and Rosenbrock it sees no gradient noise (the control variate cancels the injected
 # noise), so its default (Chen) form does not heat the momentum as sghmc's does there.

@@ -25,7 +25,7 @@ momentum; one gradient evaluation per step; burn-in positions are not samples (`
 Start: :math:`v_0 = 0`, :math:`\tau_0 = 1`, :math:`\hat V_0` = ``initial_square_average`` (1),
 :math:`\bar g_0 = -\sqrt{\hat V_0}`.
 
-Derivation and notes: docs/derivations.md, section samplers.sghmc_sa.
+Derivation and notes: docs/derivations.md, section sgbench.samplers.sghmc_sa.
 """
 
 from __future__ import annotations
@@ -35,11 +35,11 @@ from typing import Any, NamedTuple
 import jax.numpy as jnp
 import numpy as np
 
-import samplers
-from samplers._benchmarks import CYCLES, DECAY
-from base.arguments import in_interval, integer_at_least, number_or_vector, vector_length_matches
-from samplers._contract import static_field
-from samplers._langevin import LangevinParams, draw_spec  # noqa: F401  (part of SAMPLER)
+from sgbench import samplers
+from sgbench.base.arguments import in_interval, integer_at_least, number_or_vector, vector_length_matches
+from sgbench.samplers._benchmarks import CYCLES, DECAY
+from sgbench.samplers._contract import static_field
+from sgbench.samplers._langevin import LangevinParams, draw_spec  # noqa: F401  (part of SAMPLER)
 
 GUARD = 1e-16  # delta: the Theano code's guard in sqrt(V + delta) + delta and g^2 / (V + delta)
 NOISE_FLOOR = 1e-16  # the implementations' clip of the injected noise variance: max(variance, 1e-16)
@@ -109,7 +109,7 @@ def init(position, params: Params) -> State:
 def reference_step(state: State, grad_fn, draws, params: Params):
     """One step, the paper's equations line by line (NumPy, float64, one chain).
 
-    Arguments ``(state, grad_fn, draws, params)`` as in the step contract (``samplers._contract``); ``draws``:
+    Arguments ``(state, grad_fn, draws, params)`` as in the step contract (``sgbench.samplers._contract``); ``draws``:
     ``noise``, a standard normal vector of shape (dim,). It returns (new State, Info): the state after one step,
     and Info with ``num_grad_evals`` 1 and ``is_sample`` ``step >= burn_in_steps``.
     """
@@ -133,7 +133,7 @@ def reference_step(state: State, grad_fn, draws, params: Params):
 def optimized_step(state: State, grad_fn, draws, params: Params):
     """The same step in JAX (jit- and vmap-able); the burn-in branch is a select.
 
-    Arguments and result: those of :func:`reference_step`; the step contract is in ``samplers._contract``.
+    Arguments and result: those of :func:`reference_step`; the step contract is in ``sgbench.samplers._contract``.
     """
     eps = params.step_size_at(state.step, jnp)
     alpha, temp = params.momentum_decay, params.temperature
@@ -152,7 +152,7 @@ def optimized_step(state: State, grad_fn, draws, params: Params):
 
 
 # Its burn-in adapts the preconditioner and friction (not averaged in the gate); 8000 steps, four times its
-# linreg chains' autocorrelation time (about 1900 steps; bench.gate.start). With exact gradients and
+# linreg chains' autocorrelation time (about 1900 steps; sgbench.bench.gate.start). With exact gradients and
 # on linreg its chains are heavy-tailed (excess kurtosis of a per-chain statistic 10.7 and 11 in the
 # design runs).
 benchmarks = samplers.BenchmarkSettings(

@@ -6,7 +6,7 @@ and Algorithm 1 of the PX paper (``seeds/004``), written for the log density :ma
 .. math:: x_{t+1} = x_t + h_t\,\widehat{\nabla \log p}(x_t) + \sqrt{2 h_t T}\,\xi_t,
           \qquad \xi_t \sim \mathcal N(0, I),
 
-with step size :math:`h_t` from the schedule (``samplers.schedules``; constant by default) and
+with step size :math:`h_t` from the schedule (``sgbench.samplers.schedules``; constant by default) and
 temperature :math:`T` (1 is the posterior).
 
 Discretisation convention: ``convention="standard"`` (default) is the equation above, with
@@ -21,14 +21,13 @@ recursion whose stationary covariance (constant step) solves a discrete Lyapunov
 
 from __future__ import annotations
 
-
 import jax.numpy as jnp
 import numpy as np
 
-import samplers
-from samplers._benchmarks import CYCLES, DECAY
-from base.arguments import one_of
-from samplers._langevin import LangevinParams, State, draw_spec, init  # noqa: F401  (parts of SAMPLER)
+from sgbench import samplers
+from sgbench.base.arguments import one_of
+from sgbench.samplers._benchmarks import CYCLES, DECAY
+from sgbench.samplers._langevin import LangevinParams, State, draw_spec, init  # noqa: F401  (parts of SAMPLER)
 
 CONVENTIONS = ("standard", "welling_teh")
 
@@ -63,7 +62,7 @@ def drift_step(params: Params, step, xp=np):
 def reference_step(state: State, grad_fn, draws, params: Params):
     """One SGLD step, the update of the module docstring (NumPy, one chain).
 
-    Arguments ``(state, grad_fn, draws, params)`` as in the step contract (``samplers._contract``); ``draws``:
+    Arguments ``(state, grad_fn, draws, params)`` as in the step contract (``sgbench.samplers._contract``); ``draws``:
     ``noise``, a standard normal vector of shape (dim,). It returns (new State, Info): the state after one step,
     and Info with ``num_grad_evals`` 1.
     """
@@ -76,7 +75,7 @@ def reference_step(state: State, grad_fn, draws, params: Params):
 def optimized_step(state: State, grad_fn, draws, params: Params):
     """The same step in JAX (jit- and vmap-able).
 
-    Arguments and result: those of :func:`reference_step`; the step contract is in ``samplers._contract``.
+    Arguments and result: those of :func:`reference_step`; the step contract is in ``sgbench.samplers._contract``.
     """
     h = drift_step(params, state.step, jnp)
     grad = grad_fn(state.position)

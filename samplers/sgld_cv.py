@@ -6,7 +6,7 @@ Baker et al. (2019); MAMBA (``seeds/001_cba5cf4c86b7500e.txt``), appendix D.3: t
           \hat g_{cv}(x) = \nabla\log p(\hat x) + \widehat{\nabla\log p}(x) - \widehat{\nabla\log p}(\hat x),
 
 with centre :math:`\hat x` (``centre``) and the full-data gradient there (``centre_grad``). Unless
-given, both come from ``samplers.control_variates.find_map`` (optax L-BFGS on the full-data log
+given, both come from ``sgbench.samplers.control_variates.find_map`` (optax L-BFGS on the full-data log
 density, computed once per target), filled in by ``Sampler.params_for`` / ``bench.run``.
 SGLD's ``convention`` (default standard; MAMBA's eq. 1 is the ``welling_teh`` one, its :math:`h` is
 :math:`2h` in the standard one).
@@ -18,9 +18,9 @@ recursion with a discrete-Lyapunov stationary covariance (``tests/test_langevin_
 
 from __future__ import annotations
 
-import samplers
-from samplers import control_variates, sgld
-from samplers._benchmarks import DECAY
+from sgbench import samplers
+from sgbench.samplers import control_variates, sgld
+from sgbench.samplers._benchmarks import DECAY
 
 benchmarks = samplers.BenchmarkSettings(
     gate=samplers.GateSettings(icg4={"step_size": 0.02}, linreg={"step_size": 1e-3}, exact_law=({"step_size": 0.02},)),

@@ -18,13 +18,12 @@ evaluation per step.
 
 from __future__ import annotations
 
-
 import jax.numpy as jnp
 import numpy as np
 
-import samplers
-from samplers._benchmarks import DECAY
-from samplers._langevin import LangevinParams, State, init  # noqa: F401  (parts of SAMPLER)
+from sgbench import samplers
+from sgbench.samplers._benchmarks import DECAY
+from sgbench.samplers._langevin import LangevinParams, State, init  # noqa: F401  (parts of SAMPLER)
 
 
 @samplers.hyperparameters
@@ -48,7 +47,7 @@ def draw_spec(dim: int, params=None) -> dict[str, samplers.Variate]:
 def reference_step(state: State, grad_fn, draws, params: Params):
     """One SGLRW step, the update of the module docstring (NumPy, one chain).
 
-    Arguments ``(state, grad_fn, draws, params)`` as in the step contract (``samplers._contract``); ``draws``:
+    Arguments ``(state, grad_fn, draws, params)`` as in the step contract (``sgbench.samplers._contract``); ``draws``:
     ``uniform``, uniforms on [0, 1) of shape (dim,). It returns (new State, Info): the state after one step, and
     Info with ``num_grad_evals`` 1.
     """
@@ -62,7 +61,7 @@ def reference_step(state: State, grad_fn, draws, params: Params):
 def optimized_step(state: State, grad_fn, draws, params: Params):
     """The same step in JAX (jit- and vmap-able).
 
-    Arguments and result: those of :func:`reference_step`; the step contract is in ``samplers._contract``.
+    Arguments and result: those of :func:`reference_step`; the step contract is in ``sgbench.samplers._contract``.
     """
     h = params.step_size_at(state.step, jnp)
     lattice = jnp.sqrt(2 * h * params.temperature)

@@ -4,7 +4,7 @@ Ding et al. (2014), Algorithm 1, in two parametrisations (:math:`g = \widehat{\n
 :math:`\zeta \sim \mathcal N(0, I)`, dimension :math:`D`, temperature :math:`T`):
 
 - ``form="chen"`` (default): MAMBA (``seeds/001``), appendix D.2, eq. (7), in the units of Chen et al.'s
-  SGHMC (``samplers.sghmc``): with Ding et al.'s step :math:`\delta`, step size :math:`h = \delta^2`,
+  SGHMC (``sgbench.samplers.sghmc``): with Ding et al.'s step :math:`\delta`, step size :math:`h = \delta^2`,
   momentum :math:`v = p\delta`, per-step thermostat :math:`\alpha = \xi\delta`, diffusion :math:`a = A\delta`:
 
   .. math:: v_{n+1} = v_n + h\,g(x_n) - \alpha_n v_n + \sqrt{2ahT}\,\zeta_n, \qquad
@@ -25,7 +25,7 @@ the old one. The stationary law is :math:`p^{1/T}` (PX eq. 8). The momentum star
 at ``initial_thermostat`` (default :math:`a`); ``diffusion`` :math:`a` defaults to 0.01 (Chen form) and 100
 (practical form). Typos of MAMBA's eq. (7) and PX's Algorithm 4 are corrected.
 
-Derivation and notes: docs/derivations.md, section samplers.sgnht.
+Derivation and notes: docs/derivations.md, section sgbench.samplers.sgnht.
 """
 
 from __future__ import annotations
@@ -35,12 +35,12 @@ from typing import Any, NamedTuple
 import jax.numpy as jnp
 import numpy as np
 
-import samplers
-from samplers._benchmarks import CYCLES, DECAY
-from base.arguments import in_interval, one_of, positive_finite
-from samplers._contract import hyperparameters, static_field
-from samplers._hamiltonian import DEFAULT_FRICTION, FORMS
-from samplers._langevin import LangevinParams, draw_spec  # noqa: F401  (part of SAMPLER)
+from sgbench import samplers
+from sgbench.base.arguments import in_interval, one_of, positive_finite
+from sgbench.samplers._benchmarks import CYCLES, DECAY
+from sgbench.samplers._contract import hyperparameters, static_field
+from sgbench.samplers._hamiltonian import DEFAULT_FRICTION, FORMS
+from sgbench.samplers._langevin import LangevinParams, draw_spec  # noqa: F401  (part of SAMPLER)
 
 DEFAULT_DIFFUSION = dict(DEFAULT_FRICTION)  # MAMBA appendix D.2 (chen); PX table 11's SGHMC friction (practical)
 
@@ -110,7 +110,7 @@ def init(position, params: Params) -> State:
 def reference_step(state: State, grad_fn, draws, params: Params):
     """One step, the papers' equations line by line (NumPy, one chain).
 
-    Arguments ``(state, grad_fn, draws, params)`` as in the step contract (``samplers._contract``); ``draws``:
+    Arguments ``(state, grad_fn, draws, params)`` as in the step contract (``sgbench.samplers._contract``); ``draws``:
     ``noise``, a standard normal vector of shape (dim,). It returns (new State, Info): the state after one step,
     and Info with ``num_grad_evals`` 1.
     """
@@ -149,7 +149,7 @@ def coefficients(params: Params, h):
 def optimized_step(state: State, grad_fn, draws, params: Params):
     """The same step from its coefficients (JAX; jit- and vmap-able).
 
-    Arguments and result: those of :func:`reference_step`; the step contract is in ``samplers._contract``.
+    Arguments and result: those of :func:`reference_step`; the step contract is in ``sgbench.samplers._contract``.
     """
     h = params.step_size_at(state.step, jnp)
     friction, kick, drift, rate, target = coefficients(params, h)

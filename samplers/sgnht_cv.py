@@ -1,14 +1,14 @@
 r"""SGNHT with control variates (SGNHT-CV).
 
 MAMBA (``seeds/001``), appendix D.3 ("SGHMC-CV and SGNHT-CV are defined similarly" to SGLD-CV):
-the SGNHT update of ``samplers.sgnht`` (Ding et al. 2014, Algorithm 1; MAMBA eq. 7; PX
+the SGNHT update of ``sgbench.samplers.sgnht`` (Ding et al. 2014, Algorithm 1; MAMBA eq. 7; PX
 Algorithm 4 with ``form="practical"``) with the control-variate gradient of eq. (8),
 
 .. math:: \hat g_{cv}(x) = \nabla\log p(\hat x) + \widehat{\nabla\log p}(x)
           - \widehat{\nabla\log p}(\hat x),
 
 centred at ``centre`` :math:`\hat x` with the full-data gradient ``centre_grad`` there (the MAP
-and its gradient from ``samplers.control_variates.find_map`` unless given). Same forms, update
+and its gradient from ``sgbench.samplers.control_variates.find_map`` unless given). Same forms, update
 order, thermostat, defaults and validation as SGNHT. Two stochastic-gradient evaluations per
 step (at :math:`x` and at :math:`\hat x`, on one minibatch or noise draw); the full-data gradient
 at the centre is computed once and not counted. With additive gradient noise the estimator is
@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import dataclasses
 
-import samplers
-from samplers import control_variates, sgnht
-from samplers._benchmarks import DECAY
+from sgbench import samplers
+from sgbench.samplers import control_variates, sgnht
+from sgbench.samplers._benchmarks import DECAY
 
 benchmarks = samplers.BenchmarkSettings(
     # the control variate removes the gradient noise that makes SGNHT diverge at twice its step

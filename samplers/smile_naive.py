@@ -3,14 +3,20 @@ r"""SMILE-naive (section 3.1, eq. 3 of the SMILE paper, ``seeds/000``).
 The deterministic microcanonical dynamics driven by the stochastic gradient, with no explicit
 noise and a fixed step size.
 Equations, defaults, the choices where the paper is silent and the cost (three gradient
-evaluations per step) are in ``samplers._stochastic_microcanonical``.
+evaluations per step) are in ``sgbench.samplers._stochastic_microcanonical``.
 """
 
 from __future__ import annotations
 
-import samplers
-from samplers._stochastic_microcanonical import (  # noqa: F401  (parts of SAMPLER)
-    NaiveParams as Params, State, draw_spec, init, optimized_step, reference_step)
+from sgbench import samplers
+from sgbench.samplers._stochastic_microcanonical import (  # noqa: F401  (parts of SAMPLER)
+    NaiveParams as Params,
+    State,
+    draw_spec,
+    init,
+    optimized_step,
+    reference_step,
+)
 
 # Equivalence: without refreshment and noise the microcanonical flow is chaotic (rounding differences grow
 # past 1e-10 within 1000 steps at larger steps); these settings keep the noise-free paths comparable.

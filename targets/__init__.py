@@ -1,6 +1,6 @@
 """Targets: distributions with known truth, created by name with keyword parameters.
 
-``get(name, **params)`` returns a :class:`targets._contract.Target`; ``names()`` lists them.
+``get(name, **params)`` returns a :class:`sgbench.targets._contract.Target`; ``names()`` lists them.
 A target module registers its class with ``@targets.register(name)``. ``adapted(target, wrapper)``
 applies a target adapter by name (``ADAPTERS``: ``single_layer``, a vector target as one matrix layer).
 """
@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import inspect
 
-import base.float64  # noqa: F401  (JAX's 64-bit mode, before any target draws)
-from base.arguments import check_keywords
-from base.registry import Registry
-from targets._contract import Target
-from targets._truth import Truth
-from targets.single_layer import ADAPTERS, adapted, single_layer
+from sgbench.base.arguments import check_keywords
+from sgbench.base.registry import Registry
+from sgbench.targets._contract import Target
+from sgbench.targets._truth import Truth
+from sgbench.targets.single_layer import ADAPTERS, adapted, single_layer
 
 _REGISTRY: Registry[type] = Registry("target", __name__)
 

@@ -3,10 +3,10 @@
 A target has a dimension, a log density and its analytic gradient (one formula for NumPy and
 JAX inputs; checked against ``jax.grad`` in the tests), a stochastic gradient whose randomness
 is an explicit argument described by ``draw_spec`` (the gradient-noise model's, see
-``targets.noise``), truth (:class:`targets._truth.Truth`, or None where there is no analytic
+``sgbench.targets.noise``), truth (:class:`sgbench.targets._truth.Truth`, or None where there is no analytic
 truth), an exact sampler where one exists, and the initial position of the papers' experiments.
 Positions of analytic targets may carry leading batch axes (``x`` of shape ``(..., dim)``);
-data targets (``targets._data``) take one position of shape ``(dim,)``.
+data targets (``sgbench.targets._data``) take one position of shape ``(dim,)``.
 """
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ import abc
 
 import numpy as np
 
-from base.variates import Variate
-from targets._truth import Truth
-from targets.noise import NoiseModel
-
+from sgbench.base.float64 import in_float64_mode
+from sgbench.base.variates import Variate
+from sgbench.targets._truth import Truth
+from sgbench.targets.noise import NoiseModel
 
 MAX_DIM = 10_000
 """The largest dimension of an analytic target or a linear model: the truth holds dim x dim matrices
@@ -30,15 +30,25 @@ class NoExactSamplerError(RuntimeError):
 
 
 class Target(abc.ABC):
-    """Base class: subclasses set ``name``, ``dim``, ``noise`` (a ``targets.noise`` model),
+    """Base class: subclasses set ``name``, ``dim``, ``noise`` (a ``sgbench.targets.noise`` model),
     ``truth`` (None where there is no analytic truth) and ``params`` (what ``targets.get`` was
-    given, with defaults filled in)."""
+    given, with defaults filled in).
+
+    A subclass's ``__init__`` (which may hold data as JAX arrays) and ``sample`` (the exact float64 draws) run in
+    JAX's 64-bit mode whatever the caller's setting (``sgbench.base.float64``), so a target is the same object and
+    gives the same draws in any process."""
 
     name: str
     dim: int
     params: dict
     truth: Truth | None
     noise: NoiseModel
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        for method in ("__init__", "sample"):
+            if method in cls.__dict__:
+                setattr(cls, method, in_float64_mode(cls.__dict__[method]))
 
     @abc.abstractmethod
     def logdensity(self, x):

@@ -6,11 +6,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from base.arguments import integer_at_least
-from base.backend import constant, matvec, namespace
-from targets._contract import Target
-from targets._truth import Truth
-from targets.noise import make_noise
+from sgbench.base.arguments import integer_at_least
+from sgbench.base.backend import constant, matvec, namespace
+from sgbench.targets._contract import Target
+from sgbench.targets._truth import Truth
+from sgbench.targets.noise import make_noise
 
 
 class GaussianTarget(Target):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import abc
 
-from targets._data import DataTarget
+from sgbench.targets._data import DataTarget
 
 
 class LinearModelTarget(DataTarget):

@@ -7,7 +7,7 @@ r"""One-dimensional Gaussian mixtures, applied elementwise: density, gradient, m
   evaluated stably by subtracting :math:`\max_k t_k`;
 - :math:`\partial_y \log p(y) = -\sum_k r_k(y) (y - \mu_k) / \sigma_k^2` with the responsibilities
   :math:`r_k = e^{t_k - \log p}`;
-- :math:`E[y^n] = \sum_k w_k E[(\mu_k + \sigma_k z)^n]` (see :mod:`targets._moments`);
+- :math:`E[y^n] = \sum_k w_k E[(\mu_k + \sigma_k z)^n]` (see :mod:`sgbench.targets._moments`);
 - exact draws: a component :math:`k \sim w` (inverse CDF of a uniform), then :math:`\mu_k + \sigma_k z`.
 
 Used by ``gmm`` (each grid coordinate) and ``multimodal1d``.
@@ -21,8 +21,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from base.backend import constant, namespace
-from targets._moments import gaussian_raw_moment
+from sgbench.base.backend import constant, namespace
+from sgbench.targets._moments import gaussian_raw_moment
 
 
 def logsumexp(t, xp):

@@ -21,7 +21,7 @@ standardised with the training split's mean and standard deviation, and so are r
 against ``jax.grad``). No analytic truth (``truth`` is None), no exact sampler. Chains start at a
 seeded random initialisation (``init_seed``): :math:`W_l \sim \mathcal N(0, g/\text{fan-in})` with
 :math:`g = 2` for ReLU (He) and :math:`g = 1` for tanh (LeCun), :math:`b_l = 0`; MILE's
-deep-ensemble start (``samplers._deep_ensemble``, early stopping on
+deep-ensemble start (``sgbench.samplers._deep_ensemble``, early stopping on
 :meth:`BayesianNeuralNetwork.split_log_likelihood_terms` of the validation split) is what the
 ``mile`` sampler starts from.
 """
@@ -33,11 +33,11 @@ import numbers
 
 import numpy as np
 
-import targets
-from base.arguments import in_interval, integer_at_least, one_of, positive_finite
-from base.backend import namespace
-from targets._data import DataTarget
-from targets.datasets import BUNDLED, load, split_indices, standardise
+from sgbench import targets
+from sgbench.base.arguments import in_interval, integer_at_least, one_of, positive_finite
+from sgbench.base.backend import namespace
+from sgbench.targets._data import DataTarget
+from sgbench.targets.datasets import BUNDLED, load, split_indices, standardise
 
 TASKS = {"regression": "diabetes", "classification": "digits"}  # task -> default data set
 ACTIVATIONS = ("relu", "tanh")
@@ -49,7 +49,7 @@ MAX_PARAMETERS = 10**7  # weights and biases: a chain position, its gradient and
 
 @targets.register("bnn")
 class BayesianNeuralNetwork(DataTarget):
-    """``task`` in ``TASKS``; ``dataset`` one of ``targets.datasets.BUNDLED`` or "file" (default:
+    """``task`` in ``TASKS``; ``dataset`` one of ``sgbench.targets.datasets.BUNDLED`` or "file" (default:
     the task's); ``path``, ``label`` (file only, label default "y"); ``hidden`` (units per hidden
     layer, default (16, 16)); ``activation`` in ``ACTIVATIONS`` (default "relu"); ``prior_scale`` > 0
     (default 1); ``train_fraction`` in (0, 1] (0.7), ``validation_fraction`` in
@@ -283,7 +283,7 @@ class BayesianNeuralNetwork(DataTarget):
     def initial_position(self) -> np.ndarray:
         return self._initial.copy()
 
-    # A NUTS reference of this target starts its chains from a deep ensemble (reference.nuts_result), one
+    # A NUTS reference of this target starts its chains from a deep ensemble (sgbench.reference.nuts_result), one
     # member per chain, as Izmailov et al. (2021) start HMC: from modes found by optimisation.
     reference_start = "deep_ensemble"
 

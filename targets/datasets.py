@@ -33,7 +33,7 @@ import pathlib
 
 import numpy as np
 
-from base.arguments import one_of
+from sgbench.base.arguments import one_of
 
 BUNDLED = ("breast_cancer", "diabetes", "digits", "friedman1")
 FRIEDMAN1 = {"n_samples": 1000, "n_features": 10, "noise": 1.0, "random_state": 0}

@@ -24,12 +24,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-import targets
-from base.arguments import integer_at_least, positive_finite
-from base.backend import constant, namespace
-from targets._contract import MAX_DIM, Target
-from targets._truth import Truth
-from targets.noise import make_noise
+from sgbench import targets
+from sgbench.base.arguments import integer_at_least, positive_finite
+from sgbench.base.backend import constant, namespace
+from sgbench.targets._contract import MAX_DIM, Target
+from sgbench.targets._truth import Truth
+from sgbench.targets.noise import make_noise
 
 MAX_SCALE = 18.0  # the truth's Var[x_i^2] = 3 exp(2 scale^2) - exp(scale^2) overflows float64 beyond ~18.8
 

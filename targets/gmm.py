@@ -17,7 +17,7 @@ An equal-weight mixture over a product grid with isotropic components factorises
 :math:`p(x_1, x_2) = q(x_1) q(x_2)` with :math:`q = \frac15\sum_i \mathcal N(\mu_i, \sigma^2)`, so the
 log density, the gradient (:math:`-(x_j - \sum_i r_{ji}\mu_i)/\sigma^2` with the per-coordinate
 responsibilities :math:`r_{ji}`) and the moments are those of the 1-d mixture :math:`q`
-(:mod:`targets._mixture`): :math:`E[x_j] = \overline{\mu}`, :math:`E[x_j^2] = \overline{\mu^2} + \sigma^2`,
+(:mod:`sgbench.targets._mixture`): :math:`E[x_j] = \overline{\mu}`, :math:`E[x_j^2] = \overline{\mu^2} + \sigma^2`,
 :math:`E[x_j^4] = \overline{\mu^4 + 6\mu^2\sigma^2 + 3\sigma^4}` (bars: averages over the grid), and the
 covariance is diagonal. Exact draws: a grid point per coordinate, then Gaussian noise. Chains start
 at the mean, 0.
@@ -29,13 +29,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-import targets
-from base.arguments import integer_at_least, positive_finite
-from base.backend import constant, namespace
-from targets._contract import MAX_DIM, Target
-from targets._mixture import GaussianMixture1d
-from targets._truth import Truth
-from targets.noise import make_noise
+from sgbench import targets
+from sgbench.base.arguments import integer_at_least, positive_finite
+from sgbench.base.backend import constant, namespace
+from sgbench.targets._contract import MAX_DIM, Target
+from sgbench.targets._mixture import GaussianMixture1d
+from sgbench.targets._truth import Truth
+from sgbench.targets.noise import make_noise
 
 MIXTURE_DIMS = 2
 MAX_GRID_POINTS = 1000  # components per axis: every density evaluation sums over them

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import numpy as np
 
-import targets
-from base.arguments import integer_at_least, positive_finite
-from targets._contract import MAX_DIM
-from targets._gaussian import GaussianTarget
+from sgbench import targets
+from sgbench.base.arguments import integer_at_least, positive_finite
+from sgbench.targets._contract import MAX_DIM
+from sgbench.targets._gaussian import GaussianTarget
 
 MAX_CONDITION_NUMBER = 1e12  # beyond ~1e16 the covariance is singular in float64
 

@@ -7,7 +7,7 @@ prior :math:`\mathcal N(0, \tau^{-1} I)`; the posterior is :math:`\mathcal N(\mu
 
 The paper's setting is the default: N = 1000, d = 20, :math:`\sigma^2 = 1.5`, :math:`\tau = 10^{-2}`,
 :math:`\theta^* \sim \mathcal N(0, I)`; the design matrix, whose law the paper does not state, has
-standard normal entries (:func:`targets.datasets.linear_regression_data`). The truth is the closed
+standard normal entries (:func:`sgbench.targets.datasets.linear_regression_data`). The truth is the closed
 form, the exact sampler draws from it, and ``logdensity`` is the normalised posterior (the log
 evidence is subtracted). Chains start at the posterior mean (as for the ICG). Minibatch gradients
 (the default noise) come from the data, scaled by N/B.
@@ -20,13 +20,12 @@ import math
 import numpy as np
 import scipy.linalg
 
-import targets
-from base.arguments import integer_at_least, positive_finite
-from targets._contract import MAX_DIM
-from targets._gaussian import GaussianTarget
-from targets._linear_model import LinearModelTarget
-from targets.datasets import linear_regression_data
-
+from sgbench import targets
+from sgbench.base.arguments import integer_at_least, positive_finite
+from sgbench.targets._contract import MAX_DIM
+from sgbench.targets._gaussian import GaussianTarget
+from sgbench.targets._linear_model import LinearModelTarget
+from sgbench.targets.datasets import linear_regression_data
 
 MAX_NUM_DATA = 1_000_000
 MAX_DESIGN_SIZE = 10**8  # entries of the design matrix (0.8 GB)

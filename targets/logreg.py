@@ -9,9 +9,9 @@ Data sets (``dataset``):
 - ``"simulated"``: appendix C.1 of the MAMBA paper (``seeds/001_cba5cf4c86b7500e.txt``): 10-d
   covariates, no intercept, ``num_data`` points (default :math:`10^4`, at most the paper's
   :math:`10^6`); prior :math:`\mathcal N(0, 10 I)`; the laws the paper leaves open are in
-  :func:`targets.datasets.logistic_regression_data`.
+  :func:`sgbench.targets.datasets.logistic_regression_data`.
 - ``"file"``: a user's ``.csv`` or ``.npz`` file at ``path`` with 0/1 labels named ``label``
-  (:func:`targets.datasets.load_file`), prepared like the breast-cancer data; prior :math:`\mathcal N(0, I)`.
+  (:func:`sgbench.targets.datasets.load_file`), prepared like the breast-cancer data; prior :math:`\mathcal N(0, I)`.
 
 ``prior_variance`` overrides the data set's prior variance. No analytic truth: ``truth`` is None
 (reference draws come from the gold-standard NUTS runs) and there is no exact sampler. Chains start
@@ -24,11 +24,11 @@ from __future__ import annotations
 
 import numpy as np
 
-import targets
-from base.arguments import integer_at_least, one_of, positive_finite
-from base.backend import namespace
-from targets._linear_model import LinearModelTarget
-from targets.datasets import load, logistic_regression_data, standardise
+from sgbench import targets
+from sgbench.base.arguments import integer_at_least, one_of, positive_finite
+from sgbench.base.backend import namespace
+from sgbench.targets._linear_model import LinearModelTarget
+from sgbench.targets.datasets import load, logistic_regression_data, standardise
 
 DATASETS = ("breast_cancer", "simulated", "file")
 PRIOR_VARIANCE = {"breast_cancer": 1.0, "simulated": 10.0, "file": 1.0}

@@ -10,7 +10,7 @@ so the modes are four standard deviations apart (the density at the two saddles,
 2.17, is 0.41 and 0.35 times that of the lower neighbouring peak) and the mean, :math:`0.4`, is not
 a symmetry point. Density, gradient
 (responsibilities), exact moments :math:`E[x^n] = \sum_k w_k E[(\mu_k + \sigma_k z)^n]` and exact
-draws are those of :mod:`targets._mixture`. Chains start at the mean.
+draws are those of :mod:`sgbench.targets._mixture`. Chains start at the mean.
 """
 
 from __future__ import annotations
@@ -19,12 +19,12 @@ import math
 
 import numpy as np
 
-import targets
-from base.arguments import finite, integer_at_least, positive_finite
-from targets._contract import Target
-from targets._mixture import GaussianMixture1d
-from targets._truth import Truth
-from targets.noise import make_noise
+from sgbench import targets
+from sgbench.base.arguments import finite, integer_at_least, positive_finite
+from sgbench.targets._contract import Target
+from sgbench.targets._mixture import GaussianMixture1d
+from sgbench.targets._truth import Truth
+from sgbench.targets.noise import make_noise
 
 
 def per_component(name: str, values, check, size: int | None = None) -> tuple[float, ...]:

@@ -53,9 +53,9 @@ Data sets (``dataset``):
   1682 items, 100 000 ratings 1 to 5, at least 20 per user; ``num_users``, ``num_items``,
   ``num_ratings``, ``data_seed``), with the paper's :math:`\tau` whatever the target's: the laws
   the paper leaves open (activity, Zipf-like popularity, ratings by rank with MovieLens'
-  frequencies) are in :func:`targets.datasets.matrix_factorisation_data`.
+  frequencies) are in :func:`sgbench.targets.datasets.matrix_factorisation_data`.
 - ``"file"``: a user's MovieLens ``u.data`` or ``.csv`` (``user,item,rating``) file at ``path``
-  (:func:`targets.datasets.load_ratings`); users and items are numbered by their sorted distinct ids.
+  (:func:`sgbench.targets.datasets.load_ratings`); users and items are numbered by their sorted distinct ids.
 
 The ratings are split at random into training and test ratings (``train_fraction`` 0.8, as the
 paper's 80 % / 20 % MovieLens folds; ``split_seed``); the likelihood reads the training ratings, and
@@ -76,11 +76,11 @@ import jax
 import numpy as np
 import scipy.sparse
 
-import targets
-from base.arguments import finite, in_interval, integer_at_least, one_of, positive_finite
-from base.backend import namespace
-from targets._data import DataTarget
-from targets.datasets import MIN_RATINGS_PER_USER, load_ratings, matrix_factorisation_data, split_indices
+from sgbench import targets
+from sgbench.base.arguments import finite, in_interval, integer_at_least, one_of, positive_finite
+from sgbench.base.backend import namespace
+from sgbench.targets._data import DataTarget
+from sgbench.targets.datasets import MIN_RATINGS_PER_USER, load_ratings, matrix_factorisation_data, split_indices
 
 DATASETS = ("generated", "file")
 PAPER_TAU = dict(alpha=3.0, mu_0=0.0, a0=4.0, b0=5.0)
@@ -201,7 +201,7 @@ class ProbabilisticMatrixFactorisation(DataTarget):
         self.truth = None
         super().__init__(np.column_stack([self._users, self._items]).astype(np.float64),
                          train_ratings - self.rating_offset, math.nan, noise, **noise_params)
-        self.prior_variance = None  # no isotropic Gaussian prior (samplers.px refuses the target)
+        self.prior_variance = None  # no isotropic Gaussian prior (sgbench.samplers.px refuses the target)
         n = train.size
         self._user_incidence = scipy.sparse.csr_matrix((np.ones(n), (self._users, np.arange(n))),
                                                        shape=(self.num_users, n))

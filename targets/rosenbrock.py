@@ -12,7 +12,7 @@ and its density factorises as :math:`e^{-(a-1)^2} \cdot e^{-(b-a^2)^2/Q}`, i.e.
 .. math:: a \sim \mathcal N(1, \tfrac12), \qquad b \mid a \sim \mathcal N(a^2, \sigma^2), \quad \sigma^2 = Q/2,
 
 (the normalisers :math:`\sqrt\pi` and :math:`\sqrt{\pi Q}` give the constant above). Write
-:math:`M_n = E[a^n]`, the raw moments of :math:`\mathcal N(1, \tfrac12)` (:mod:`targets._moments`):
+:math:`M_n = E[a^n]`, the raw moments of :math:`\mathcal N(1, \tfrac12)` (:mod:`sgbench.targets._moments`):
 :math:`M_1 = 1, M_2 = 3/2, M_3 = 5/2, M_4 = 19/4, M_8 = 2025/16`. With :math:`b = a^2 + \sigma\eta`,
 :math:`\eta \sim \mathcal N(0, 1)` independent of :math:`a`, odd powers of :math:`\eta` average to zero:
 
@@ -32,13 +32,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-import targets
-from base.arguments import integer_at_least, positive_finite
-from base.backend import constant, namespace
-from targets._contract import MAX_DIM, Target
-from targets._moments import gaussian_raw_moment
-from targets._truth import Truth
-from targets.noise import make_noise
+from sgbench import targets
+from sgbench.base.arguments import integer_at_least, positive_finite
+from sgbench.base.backend import constant, namespace
+from sgbench.targets._contract import MAX_DIM, Target
+from sgbench.targets._moments import gaussian_raw_moment
+from sgbench.targets._truth import Truth
+from sgbench.targets.noise import make_noise
 
 A_MEAN, A_VARIANCE = 1.0, 0.5  # a ~ N(1, 1/2) from the factor exp(-(a - 1)^2)
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import math
 
-from base.arguments import one_of, positive_finite
-from targets._contract import Target
+from sgbench.base.arguments import one_of, positive_finite
+from sgbench.targets._contract import Target
 
 
 class SingleLayerTarget(Target):
@@ -70,7 +70,7 @@ class SingleLayerTarget(Target):
         return self.inner.initial_position()
 
     def __repr__(self):
-        return f"targets.single_layer({self.inner!r}, prior_scale={self.prior_scale!r})"
+        return f"sgbench.targets.single_layer({self.inner!r}, prior_scale={self.prior_scale!r})"
 
 
 def single_layer(target, prior_scale=1.0) -> SingleLayerTarget:

@@ -37,14 +37,12 @@ import numpy as np
 import pytest
 import scipy.stats
 
-import bench
-import samplers
-import targets
-from bench.adapters import AdaptedSampler, load
-from bench.adapters._adapted import WrongBackendError
-from bench.adapters import blackjax as bj
-from samplers._contract import GradientOracle
-from base.draws import numpy_draws
+from sgbench import samplers, targets
+from sgbench.base.draws import numpy_draws
+from sgbench.bench.adapters import AdaptedSampler, blackjax as bj, load
+from sgbench.bench.adapters._adapted import WrongBackendError
+from sgbench.bench.running import run as running
+from sgbench.samplers._contract import GradientOracle
 
 ALPHA_LAW = 1e-6
 ALPHA_BIAS = 1e-4
@@ -65,10 +63,10 @@ RUNS = {  # adapter: (params, gradient evaluations per step, at the start)
 
 
 def posteriors_adapters():
-    """``bench.adapters.posteriors``; the test skips where torch or posteriors is not installed."""
+    """``sgbench.bench.adapters.posteriors``; the test skips where torch or posteriors is not installed."""
     pytest.importorskip("torch")
     pytest.importorskip("posteriors")
-    return pytest.importorskip("bench.adapters.posteriors")
+    return pytest.importorskip("sgbench.bench.adapters.posteriors")
 
 
 def adapter(name: str) -> AdaptedSampler:
@@ -84,8 +82,8 @@ def test_adapter_runs_under_its_driver(name):
     params, per_step, at_start = RUNS[name]
     num_steps = 200
     dtype = "float32" if sampler.backend == "jax" else "float64"  # float32 chains stay float32 through blackjax
-    result = bench.run(sampler, "icg", target_params=ICG, params=params, num_chains=2, num_steps=num_steps,
-                       backend=sampler.backend, dtype=dtype, block_size=num_steps)  # one block: one body to compile
+    result = running.run(sampler, "icg", target_params=ICG, params=params, num_chains=2, num_steps=num_steps,
+                         backend=sampler.backend, dtype=dtype, block_size=num_steps)  # one block: one body to compile
     assert np.all(np.isfinite(result.moments.mean_sq)) and np.all(np.isfinite(result.moments.mean))
     assert result.diagnostics["diverged"] == [False, False]
     assert result.trace.grad_evals.tolist() == [at_start + per_step * num_steps] * 2
@@ -100,12 +98,12 @@ def test_the_other_backend_says_which_to_use(name):
     other = "numpy" if sampler.backend == "jax" else "jax"
     params = RUNS[name][0]
     with pytest.raises(WrongBackendError, match=f"backend={sampler.backend!r}"):
-        bench.run(sampler, "icg", target_params=ICG, params=params, num_chains=1, num_steps=2, backend=other)
+        running.run(sampler, "icg", target_params=ICG, params=params, num_chains=1, num_steps=2, backend=other)
 
 
 def test_load_and_names():
-    assert load("blackjax:sgld") is bj.sgld is load("bench.adapters.blackjax:sgld")
-    for spec in ("blackjax", "blackjax:Params", "bench.adapters.blackjax:draw_spec"):
+    assert load("blackjax:sgld") is bj.sgld is load("sgbench.bench.adapters.blackjax:sgld")
+    for spec in ("blackjax", "blackjax:Params", "sgbench.bench.adapters.blackjax:draw_spec"):
         with pytest.raises(ValueError, match="adapter"):
             load(spec)
     assert "blackjax:sgld" not in samplers.names()  # adapters stay out of the suite's registry
@@ -391,8 +389,8 @@ def test_sgld_adapters_reach_the_target(library):
     assert bound == pytest.approx(0.0306, abs=1e-4)
     truth = np.diag(target.covariance)
     if library == "blackjax":
-        result = bench.run(bj.sgld, target, params={"step_size": BIAS_STEP}, num_chains=BIAS_CHAINS,
-                           num_steps=BIAS_STEPS, initial_position=exact_start(target), backend="jax", seed=6)
+        result = running.run(bj.sgld, target, params={"step_size": BIAS_STEP}, num_chains=BIAS_CHAINS,
+                             num_steps=BIAS_STEPS, initial_position=exact_start(target), backend="jax", seed=6)
         assert_relative_variance_error_within(result.moments.mean_sq / truth - 1, bound)
         return
     ps = posteriors_adapters()

@@ -18,9 +18,9 @@ import pytest
 import scipy.integrate
 import scipy.stats
 
-import targets
-from reference.checks import p_value_check
-from targets._moments import gaussian_raw_moment
+from sgbench import targets
+from sgbench.reference.checks import p_value_check
+from sgbench.targets._moments import gaussian_raw_moment
 
 ALPHA = 1e-3
 N_DRAWS = 10**6
@@ -63,7 +63,7 @@ def points(target, seed=0, n=4):
 
 
 def assert_family(pvalues: dict, alpha=ALPHA):
-    """Bonferroni (``reference.checks.p_value_check``): every p-value above alpha / (their number), so
+    """Bonferroni (``sgbench.reference.checks.p_value_check``): every p-value above alpha / (their number), so
     the family-wise rate is <= alpha; the message names the statistics with a rejected p-value."""
     flat = {name: np.atleast_1d(p).ravel() for name, p in pvalues.items()}
     check = p_value_check(np.concatenate(list(flat.values())), alpha=alpha, method="bonferroni")
@@ -195,7 +195,7 @@ def test_rosenbrock_pair_moments_by_quadrature():
     np.testing.assert_allclose([ea2, eb2], truth.second_moment[:2], rtol=1e-9)
     np.testing.assert_allclose([ea4 - ea2**2, eb4 - eb2**2], truth.second_moment_var[:2], rtol=1e-9)
     np.testing.assert_allclose(eab - ea * eb, truth.covariance[0, 1], rtol=1e-9)
-    # the derivation's numbers (module docstring of targets.rosenbrock)
+    # the derivation's numbers (module docstring of sgbench.targets.rosenbrock)
     np.testing.assert_allclose(truth.covariance[:2, :2], [[0.5, 1.0], [1.0, 2.55]], rtol=1e-14)
     np.testing.assert_allclose(truth.second_moment_var[:2], [2.5, 104.955], rtol=1e-14)
     assert not truth.covariance[:2, 2:].any()

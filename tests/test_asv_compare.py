@@ -8,7 +8,7 @@ import math
 
 import pytest
 
-from bench.perf.asv_compare import changes
+from sgbench.bench.perf.asv_compare import changes
 
 COLUMNS = ["result", "params", "version", "started_at", "duration", "stats_ci_99_a", "stats_ci_99_b", "stats_q_25",
            "stats_q_75", "stats_number", "stats_repeat", "samples", "profile"]

@@ -12,9 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from bench.cli import asv as asv_command
-from bench.perf import asv_machine
-from bench.cli import build_parser, main
+from sgbench.bench.cli import asv as asv_command, build_parser, main
+from sgbench.bench.perf import asv_machine
 
 REPO = Path(__file__).resolve().parents[1]
 CONFIG = REPO / "bench" / "perf" / "asv" / "asv.conf.json"

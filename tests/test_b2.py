@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 import scipy.stats
 
-import targets
-from reference.checks import p_value_check
-from reference.metrics import Moments, b2, b2_summary
+from sgbench import targets
+from sgbench.reference.checks import p_value_check
+from sgbench.reference.metrics import Moments, b2, b2_summary
 from tests.test_ksd import z_test
 
 ALPHA = 1e-3

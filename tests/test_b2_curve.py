@@ -12,9 +12,9 @@ import math
 import numpy as np
 import pytest
 
-from reference.metrics.b2 import b2
-from reference.metrics.b2_curve import b2_curve, gradient_evaluations_to_threshold
-from targets._truth import Truth
+from sgbench.reference.metrics.b2 import b2
+from sgbench.reference.metrics.b2_curve import b2_curve, gradient_evaluations_to_threshold
+from sgbench.targets._truth import Truth
 
 TRUTH = Truth.of_gaussian(np.zeros(2), np.eye(2))
 # (chains=2, checkpoints=3, dim=2) running estimates of E[x^2].

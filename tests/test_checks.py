@@ -1,4 +1,4 @@
-r"""``reference.checks``: each check's false-failure rate by simulation under its null, its power at
+r"""``sgbench.reference.checks``: each check's false-failure rate by simulation under its null, its power at
 the deviation it reports as detectable, its decisions against the formulas, results, bad input.
 
 **Rates.** Every check runs at ``ALPHA`` = 1e-2 on ``SIMULATIONS`` = 20 000 simulated nulls (about
@@ -30,12 +30,33 @@ import pytest
 import scipy.special
 import scipy.stats
 
-from reference.checks import (
-    POWER, Z_POWER, CheckResult, EmpiricalNull, all_of, b2_check, b2_noise_bound, binomial_p_values, bonferroni,
-    detection_quantile, expectation_mcse, holm, johnson_t, law_check, mean_check, moment_check, moment_law_check,
-    normal_draws_check, p_value_check, standard_error, student_t, t_critical, wrong_answer_check, z_critical,
+from sgbench.reference.checks import (
+    POWER,
+    Z_POWER,
+    CheckResult,
+    EmpiricalNull,
+    all_of,
+    b2_check,
+    b2_noise_bound,
+    binomial_p_values,
+    bonferroni,
+    detection_quantile,
+    expectation_mcse,
+    holm,
+    johnson_t,
+    law_check,
+    mean_check,
+    moment_check,
+    moment_law_check,
+    normal_draws_check,
+    p_value_check,
+    standard_error,
+    student_t,
+    t_critical,
+    wrong_answer_check,
+    z_critical,
 )
-from reference.metrics import moment_mcse
+from sgbench.reference.metrics import moment_mcse
 
 ALPHA = 1e-2
 SIMULATIONS = 20_000
@@ -224,7 +245,7 @@ def test_moment_law_check():
 
 
 def test_expectation_mcse_is_the_metrics_mcse():
-    """For f(x) = x and x^2 the helper gives reference.metrics.moment_mcse's MCSE (AR(1) chains)."""
+    """For f(x) = x and x^2 the helper gives sgbench.reference.metrics.moment_mcse's MCSE (AR(1) chains)."""
     rng = np.random.default_rng(7)
     x = np.zeros((4, 300, 2))
     for t in range(1, 300):

@@ -1,14 +1,14 @@
-"""The sgbench command line, called in process (and once as ``python -m bench.cli``)."""
+"""The sgbench command line, called in process (and once as ``python -m sgbench.bench.cli``)."""
 
 import subprocess
 import sys
 
 import pytest
 
-from bench.cli import main
-from bench.cli._common import parse_value
-from bench.sweeps import store as store_module
-from bench.sweeps.store import ResultsStore
+from sgbench.bench.cli import main
+from sgbench.bench.cli._common import parse_value
+from sgbench.bench.sweeps import store as store_module
+from sgbench.bench.sweeps.store import ResultsStore
 
 
 def _run(capsys, *argv):
@@ -138,10 +138,10 @@ def test_parse_value_tries_int_then_float_then_string():
 
 
 def test_module_entry_point_in_a_subprocess(tmp_path):
-    done = subprocess.run([sys.executable, "-m", "bench.cli", "list", "samplers"],
+    done = subprocess.run([sys.executable, "-m", "sgbench.bench.cli", "list", "samplers"],
                           check=False, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and "sgld" in done.stdout.splitlines()
-    done = subprocess.run([sys.executable, "-m", "bench.cli", "run", "--sampler", "nope", "--target", "icg",
+    done = subprocess.run([sys.executable, "-m", "sgbench.bench.cli", "run", "--sampler", "nope", "--target", "icg",
                            "--step-size", "0.1", "--db", str(tmp_path / "r.sqlite")],
                           check=False, capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and "Traceback" not in done.stderr
@@ -172,7 +172,7 @@ def test_unusable_paths_exit_2_naming_the_flag_before_any_work(capsys, tmp_path,
 def test_help_loads_neither_jax_nor_arviz():
     """`sgbench --help` (measured: 0.26 s, was 3 s) builds every command's parser without the heavy
     libraries; they load when a command runs."""
-    code = ("import sys; from bench.cli import build_parser; build_parser().format_help(); "
+    code = ("import sys; from sgbench.bench.cli import build_parser; build_parser().format_help(); "
             "print(sorted(m for m in ('jax', 'arviz', 'pandas', 'scipy', 'matplotlib') if m in sys.modules))")
     done = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True, timeout=120)
     assert done.stdout.strip() == "[]", done.stdout

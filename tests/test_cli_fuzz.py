@@ -25,14 +25,12 @@ import json
 import math
 
 import pytest
-from hypothesis import HealthCheck, event, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, event, given, settings, strategies as st
 
-import samplers
-import targets
-from bench.cli import main
-from bench.running.config import RunConfig
-from targets.noise import names as noise_names
+from sgbench import samplers, targets
+from sgbench.bench.cli import main
+from sgbench.bench.running.config import RunConfig
+from sgbench.targets.noise import names as noise_names
 
 FUZZ = dict(deadline=None, derandomize=True, suppress_health_check=[  # a fresh folder per example: no fixture reuse
     HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -272,7 +270,8 @@ def test_a_run_far_from_the_truth_gets_its_report(capsys, tmp_path, target, step
 
 GATE_SUITES = ["quick", "full"]
 BAD_SUITE = TEXT.filter(lambda t: t not in GATE_SUITES)
-MODULES = ["bench.adapters.blackjax:sgld", "samplers.sgld:SAMPLER", "nope:x", "os:path", "sgld", ":", "a:b:c"]
+MODULES = ["sgbench.bench.adapters.blackjax:sgld", "sgbench.samplers.sgld:SAMPLER", "nope:x", "os:path", "sgld", ":",
+           "a:b:c"]
 
 
 def _bad_int(low, high=None):

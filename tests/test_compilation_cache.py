@@ -13,13 +13,13 @@ import jax
 import jax.numpy as jnp
 from jax.experimental.compilation_cache import compilation_cache
 
-from bench.running.compilation_cache import enable_compilation_cache
+from sgbench.bench.running.compilation_cache import enable_compilation_cache
 
 # Compiles once before enabling the cache, then a program unique to the test, and prints the cache events it saw.
 _PROCESS = """
 import json, sys
 import jax, jax.numpy as jnp
-from bench.running.compilation_cache import enable_compilation_cache
+from sgbench.bench.running.compilation_cache import enable_compilation_cache
 events = []
 jax.monitoring.register_event_listener(lambda name, **kwargs: events.append(name))
 jax.jit(lambda x: x * 2.0)(jnp.ones(3)).block_until_ready()

@@ -7,10 +7,9 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-import samplers
-import targets
-from base.draws import numpy_draws
-from samplers.control_variates import NoModeError, cv_grad_fn, find_map, prepare
+from sgbench import samplers, targets
+from sgbench.base.draws import numpy_draws
+from sgbench.samplers.control_variates import NoModeError, cv_grad_fn, find_map, prepare
 
 
 class StartedAway:

@@ -23,8 +23,8 @@ from pathlib import Path
 
 import pytest
 
-from bench.perf import dashboard
-from bench.cli import main
+from sgbench.bench.cli import main
+from sgbench.bench.perf import dashboard
 
 REPO = Path(__file__).resolve().parents[1]
 CHROMIUM = shutil.which("chromium")
@@ -212,7 +212,8 @@ def test_serve_publishes_and_serves_until_ctrl_c(asv_results):
     config, out = asv_results, asv_results.parent / "served"
     log = asv_results.parent / "serve.log"
     with log.open("w") as stream:
-        process = subprocess.Popen([sys.executable, "-m", "bench.cli", "dashboard", "--config", str(config), "--out",
+        process = subprocess.Popen([sys.executable, "-m", "sgbench.bench.cli", "dashboard", "--config", str(config),
+                                    "--out",
                                     str(out), "--serve", "--port", "0"], cwd=REPO, stdout=stream, stderr=stream)
     try:
         deadline = time.monotonic() + 60

@@ -14,12 +14,12 @@ import pytest
 
 distributed = pytest.importorskip("distributed")
 
-from bench.cli import main  # noqa: E402
-from bench.running.config import RunConfig  # noqa: E402
-from bench.sweeps import dask_tasks  # noqa: E402
-from bench.sweeps.run_suites import Entry, step_size_grid  # noqa: E402
-from bench.sweeps.store import ResultsStore  # noqa: E402
-from bench.sweeps.sweep import run_suite  # noqa: E402
+from sgbench.bench.cli import main  # noqa: E402
+from sgbench.bench.running.config import RunConfig  # noqa: E402
+from sgbench.bench.sweeps import dask_tasks  # noqa: E402
+from sgbench.bench.sweeps.run_suites import Entry, step_size_grid  # noqa: E402
+from sgbench.bench.sweeps.store import ResultsStore  # noqa: E402
+from sgbench.bench.sweeps.sweep import run_suite  # noqa: E402
 
 ENTRY = Entry("sgld", "icg", {"dim": 4, "noise": "isotropic"}, step_size_grid([1e-3, 2e-3, 5e-3, 1e-2, 2e-2, 5e-2]),
               RunConfig(num_chains=2, num_steps=1000, seed=0, dtype="float32", block_size=500))
@@ -120,7 +120,7 @@ def test_smile_table1_checks_its_executor_options(tmp_path, capsys, flags, messa
 
 @pytest.mark.integration
 def test_the_gate_on_dask_checks_the_same_numbers_as_in_one_process(client, monkeypatch):
-    from bench.gate import runner
+    from sgbench.bench.gate import runner
 
     cells = runner.suite("quick")[:2]
     monkeypatch.setattr(runner, "suite", lambda name: cells)
@@ -144,8 +144,8 @@ def test_gate_executor_options(tmp_path, capsys):
 def test_mamba_table_cells_on_dask_give_the_local_rows(client):
     import pandas as pd
 
-    from bench.reproduce import mamba_tables
-    from bench.reproduce.mamba_tables import TABLE1
+    from sgbench.bench.reproduce import mamba_tables
+    from sgbench.bench.reproduce.mamba_tables import TABLE1
 
     options = dict(runs=2, samplers=("sgld",), methods=("heuristic",), budget=300, final_budget=300, progress=False)
     local = mamba_tables.reproduce(TABLE1, **options).drop(columns="commit")

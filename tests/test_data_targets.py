@@ -18,12 +18,12 @@ import pytest
 import scipy.linalg
 import scipy.stats
 
-import bench
-import targets
-from reference.checks import moment_check
-from targets._contract import NoExactSamplerError
-from base.draws import numpy_draws
-from targets import datasets
+from sgbench import targets
+from sgbench.base.draws import numpy_draws
+from sgbench.bench.running import run as running
+from sgbench.reference.checks import moment_check
+from sgbench.targets import datasets
+from sgbench.targets._contract import NoExactSamplerError
 
 ALPHA = 1e-3
 
@@ -472,7 +472,7 @@ def test_file_labels_must_fit_the_likelihood(data_dir):
 @pytest.mark.parametrize("backend", ["jax", "numpy"])
 @pytest.mark.parametrize("name", ["linreg", "logreg", "bnn"])
 def test_sgld_runs_on_data_targets(name, backend):
-    result = bench.run("sgld", name, params={"step_size": 1e-5}, num_chains=2, num_steps=200, backend=backend)
+    result = running.run("sgld", name, params={"step_size": 1e-5}, num_chains=2, num_steps=200, backend=backend)
     assert result.grad_evals == 2 * 200
     assert result.metrics["num_diverged_chains"] == 0
     has_b2 = any(key.startswith("b2_") for key in result.metrics)

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 import scipy.special
 
-import targets
-from samplers._deep_ensemble import (
+from sgbench import targets
+from sgbench.samplers._deep_ensemble import (
     SEED_STRIDE,
     DeepEnsemble,
     deep_ensemble,

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-import samplers
+from sgbench import samplers
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -77,8 +77,8 @@ def test_every_module_has_an_api_section(site):
             if "asv" in path.relative_to(ROOT).parts:  # the asv suite: asv imports it, not a package
                 continue
             parts = path.relative_to(ROOT).with_suffix("").parts
-            module = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-            page_package = ".".join(parts[:-1])
+            module = ".".join(("sgbench", *(parts[:-1] if parts[-1] == "__init__" else parts)))
+            page_package = ".".join(("sgbench", *parts[:-1]))
             page = (site / "api" / page_package / "index.html").read_text()
             assert f'id="{module}"' in page, (module, page_package)
 

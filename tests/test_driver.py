@@ -5,19 +5,18 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import bench
-import samplers
-import targets
-from bench.running.config import RunConfig, dividing_block_size
-from bench.running.jax_driver import CompiledGrid
+from sgbench import samplers, targets
+from sgbench.bench.running import run as running
+from sgbench.bench.running.config import RunConfig, dividing_block_size
+from sgbench.bench.running.jax_driver import CompiledGrid
 
 ICG = dict(noise="isotropic", noise_variance=256.0)
 
 
 @pytest.mark.parametrize("backend", ["jax", "numpy"])
 def test_gradient_evaluations_are_counted(backend):
-    result = bench.run("sgld", "icg", params={"step_size": 1e-3}, target_params=ICG, num_chains=3,
-                       num_steps=200, num_burnin=40, backend=backend)
+    result = running.run("sgld", "icg", params={"step_size": 1e-3}, target_params=ICG, num_chains=3,
+                         num_steps=200, num_burnin=40, backend=backend)
     assert result.diagnostics["grad_evals"] == [240] * 3
     assert result.grad_evals == 720
 
@@ -25,7 +24,7 @@ def test_gradient_evaluations_are_counted(backend):
 @pytest.mark.parametrize("backend", ["jax", "numpy"])
 def test_divergence_is_measured_not_raised(backend):
     # h = 0.05 > 2 / lambda_max(precision) = 0.02: every chain blows up on icg.
-    result = bench.run("sgld", "icg", params={"step_size": 5e-2}, num_chains=2, num_steps=3000, backend=backend)
+    result = running.run("sgld", "icg", params={"step_size": 5e-2}, num_chains=2, num_steps=3000, backend=backend)
     diagnostics = result.diagnostics
     assert diagnostics["diverged"] == [True, True]
     assert all(0 < s < 3000 for s in diagnostics["first_nonfinite_step"])
@@ -37,8 +36,8 @@ def test_divergence_is_measured_not_raised(backend):
 def test_diverged_chains_are_left_out_of_metrics():
     start = np.zeros((3, 10))
     start[1] = 1e307  # the gradient overflows to inf at the first step
-    result = bench.run("sgld", "icg", params={"step_size": 1e-3}, num_chains=3, num_steps=500,
-                       initial_position=start)
+    result = running.run("sgld", "icg", params={"step_size": 1e-3}, num_chains=3, num_steps=500,
+                         initial_position=start)
     assert result.diagnostics["diverged"] == [False, True, False]
     assert result.metrics["num_diverged_chains"] == 1
     assert np.isfinite(result.metrics["b2_mean_chain_average"])
@@ -47,8 +46,8 @@ def test_diverged_chains_are_left_out_of_metrics():
 def test_a_chain_whose_moments_overflow_is_diverged_not_a_crash():
     start = np.zeros((3, 10))
     start[2] = 1e80  # finite positions and gradients, but the streamed x^4 overflows float64
-    result = bench.run("sgld", "icg", params={"step_size": 1e-3}, num_chains=3, num_steps=200,
-                       initial_position=start)
+    result = running.run("sgld", "icg", params={"step_size": 1e-3}, num_chains=3, num_steps=200,
+                         initial_position=start)
     assert result.diagnostics["nonfinite_steps"] == [0, 0, 0]
     assert result.diagnostics["diverged"] == [False, False, True]
     assert result.metrics["num_diverged_chains"] == 1
@@ -56,8 +55,8 @@ def test_a_chain_whose_moments_overflow_is_diverged_not_a_crash():
 
 
 def test_thinning_and_burnin_decide_what_enters_the_moments():
-    result = bench.run("sgld", "icg", params={"step_size": 1e-3}, num_chains=2, num_steps=1001,
-                       num_burnin=77, thin=10, block_size=128)
+    result = running.run("sgld", "icg", params={"step_size": 1e-3}, num_chains=2, num_steps=1001,
+                         num_burnin=77, thin=10, block_size=128)
     assert result.moments.count.tolist() == [100, 100]
 
 
@@ -67,11 +66,11 @@ def test_keep_every_keeps_some_draws_and_averages_every_step(backend):
     while the moments still average every step (deterministic given the seed)."""
     common = dict(params={"step_size": 1e-3}, num_chains=2, num_steps=100, num_burnin=7, keep_samples=True,
                   backend=backend, seed=3, block_size=17 if backend == "jax" else None)
-    every = bench.run("sgld", "icg", keep_every=10, **common)
-    thinned = bench.run("sgld", "icg", thin=10, **common)
+    every = running.run("sgld", "icg", keep_every=10, **common)
+    thinned = running.run("sgld", "icg", thin=10, **common)
     assert every.samples.shape == (2, 10, every.samples.shape[-1]) and every.moments.count.tolist() == [100, 100]
     np.testing.assert_array_equal(every.samples, thinned.samples)
-    assert every.config_hash == bench.run("sgld", "icg", **{**common, "keep_samples": False}).config_hash
+    assert every.config_hash == running.run("sgld", "icg", **{**common, "keep_samples": False}).config_hash
 
 
 def test_keep_every_bad_input():
@@ -80,17 +79,17 @@ def test_keep_every_bad_input():
 
 
 def test_a_grid_point_equals_the_same_run_alone():
-    grid = bench.run_grid("sgld", "icg", params_grid=[{"step_size": 1e-3}, {"step_size": 4e-3}],
-                          target_params=ICG, num_chains=3, num_steps=500, seed=9)
-    alone = bench.run("sgld", "icg", params={"step_size": 4e-3}, target_params=ICG, num_chains=3,
-                      num_steps=500, seed=9)
+    grid = running.run_grid("sgld", "icg", params_grid=[{"step_size": 1e-3}, {"step_size": 4e-3}],
+                            target_params=ICG, num_chains=3, num_steps=500, seed=9)
+    alone = running.run("sgld", "icg", params={"step_size": 4e-3}, target_params=ICG, num_chains=3,
+                        num_steps=500, seed=9)
     for a, b in zip(grid[1].moments, alone.moments):
         np.testing.assert_allclose(a, b, rtol=1e-12)
     assert not np.allclose(grid[0].moments.mean_sq, alone.moments.mean_sq)
 
 
 def test_block_size_does_not_change_the_law_only_the_stream():
-    runs = [bench.run("sgld", "icg", params={"step_size": 1e-3}, num_chains=2, num_steps=300, block_size=b)
+    runs = [running.run("sgld", "icg", params={"step_size": 1e-3}, num_chains=2, num_steps=300, block_size=b)
             for b in (7, 300)]
     assert runs[0].moments.count.tolist() == runs[1].moments.count.tolist() == [300, 300]
 
@@ -132,16 +131,16 @@ def test_reference_and_optimized_drivers_agree_in_law():
 
     kwargs = dict(params={"step_size": 0.3}, target_params=dict(dim=4, condition_number=10.0),
                   num_chains=24, num_steps=1500)
-    a = bench.run("sgld", "icg", backend="numpy", seed=1, **kwargs).moments.second_moment
-    b = bench.run("sgld", "icg", backend="jax", seed=2, **kwargs).moments.second_moment
+    a = running.run("sgld", "icg", backend="numpy", seed=1, **kwargs).moments.second_moment
+    b = running.run("sgld", "icg", backend="jax", seed=2, **kwargs).moments.second_moment
     p = scipy.stats.ttest_ind(a, b, axis=0).pvalue
     assert np.all(p > 1e-3 / 4), p
 
 
 @pytest.mark.parametrize("backend", ["jax", "numpy"])
 def test_checkpoints_hold_the_running_moments_of_the_draws_so_far(backend):
-    result = bench.run("sgld", "icg", params={"step_size": 1e-2}, target_params=ICG, num_chains=2, num_steps=3000,
-                       num_burnin=100, thin=2, backend=backend, num_checkpoints=6, block_size=256, keep_samples=True)
+    result = running.run("sgld", "icg", params={"step_size": 1e-2}, target_params=ICG, num_chains=2, num_steps=3000,
+                         num_burnin=100, thin=2, backend=backend, num_checkpoints=6, block_size=256, keep_samples=True)
     checkpoints = result.trace.checkpoints
     np.testing.assert_array_equal(checkpoints.steps, RunConfig(num_steps=3000, num_burnin=100, thin=2, block_size=256,
                                                                num_checkpoints=6).checkpoint_steps)
@@ -159,8 +158,8 @@ def test_checkpoints_hold_the_running_moments_of_the_draws_so_far(backend):
 def test_sampler_without_draws_on_exact_gradients_runs(backend):
     """SMILE draws nothing and an exact-gradient target neither: the step scan has no inputs. From
     rest at the mode its chains never move, so the diagonal-fit KL is NaN, not an error."""
-    result = bench.run("smile", "icg", target_params=dict(dim=4, condition_number=4.0), params={"step_size": 0.2},
-                       num_chains=2, num_steps=50, backend=backend)
+    result = running.run("smile", "icg", target_params=dict(dim=4, condition_number=4.0), params={"step_size": 0.2},
+                         num_chains=2, num_steps=50, backend=backend)
     assert result.metrics["num_diverged_chains"] == 0
     assert np.isnan(result.metrics["kl_diagonal_truth_to_fit"])
 
@@ -171,6 +170,6 @@ def test_a_block_too_large_for_memory_is_refused_with_the_block_size_that_fits()
     import re
 
     with pytest.raises(ValueError, match=r"block_size must be an integer in \[1, 447\]") as error:
-        bench.run("sgld", "icg", params={"step_size": 1e-3}, num_chains=1000, num_steps=2048,
-                  target_params={"dim": 200, "noise": "isotropic"})
+        running.run("sgld", "icg", params={"step_size": 1e-3}, num_chains=1000, num_steps=2048,
+                    target_params={"dim": 200, "noise": "isotropic"})
     assert re.search(r"block_size=1024 makes one block hold 6.14e\+08 numbers", str(error.value))

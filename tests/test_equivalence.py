@@ -11,10 +11,9 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-import samplers
-import targets
-from samplers._contract import GradientOracle
-from base.draws import numpy_draws
+from sgbench import samplers, targets
+from sgbench.base.draws import numpy_draws
+from sgbench.samplers._contract import GradientOracle
 
 NUM_STEPS = 1000
 TOLERANCE = 1e-10

@@ -26,10 +26,10 @@ import numpy as np
 import pytest
 import scipy.stats
 
-import targets
-from reference.checks import p_value_check
-from reference.metrics import get
-from reference.metrics.fssd import fssd, fssd_test, power_criterion, stein_features
+from sgbench import targets
+from sgbench.reference.checks import p_value_check
+from sgbench.reference.metrics import get
+from sgbench.reference.metrics.fssd import fssd, fssd_test, power_criterion, stein_features
 from tests.test_ksd import z_test
 
 ALPHA = 1e-3

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from reference import function_space, store
+from sgbench.reference import function_space, store
 
 
 class Coordinates:
@@ -49,8 +49,8 @@ def test_a_run_needs_finite_draws_and_a_stored_reference(reference_dir, tmp_path
 
 
 def test_the_stored_bnn_gold_standard_met_the_function_space_contract():
-    import targets
-    from reference.contract import Contract
+    from sgbench import targets
+    from sgbench.reference.contract import Contract
 
     target = targets.get("bnn", hidden=(8,), activation="tanh")
     assert function_space.has_reference(target)  # noise settings do not change the posterior, nor the file

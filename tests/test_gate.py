@@ -1,8 +1,8 @@
-r"""The gate (``bench.gate``, ``sgbench gate``) and ``sgbench validate``.
+r"""The gate (``sgbench.bench.gate``, ``sgbench gate``) and ``sgbench validate``.
 
 - ``test_quick_gate_passes``: the CI gate. Every cell of the quick suite against truth and the
   stored baselines, through the command line; the run's false-failure rate is at most 1e-3 by
-  construction (``bench.gate.runner``) and measured by ``sgbench gate --reseed`` (docs/gates.md). It also
+  construction (``sgbench.bench.gate.runner``) and measured by ``sgbench gate --reseed`` (docs/gates.md). It also
   writes the store rows and the HTML report.
 - Planted errors (rate: each is a check failing, at the per-check rates of about 1e-5, so a
   planted error passing is a power failure; the errors are far beyond the checks' detectable
@@ -25,18 +25,17 @@ import pytest
 import scipy.linalg
 import scipy.stats
 
-import samplers
-from bench import cli
-from bench.gate import baseline as baselines
-from bench.gate import design_bias
-from bench.gate.cells import ICG4, Cell, suite
-from bench.gate.replicates import run_replicates
-from bench.gate.runner import alpha_per_check
-from bench.gate.truth import truth_checks
-from bench.sweeps.store import ResultsStore
-from bench.adapters import load_sampler
-from bench.gate.outcome import Outcome
-from bench.gate.validate import validate
+from sgbench import samplers
+from sgbench.bench import cli
+from sgbench.bench.adapters import load_sampler
+from sgbench.bench.gate import baseline as baselines, design_bias
+from sgbench.bench.gate.cells import ICG4, Cell, suite
+from sgbench.bench.gate.outcome import Outcome
+from sgbench.bench.gate.replicates import run_replicates
+from sgbench.bench.gate.runner import alpha_per_check
+from sgbench.bench.gate.truth import truth_checks
+from sgbench.bench.gate.validate import validate
+from sgbench.bench.sweeps.store import ResultsStore
 
 SGLD = samplers.get("sgld")
 QUICK = {cell.name: cell for cell in suite("quick")}
@@ -130,9 +129,9 @@ def test_planted_error_fails_validate(error, tmp_path):
 
 
 ADAPTERS = {  # adapter, its hyperparameters, chains, steps, the outcomes allowed
-    "blackjax": ("bench.adapters.blackjax:sgld", {"step_size": 0.02}, 256, 4000, {"PASSED"}),
+    "blackjax": ("sgbench.bench.adapters.blackjax:sgld", {"step_size": 0.02}, 256, 4000, {"PASSED"}),
     # posteriors runs one chain at a time in the NumPy driver: 16 chains x 1000 steps cannot resolve r = 0.1
-    "posteriors": ("bench.adapters.posteriors:sgld", {"lr": 0.02}, 16, 1000, {"PASSED", "INCONCLUSIVE"}),
+    "posteriors": ("sgbench.bench.adapters.posteriors:sgld", {"lr": 0.02}, 16, 1000, {"PASSED", "INCONCLUSIVE"}),
 }
 
 
@@ -151,8 +150,9 @@ def test_library_sgld_passes_validation_on_icg(library, tmp_path):
 
 
 def test_validate_bad_input():
-    for spec, message in (("samplers.sgld", "MODULE:OBJECT"), ("no_such_module_x:y", "cannot import"),
-                          ("samplers.sgld:nothing", "no object"), ("samplers.sgld:State", "not a samplers.Sampler")):
+    for spec, message in (("sgbench.samplers.sgld", "MODULE:OBJECT"), ("no_such_module_x:y", "cannot import"),
+                          ("sgbench.samplers.sgld:nothing", "no object"),
+                          ("sgbench.samplers.sgld:State", "not a samplers.Sampler")):
         with pytest.raises(ValueError, match=message):
             load_sampler(spec)
     with pytest.raises(ValueError, match="claims must name a suite sampler"):

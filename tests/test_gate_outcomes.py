@@ -1,4 +1,4 @@
-r"""The gate's three outcomes per cell (``bench.gate.runner``): PASSED, FAILED, INCONCLUSIVE.
+r"""The gate's three outcomes per cell (``sgbench.bench.gate.runner``): PASSED, FAILED, INCONCLUSIVE.
 
 - The rules, on made-up rows and travels: a failed check or chains that do not move are FAILED; a cell that
   must forget its start (``Cell.must_forget``) and did not, with every check passed, is INCONCLUSIVE; a
@@ -16,11 +16,11 @@ import math
 
 import pytest
 
-from bench.gate import design_bias
-from bench.gate.cells import suite
-from bench.gate.outcome import Outcome
-from bench.gate.runner import alpha_per_check, cell_outcome, check_group, run_cell
-from bench.gate.start import FORGET_TIMES, Travel
+from sgbench.bench.gate import design_bias
+from sgbench.bench.gate.cells import suite
+from sgbench.bench.gate.outcome import Outcome
+from sgbench.bench.gate.runner import alpha_per_check, cell_outcome, check_group, run_cell
+from sgbench.bench.gate.start import FORGET_TIMES, Travel
 from tests.heldout.frozen import SAMPLER as FROZEN
 
 QUICK = suite("quick")

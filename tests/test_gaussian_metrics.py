@@ -14,12 +14,17 @@ import math
 import numpy as np
 import pytest
 
-from reference.metrics import Moments
-from reference.metrics.covariance_error import covariance_difference, covariance_frobenius_error, covariance_mse
-from reference.metrics.gaussian_fit import GaussianFit
-from reference.metrics.gaussian_kl import exact_sampling_kl, gaussian_kl, kl_diagonal_fit_from_moments, kl_to_fit
-from reference.metrics.std_error import std_relative_error
-from targets._truth import Truth
+from sgbench.reference.metrics import Moments
+from sgbench.reference.metrics.covariance_error import covariance_difference, covariance_frobenius_error, covariance_mse
+from sgbench.reference.metrics.gaussian_fit import GaussianFit
+from sgbench.reference.metrics.gaussian_kl import (
+    exact_sampling_kl,
+    gaussian_kl,
+    kl_diagonal_fit_from_moments,
+    kl_to_fit,
+)
+from sgbench.reference.metrics.std_error import std_relative_error
+from sgbench.targets._truth import Truth
 from tests.test_ksd import z_test
 
 ALPHA = 1e-3

@@ -1,4 +1,4 @@
-r"""Tier 1: exact laws of the SGHMC family (SGHMC, SGHMC-CV; ``samplers._hamiltonian``).
+r"""Tier 1: exact laws of the SGHMC family (SGHMC, SGHMC-CV; ``sgbench.samplers._hamiltonian``).
 
 On a Gaussian target :math:`\mathcal N(0, P^{-1})` with additive Gaussian gradient noise
 :math:`e \sim \mathcal N(0, VI)`, every SGHMC step is a linear Gaussian recursion
@@ -14,7 +14,7 @@ large (the SDE's law is rejected by a wide margin in every case).
 Conventions: those of ``tests/test_langevin_exact_laws.py`` (its ``TARGET`` and ``law_check``
 options are imported): every statistical test is a family of per-entry Student-t tests over
 independent chains' time averages, Bonferroni over entries, family-wise false-failure rate
-``ALPHA`` = 1e-3 (nominal); power is checked in each test (``reference.checks.law_check``): every
+``ALPHA`` = 1e-3 (nominal); power is checked in each test (``sgbench.reference.checks.law_check``): every
 named wrong answer must be rejected with probability >= 1 - ALPHA by design, and by the data.
 "Margin" below: a wrong answer's largest standardized deviation divided by that sure-rejection
 threshold (critical value + z_{1-ALPHA}; > 1 needed), as measured in the runs here (``law_check``
@@ -22,7 +22,7 @@ requires the noncentral-t quantile at 1 - ALPHA instead, larger by 1 % with 256 
 32: every margin below exceeds 1 either way). Deterministic checks have rate 0 (tolerances are
 rounding). ``bench.run`` starts the momentum at 0, so the stationary runs use a driver written
 here (``joint_second_moments``: ``lax.scan`` over steps, ``vmap`` over chains, draws from
-``base.draws.jax_draws`` for the sampler's and the target's draw specs, the optimized step,
+``sgbench.base.draws.jax_draws`` for the sampler's and the target's draw specs, the optimized step,
 float64) that starts the full state exactly at :math:`\mathcal N(0, S)`; the NumPy case uses
 ``bench.run(backend="numpy")`` and the exact transient from zero momentum instead.
 
@@ -124,18 +124,16 @@ import numpy as np
 import pytest
 import scipy.linalg
 
-import bench
-import samplers
-import targets
-from base.draws import jax_draws, numpy_draws
-from reference.checks import law_check
-from reference.linear_laws import averaged_second_moment
-from reference.linear_laws import hamiltonian_recursion as linear_recursion
+from sgbench import samplers, targets
+from sgbench.base.draws import jax_draws, numpy_draws
+from sgbench.bench.running import run as running
+from sgbench.reference.checks import law_check
+from sgbench.reference.linear_laws import averaged_second_moment, hamiltonian_recursion as linear_recursion
 from tests.test_langevin_exact_laws import ALPHA, STUDENT, TARGET
 
 # ---------------------------------------------------------------------------------------------
 # The linear recursions, derived from the update equations (not from the implementation):
-# reference.linear_laws.hamiltonian_recursion
+# sgbench.reference.linear_laws.hamiltonian_recursion
 
 
 def spectral_radius(matrix):
@@ -222,7 +220,7 @@ def _runner(sampler, target, num_steps):
 def joint_second_moments(sampler, target, params, start, num_steps, seed):
     """Per-chain time averages of z z^T, z = (position, momentum) after each of ``num_steps``
     optimized steps (float64) from the states ``start`` (chains, 2 d); draws from
-    ``base.draws.jax_draws`` for the sampler's and the target's draw specs, one key per chain
+    ``sgbench.base.draws.jax_draws`` for the sampler's and the target's draw specs, one key per chain
     and step."""
     keys = jax.random.split(jax.random.key(seed), start.shape[0])
     params = jax.tree.map(lambda leaf: jnp.asarray(leaf, dtype=jnp.float64), params)
@@ -389,8 +387,8 @@ def test_numpy_driver_follows_exact_recursion(case_name):
     s_xx = stationary_law(p, **law)[:d, :d]
     start = np.random.default_rng(130).multivariate_normal(np.zeros(d), s_xx, size=num_chains)
     params = {k: case[k] for k in ("form", "integrator", "step_size", "friction", "temperature")}
-    result = bench.run("sghmc", target, params=params, num_chains=num_chains, num_steps=num_steps, seed=130,
-                       backend="numpy", initial_position=start)
+    result = running.run("sghmc", target, params=params, num_chains=num_chains, num_steps=num_steps, seed=130,
+                         backend="numpy", initial_position=start)
     assert result.metrics["num_diverged_chains"] == 0
     s0 = scipy.linalg.block_diag(s_xx, np.zeros((d, d)))
     expected = averaged_position_second_moment(p, law, s0, num_steps)
@@ -630,9 +628,9 @@ def test_semi_implicit_and_splitting_stable_where_explicit_euler_diverges(dtype)
     for integrator in ("euler", "splitting"):
         big_a = linear_recursion(p, "chen", integrator, h, alpha)[0]
         assert spectral_radius(big_a) < 1
-        result = bench.run("sghmc", target, params=dict(step_size=h, friction=alpha, integrator=integrator),
-                           num_chains=STABILITY["num_chains"], num_steps=STABILITY["num_steps"], seed=170,
-                           dtype=dtype)
+        result = running.run("sghmc", target, params=dict(step_size=h, friction=alpha, integrator=integrator),
+                             num_chains=STABILITY["num_chains"], num_steps=STABILITY["num_steps"], seed=170,
+                             dtype=dtype)
         assert result.metrics["num_diverged_chains"] == 0, integrator
         assert np.all(np.isfinite(result.moments.second_moment))
     radius = spectral_radius(explicit_euler_matrix(p, h, alpha))

@@ -1,5 +1,5 @@
 """The held-out samplers of ``tests/heldout`` (written for testing ``sgbench validate``) keep the sampler
-contract: each loads with ``bench.adapters.load_sampler`` as a ``samplers.Sampler`` that is not registered and
+contract: each loads with ``sgbench.bench.adapters.load_sampler`` as a ``samplers.Sampler`` that is not registered and
 declares no benchmarks; its reference (NumPy) and optimized (JAX: jitted and vmapped, as the driver runs it)
 steps agree on shared draws in float64; its hyperparameters are validated; and the manifest ``CASES`` names
 samplers, hyperparameters, claims and targets that exist. Deterministic and fast (no statistical assertion).
@@ -15,11 +15,10 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-import samplers
-import targets
-from base.draws import numpy_draws
-from bench.adapters import load_sampler
-from samplers._contract import GradientOracle
+from sgbench import samplers, targets
+from sgbench.base.draws import numpy_draws
+from sgbench.bench.adapters import load_sampler
+from sgbench.samplers._contract import GradientOracle
 
 REPO = Path(__file__).resolve().parents[1]
 MODULES = sorted(p.stem for p in (REPO / "tests" / "heldout").glob("*.py") if not p.stem.startswith("_"))

@@ -1,4 +1,4 @@
-"""The page writer (bench.html): the error-bar figure puts each point on its own cell's row, whatever
+"""The page writer (sgbench.bench.html): the error-bar figure puts each point on its own cell's row, whatever
 order each series lists its cells in; vector cells are shortened and text wraps so a table fits the
 page; a value and its standard error are rounded to the precision the error allows; a legend says in
 words what a table's columns are. Deterministic, no browser."""
@@ -12,9 +12,9 @@ import pandas as pd
 import pytest
 from markupsafe import Markup
 
-from bench.html import figures, table, write_page
-from bench.html.cells import breakable, error_text, vector_text
-from bench.html.precision import value_with_error
+from sgbench.bench.html import figures, table, write_page
+from sgbench.bench.html.cells import breakable, error_text, vector_text
+from sgbench.bench.html.precision import value_with_error
 
 NB = "\u00a0"  # the no-break space of "value ± se" and "… (N values)" in a table
 

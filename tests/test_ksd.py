@@ -22,10 +22,11 @@ import itertools
 import jax
 import numpy as np
 import pytest
-import targets
-from reference.checks import moment_check, standard_error
-from reference.metrics import get
-from reference.metrics.ksd import ksd, ksd_of_target
+
+from sgbench import targets
+from sgbench.reference.checks import moment_check, standard_error
+from sgbench.reference.metrics import get
+from sgbench.reference.metrics.ksd import ksd, ksd_of_target
 
 ALPHA = 1e-3
 REPLICATES = 400

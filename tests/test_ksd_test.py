@@ -1,4 +1,4 @@
-"""The wild-bootstrap KSD test (``reference.metrics.ksd_test``) and the Stein kernel matrix it uses.
+"""The wild-bootstrap KSD test (``sgbench.reference.metrics.ksd_test``) and the Stein kernel matrix it uses.
 
 - the kernel matrix against ``ksd`` (V- and U-statistics, to rounding) and against the pairwise
   formula of ``tests/test_ksd.py`` (deterministic);
@@ -17,9 +17,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from reference.checks import p_value_check
-from reference.metrics import KSDTest, ksd, ksd_test
-from reference.metrics.ksd import stein_kernel_matrix
+from sgbench.reference.checks import p_value_check
+from sgbench.reference.metrics import KSDTest, ksd, ksd_test
+from sgbench.reference.metrics.ksd import stein_kernel_matrix
 from tests.test_ksd import imq_stein_kernel
 
 KS_ALPHA = 1e-3

@@ -16,7 +16,7 @@ the design (this run's standard errors) must reject it with probability at least
 largest standardized deviation exceeds the one the test detects with that probability:
 ``critical + z_{1-ALPHA}`` for z-tests, the noncentral-t quantile, somewhat larger, for t-tests), and the data
 must reject it, so a sampler that produced that wrong answer fails; failure messages give the
-deviation each entry detects with probability 0.9. The checks are those of ``reference.checks``
+deviation each entry detects with probability 0.9. The checks are those of ``sgbench.reference.checks``
 (``law_check``, ``moment_law_check``, ``normal_draws_check``, ``p_value_check``). Long runs use a
 Student-t test per entry (``law_check`` without Johnson's skewness correction, the statistic the
 realized rates below were measured for): independent chains each give one estimate (a time average),
@@ -126,14 +126,19 @@ import pytest
 import scipy.linalg
 import scipy.stats
 
-import bench
-import samplers
-import targets
-from reference.checks import (
-    binomial_p_values, bonferroni, law_check, moment_law_check, normal_draws_check, p_value_check, z_critical,
+from sgbench import samplers, targets
+from sgbench.base.draws import numpy_draws
+from sgbench.bench.running import run as running
+from sgbench.reference.checks import (
+    binomial_p_values,
+    bonferroni,
+    law_check,
+    moment_law_check,
+    normal_draws_check,
+    p_value_check,
+    z_critical,
 )
-from reference.linear_laws import langevin_recursion
-from base.draws import numpy_draws
+from sgbench.reference.linear_laws import langevin_recursion
 
 ALPHA = 1e-3
 # law_check's options here: Student's t, and every wrong answer rejected with probability >= 1 - ALPHA
@@ -166,8 +171,8 @@ def run_stationary(name, target, params, stationary, backend, num_chains, num_st
     thinned draws) or E[x_i^2] (NumPy: streamed), and a function picking the same entries."""
     start = np.random.default_rng(seed).multivariate_normal(np.zeros(target.dim), stationary, size=num_chains)
     keep = backend == "jax"
-    result = bench.run(name, target, params=params, num_chains=num_chains, num_steps=num_steps, seed=seed,
-                       backend=backend, initial_position=start, keep_samples=keep, thin=thin if keep else 1)
+    result = running.run(name, target, params=params, num_chains=num_chains, num_steps=num_steps, seed=seed,
+                         backend=backend, initial_position=start, keep_samples=keep, thin=thin if keep else 1)
     assert result.metrics["num_diverged_chains"] == 0
     if keep:
         estimates, (rows, cols) = covariance_estimates(result.samples)
@@ -305,8 +310,8 @@ def test_time_varying_schedule_follows_exact_recursion(case, backend, num_chains
     target = targets.get("icg", **TARGET, **noise)
     s0 = s0_scale * np.eye(target.dim)
     start = np.random.default_rng(14).multivariate_normal(np.zeros(target.dim), s0, size=num_chains)
-    result = bench.run(name, target, params=params, num_chains=num_chains, num_steps=num_steps, seed=14,
-                       backend=backend, initial_position=start)
+    result = running.run(name, target, params=params, num_chains=num_chains, num_steps=num_steps, seed=14,
+                         backend=backend, initial_position=start)
     assert result.metrics["num_diverged_chains"] == 0
     t = np.arange(num_steps)
     steps = schedule(params["step_size"], t)
@@ -554,8 +559,8 @@ def test_clipped_sgld_unclipped_path_is_sgld_path(backend, num_chains, num_steps
     start = np.concatenate([near, far])
     common = dict(num_chains=num_chains + 1, num_steps=num_steps, seed=19, backend=backend, keep_samples=True,
                   initial_position=start)
-    sgld = bench.run("sgld", target, params=params, **common).samples
-    clipped = bench.run("clipped_sgld", target, params=params, **common).samples
+    sgld = running.run("sgld", target, params=params, **common).samples
+    clipped = running.run("clipped_sgld", target, params=params, **common).samples
     before = np.concatenate([start[:, None], sgld[:, :-1]], axis=1)[:num_chains]  # x_t of each step t
     h_t = polynomial_decay(params["step_size"], np.arange(num_steps))[:, None]
     assert np.all(np.abs(h_t * target.grad_logdensity(before)) < np.sqrt(2 * h_t)), "clip active: precondition"

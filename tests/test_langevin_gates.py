@@ -13,7 +13,7 @@ several posterior sd from 0), and the central moment is what the theory below bo
 independent, so :math:`\bar r_i` over ``C`` chains has standard error ``sd / sqrt(C)`` and a t-test with
 ``C - 1`` degrees of freedom is exact up to the CLT. The leading CLT error is the skewness of :math:`r_{ij}`
 (large on rosenbrock, whose :math:`x_2 \approx x_1^2` is heavy-tailed), so every t statistic carries Johnson's
-(1978, JASA 73:536) skewness correction (``reference.checks.mean_check``). Family-wise false-failure rate
+(1978, JASA 73:536) skewness correction (``sgbench.reference.checks.mean_check``). Family-wise false-failure rate
 ``ALPHA = 1e-3`` per gate and case, Bonferroni over coordinates (and grid steps).
 
 **Bound on Gaussian targets** (icg; linreg, whose posterior is Gaussian). :math:`P = \Sigma^{-1}`; the
@@ -118,12 +118,11 @@ import numpy as np
 import pytest
 import scipy.linalg
 
-import bench
-import samplers
-import targets
-from reference.checks import bonferroni, mean_check, standard_error
-from samplers import control_variates
-from base.draws import jax_draws
+from sgbench import samplers, targets
+from sgbench.base.draws import jax_draws
+from sgbench.bench.running import run as running
+from sgbench.reference.checks import bonferroni, mean_check, standard_error
+from sgbench.samplers import control_variates
 
 ALPHA = 1e-3
 BOUND_AT_SMALLEST_STEP = 0.02  # K_0 h_s
@@ -388,8 +387,8 @@ def runs(case) -> Runs:
     grid = [sampler_params(case, h) for h in th.steps]
     wrong = WRONG_TEMPERATURE.get(key, 1.1)
     grid += [sampler_params(case, h, wrong) for h in (th.steps[0], th.steps[-1])]
-    results = bench.run_grid(sampler, target, params_grid=grid, num_chains=chains, num_steps=steps, seed=SEED,
-                             backend="jax", initial_position=start)
+    results = running.run_grid(sampler, target, params_grid=grid, num_chains=chains, num_steps=steps, seed=SEED,
+                               backend="jax", initial_position=start)
     mu, var = target.truth.mean, np.diag(target.truth.covariance)
     r = np.stack([(res.moments.second_moment - 2 * mu * res.moments.mean + mu**2) / var - 1 for res in results])
     return Runs(r[: len(GRID)], r[len(GRID):], tuple(int(res.metrics["num_diverged_chains"]) for res in results))
@@ -519,8 +518,8 @@ def test_adaptive_psgld_is_not_first_order():
     start = np.asarray(target.sample(jax.random.key(SEED), chains))
     nu0 = th.square_average
     grid = [{"step_size": h, "initial_square_average": nu0} for h in (th.h_s, 4 * th.h_s)]
-    results = bench.run_grid("psgld", target, params_grid=grid, num_chains=chains, num_steps=steps, seed=SEED,
-                             initial_position=start)
+    results = running.run_grid("psgld", target, params_grid=grid, num_chains=chains, num_steps=steps, seed=SEED,
+                               initial_position=start)
     r = np.stack([res.moments.second_moment / np.diag(target.covariance) - 1 for res in results])
     # one-sided (bias above): each coordinate at the two-sided Bonferroni level of ALPHA, i.e. ALPHA / 2 one-sided
     mean_check(r[0], th.bound[0], alternative="greater", alpha=ALPHA / 2,
@@ -534,8 +533,8 @@ def test_divergence_is_measured_not_raised(backend, num_chains):
     """SGLD above the stability bound: every chain diverges, is counted, and leaves every other metric NaN."""
     target = make_target("icg", "none")
     step = 2.5 / largest(target.precision)  # above the stability bound 2 / lambda_max: |1 - h lambda| = 1.5
-    result = bench.run("sgld", target, params={"step_size": step}, num_chains=num_chains, num_steps=2000, seed=SEED,
-                       backend=backend)
+    result = running.run("sgld", target, params={"step_size": step}, num_chains=num_chains, num_steps=2000, seed=SEED,
+                         backend=backend)
     assert result.metrics["num_diverged_chains"] == num_chains
     others = {k: v for k, v in result.metrics.items() if k != "num_diverged_chains"}
     assert others and not any(np.isfinite(v) for v in others.values()), others

@@ -33,9 +33,11 @@ def _toml_list(values) -> str:
 
 
 @pytest.mark.parametrize("importer, imported", [
-    ("samplers", "targets"), ("targets", "samplers"), ("base", "samplers"), ("reference", "bench"),
-    ("bench.running", "bench.sweeps"), ("bench.html", "bench.gate"), ("bench.gate", "bench.perf"),
-    ("bench.sweeps", "bench.cli"),
+    ("sgbench.samplers", "sgbench.targets"), ("sgbench.targets", "sgbench.samplers"),
+    ("sgbench.base", "sgbench.samplers"), ("sgbench.reference", "sgbench.bench"),
+    ("sgbench.bench.running", "sgbench.bench.sweeps"), ("sgbench.bench.html", "sgbench.bench.gate"),
+    ("sgbench.bench.gate", "sgbench.bench.perf"),
+    ("sgbench.bench.sweeps", "sgbench.bench.cli"),
 ])
 def test_an_upward_or_sideways_import_breaks_a_contract(tmp_path, importer, imported):
     """Every package the contracts name, empty, with one module each; ``importer``'s imports ``imported``."""

@@ -1,6 +1,6 @@
-"""``sgbench reproduce mamba-table1|mamba-table2|mamba-table3`` (``bench.reproduce.mamba_tables``): a small run of
-each end to end, the summary and the paper's comparisons on a made-up frame, and options refused where they do not
-belong."""
+"""``sgbench reproduce mamba-table1|mamba-table2|mamba-table3`` (``sgbench.bench.reproduce.mamba_tables``): a small
+run of each end to end, the summary and the paper's comparisons on a made-up frame, and options refused where they do
+not belong."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from bench.cli import main
-from bench.reproduce import mamba_tables
-from bench.reproduce.mamba_tables import TABLE1, TABLE2, TABLE3
+from sgbench.bench.cli import main
+from sgbench.bench.reproduce import mamba_tables
+from sgbench.bench.reproduce.mamba_tables import TABLE1, TABLE2, TABLE3
 
 
 @pytest.mark.integration

@@ -15,16 +15,14 @@ import numpy as np
 import pytest
 from arviz.stats.diagnostics import _ess as arviz_ess
 
-import bench
-import samplers
-import targets
-from reference.checks import b2_check, b2_noise_bound, expectation_mcse
-from reference.metrics import b2
-from samplers import _mclmc_tuning as tuning
-from samplers import mclmc
-from samplers._contract import GradientOracle
-from base.draws import numpy_draws
-from samplers._microcanonical import INTEGRATORS, integrate, reference_kick, reference_refresh
+from sgbench import samplers, targets
+from sgbench.base.draws import numpy_draws
+from sgbench.bench.running import run as running
+from sgbench.reference.checks import b2_check, b2_noise_bound, expectation_mcse
+from sgbench.reference.metrics import b2
+from sgbench.samplers import _mclmc_tuning as tuning, mclmc
+from sgbench.samplers._contract import GradientOracle
+from sgbench.samplers._microcanonical import INTEGRATORS, integrate, reference_kick, reference_refresh
 from tests._hlo_nesting import while_depths
 from tests.test_equivalence import assert_implementations_agree
 
@@ -393,7 +391,7 @@ def test_tuned_mclmc_reaches_small_bias_on_icg():
     ICG: 10 chains, phases of 1000 steps, 10^4 sampling steps; budget 2 (3000 + 10^4) + 1 = 26 001 gradient
     evaluations per chain, tuning included.
 
-    Tolerance: b^2 (pooled) < 0.01, Hoffman & Sountsov's threshold, as ``reference.checks.b2_check`` at
+    Tolerance: b^2 (pooled) < 0.01, Hoffman & Sountsov's threshold, as ``sgbench.reference.checks.b2_check`` at
     false-failure rate 1e-3: with r_i = (m_i - E[x_i^2]) / sd[x_i^2] (so b^2 = mean_i r_i^2) and standard
     errors tau_i = 1 / sqrt(ESS_i), ESS_i the effective size of the pooled estimate of E[x_i^2] (ArviZ,
     x^2 of the kept draws), the check passes iff sqrt(b^2) <= sqrt(floor) + tau_max sqrt(chi2_10(1 - 1e-3) /
@@ -405,8 +403,8 @@ def test_tuned_mclmc_reaches_small_bias_on_icg():
     above the check's ``detectable`` with probability >= 0.9. The same threshold on blackjax's run validates
     the comparison."""
     target = targets.get("icg")
-    result = bench.run("mclmc", target, params=dict(tuning_steps=(PHASE, PHASE, PHASE)), num_chains=CHAINS,
-                       num_steps=3 * PHASE + SAMPLES, seed=0, keep_samples=True, num_checkpoints=30)
+    result = running.run("mclmc", target, params=dict(tuning_steps=(PHASE, PHASE, PHASE)), num_chains=CHAINS,
+                         num_steps=3 * PHASE + SAMPLES, seed=0, keep_samples=True, num_checkpoints=30)
     assert result.metrics["num_diverged_chains"] == 0
     assert np.all(result.trace.grad_evals == 2 * (3 * PHASE + SAMPLES) + 1)
     samples = result.trace.samples[:, 3 * PHASE:]  # the tuning steps left NaN rows (not samples)

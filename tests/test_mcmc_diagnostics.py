@@ -18,12 +18,12 @@ import pytest
 import scipy.signal
 import scipy.stats
 
-from reference.metrics import Moments
-from reference.metrics.chainwise_rhat import chainwise_split_rhat
-from reference.metrics.classic_rhat import gelman_rubin_from_moments
-from reference.metrics.ess import ess
-from reference.metrics.mcse import moment_mcse
-from reference.metrics.split_rhat import split_rhat
+from sgbench.reference.metrics import Moments
+from sgbench.reference.metrics.chainwise_rhat import chainwise_split_rhat
+from sgbench.reference.metrics.classic_rhat import gelman_rubin_from_moments
+from sgbench.reference.metrics.ess import ess
+from sgbench.reference.metrics.mcse import moment_mcse
+from sgbench.reference.metrics.split_rhat import split_rhat
 
 
 def ar1_chains(phi, chains, draws, dim, seed):
@@ -139,7 +139,7 @@ def test_mismatched_shapes_and_counts_are_clear_errors(chains):
     unequal = Moments.of_samples(chains, axis=1)._replace(count=np.array([1000.0, 1000.0, 999.0, 1000.0]))
     with pytest.raises(ValueError, match="same number of draws in every chain"):
         gelman_rubin_from_moments(unequal)
-    with pytest.raises(TypeError, match="moments must be a reference.metrics.Moments"):
+    with pytest.raises(TypeError, match="moments must be a sgbench.reference.metrics.Moments"):
         gelman_rubin_from_moments(chains)
 
 

@@ -1,4 +1,4 @@
-"""The microcanonical kernel (``samplers._microcanonical``, ``samplers.mclmc``): the ESH kick is the
+"""The microcanonical kernel (``sgbench.samplers._microcanonical``, ``sgbench.samplers.mclmc``): the ESH kick is the
 paper's B_eps and its kinetic change is eq. 2's term; the deterministic step equals blackjax's
 isokinetic integrators; the partial refreshment equals blackjax's on the same normal draw; whole
 MCLMC trajectories with refreshment equal blackjax's mclmc kernel's on its own key-split draws; the
@@ -12,12 +12,17 @@ import numpy as np
 import pytest
 from blackjax.mcmc import integrators as blackjax_integrators
 
-import bench
-import samplers
-import targets
-from samplers._contract import GradientOracle
-from samplers._microcanonical import (
-    INTEGRATORS, integrate, optimized_kick, optimized_refresh, reference_kick, reference_refresh)
+from sgbench import samplers, targets
+from sgbench.bench.running import run as running
+from sgbench.samplers._contract import GradientOracle
+from sgbench.samplers._microcanonical import (
+    INTEGRATORS,
+    integrate,
+    optimized_kick,
+    optimized_refresh,
+    reference_kick,
+    reference_refresh,
+)
 
 BLACKJAX_INTEGRATORS = {"minimal_norm": blackjax_integrators.isokinetic_mclachlan,
                         "leapfrog": blackjax_integrators.isokinetic_velocity_verlet}
@@ -128,8 +133,8 @@ def test_mclmc_costs_two_gradients_per_step_after_priming():
     with leapfrog, plus one at the start."""
     for integrator, per_step in [("minimal_norm", 2), ("leapfrog", 1)]:
         for backend in ("jax", "numpy"):
-            result = bench.run("mclmc", "icg", params=dict(step_size=0.1, L=2.0, integrator=integrator),
-                               num_chains=2, num_steps=30, backend=backend)
+            result = running.run("mclmc", "icg", params=dict(step_size=0.1, L=2.0, integrator=integrator),
+                                 num_chains=2, num_steps=30, backend=backend)
             np.testing.assert_array_equal(result.trace.grad_evals, [1 + 30 * per_step] * 2)
 
 
@@ -145,7 +150,7 @@ def test_mclmc_bad_input_names_the_parameter(bad, message):
 def test_wrappers_refuse_a_sampler_that_caches_its_log_density():
     """PX and the control variate feed their own gradient oracle; MCLMC's cached log density would
     be the unwrapped target's: both wrappers refuse it by name."""
-    from samplers import control_variates, px
+    from sgbench.samplers import control_variates, px
     with pytest.raises(ValueError, match="mclmc"):
         px.px(samplers.get("mclmc"))
     with pytest.raises(ValueError, match="mclmc"):

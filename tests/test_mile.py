@@ -4,15 +4,13 @@ tuning from the same deep-ensemble starts) produces NaN and frozen chains (Table
 
 from __future__ import annotations
 
-
 import numpy as np
 import pytest
 
-import samplers
-import targets
-from samplers import mclmc, mile
-from bench.reproduce.mile_table5 import failure_counts
-from samplers._deep_ensemble import LEARNING_RATE, deep_ensemble
+from sgbench import samplers, targets
+from sgbench.bench.reproduce.mile_table5 import failure_counts
+from sgbench.samplers import mclmc, mile
+from sgbench.samplers._deep_ensemble import LEARNING_RATE, deep_ensemble
 
 
 def test_parameters_follow_the_paper():

@@ -7,10 +7,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import targets
-from bench.cli import main
-from bench.reproduce import mile_uci
-from targets.datasets import bundled
+from sgbench import targets
+from sgbench.bench.cli import main
+from sgbench.bench.reproduce import mile_uci
+from sgbench.targets.datasets import bundled
 
 
 def test_the_true_predictive_of_friedman1_is_the_best_one():

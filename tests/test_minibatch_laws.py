@@ -1,5 +1,5 @@
 r"""Tier 1: the exact law of SGLD with minibatch gradients on Bayesian linear regression
-(``reference.minibatch_laws``), checked against simulation and its limits, and the suite's SGLD held to it.
+(``sgbench.reference.minibatch_laws``), checked against simulation and its limits, and the suite's SGLD held to it.
 
 Target: ``linreg`` with N = 40, d = 2, B = 8 (with replacement), posterior :math:`\mathcal N(\mu, \Sigma)`,
 precision eigenvalues 20.6 and 29.7. At step 0.02 the law's stationary second moment is 2.4-2.9 times
@@ -33,7 +33,7 @@ Tests (statistic; false-failure rate; power):
 - ``test_law_reduces_to_langevin_recursion``: deterministic (1e-10 relative). Without minibatch noise
   the law is ``langevin_recursion``'s at every step (transient and stationary); with it, one step from a
   point x is ``langevin_recursion`` with the noise covariance :math:`V(x)` of
-  ``targets.noise.minibatch`` (the suite's own, independent formula), for B = 8 and B = N; Welling &
+  ``sgbench.targets.noise.minibatch`` (the suite's own, independent formula), for B = 8 and B = N; Welling &
   Teh's convention is the standard one at half the step.
 - ``test_suite_sgld_matches_law`` (JAX, 256 chains x 2000 steps after 2000 of burn-in, step 0.02,
   overdispersed start :math:`\mu + 2(\text{exact draws} - \mu)`): ``law_check`` of the streamed per-chain
@@ -49,12 +49,15 @@ import numpy as np
 import pytest
 import scipy.linalg
 
-import bench
-import targets
-from reference.checks import law_check
-from reference.linear_laws import averaged_second_moment, langevin_recursion
-from reference.minibatch_laws import (
-    minibatch_sgld_operator, minibatch_sgld_second_moment, minibatch_sgld_stationary, standard_step,
+from sgbench import targets
+from sgbench.bench.running import run as running
+from sgbench.reference.checks import law_check
+from sgbench.reference.linear_laws import averaged_second_moment, langevin_recursion
+from sgbench.reference.minibatch_laws import (
+    minibatch_sgld_operator,
+    minibatch_sgld_second_moment,
+    minibatch_sgld_stationary,
+    standard_step,
 )
 
 ALPHA = 1e-3
@@ -147,7 +150,7 @@ def test_law_reduces_to_langevin_recursion():
         np.testing.assert_array_equal(mean_error, 0.0)
         np.testing.assert_allclose(minibatch_sgld_stationary(full, step, temperature),
                                    scipy.linalg.solve_discrete_lyapunov(*transition), rtol=1e-10)
-    # one step from a point: langevin_recursion with the minibatch covariance V(x) of targets.noise.minibatch
+    # one step from a point: langevin_recursion with the minibatch covariance V(x) of sgbench.targets.noise.minibatch
     for batch in (BATCH, TARGET["num_data"]):
         target = linreg(batch=batch)
         x = mu + np.array([0.3, -0.2])
@@ -169,8 +172,8 @@ def test_suite_sgld_matches_law():
     num_chains, num_steps, num_burnin, step = 256, 2000, 2000, 0.02
     draws = np.asarray(target.sample(jax.random.key(5), num_chains))
     start = mu + 2 * (draws - mu)
-    result = bench.run("sgld", target, params={"step_size": step}, num_chains=num_chains, num_steps=num_steps,
-                       num_burnin=num_burnin, initial_position=start, seed=17)
+    result = running.run("sgld", target, params={"step_size": step}, num_chains=num_chains, num_steps=num_steps,
+                         num_burnin=num_burnin, initial_position=start, seed=17)
     assert result.metrics["num_diverged_chains"] == 0
 
     def law(t):

@@ -7,8 +7,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-import bench
-from reference.metrics import Moments
+from sgbench.bench.running import run as running
+from sgbench.reference.metrics import Moments
 
 
 def stream(x, keep=None, xp=np):
@@ -66,19 +66,19 @@ def test_masked_and_nonfinite_draws_are_skipped(draws):
 @pytest.mark.parametrize("backend, block_size", [("jax", 64), ("jax", 1), ("numpy", 64)])
 def test_driver_streaming_moments_equal_its_stored_samples(backend, block_size):
     """At ``block_size=1`` two blocks in three (and the burn-in) keep no step and skip the moments' reduction."""
-    result = bench.run("sgld", "icg", params={"step_size": 1e-2}, target_params={"noise": "isotropic"},
-                       num_chains=3, num_steps=600, num_burnin=50, thin=3, seed=4, backend=backend,
-                       keep_samples=True, block_size=block_size)
+    result = running.run("sgld", "icg", params={"step_size": 1e-2}, target_params={"noise": "isotropic"},
+                         num_chains=3, num_steps=600, num_burnin=50, thin=3, seed=4, backend=backend,
+                         keep_samples=True, block_size=block_size)
     assert result.samples.shape == (3, 200, 10)
     assert_moments_close(result.moments, Moments.of_samples(result.samples, axis=1), rtol=1e-10)
 
 
 def test_float32_chains_keep_float64_statistics():
-    result = bench.run("sgld", "icg", params={"step_size": 1e-2}, num_chains=2, num_steps=100,
-                       dtype="float32", keep_samples=True)
+    result = running.run("sgld", "icg", params={"step_size": 1e-2}, num_chains=2, num_steps=100,
+                         dtype="float32", keep_samples=True)
     assert result.samples.dtype == np.float32
     assert result.moments.mean.dtype == np.float64
-    assert jax.numpy.zeros(1).dtype == jnp.float64  # the suite's 64-bit mode is on
+    assert jax.numpy.zeros(1).dtype == jnp.float64  # the tests run in JAX's 64-bit mode (conftest.py)
 
 
 @pytest.mark.parametrize("shift", ["zero", "mean", "far"])

@@ -9,8 +9,8 @@ import subprocess
 
 import pytest
 
-from bench.cli import main
-from bench.gate import runner
+from sgbench.bench.cli import main
+from sgbench.bench.gate import runner
 
 BENCHMARK = "sgld_icg.TimeNumpyDriver.time_run"
 MACHINE = "sgbench-nightly-test"
@@ -87,11 +87,11 @@ def test_commits_since_the_last_night_are_measured_by_asv_with_head_last(monkeyp
     """The asv command lines of the default mode (recorded, not run: each commit's environment is built by asv)."""
     from argparse import Namespace
 
-    from bench.cli import nightly
+    from sgbench.bench.cli import nightly
 
     head, last, between = "b" * 40, "a" * 40, "c" * 40
     commands = []
-    monkeypatch.setattr("bench.perf.asv_machine.register_machine", lambda config, name=None: "box")
+    monkeypatch.setattr("sgbench.bench.perf.asv_machine.register_machine", lambda config, name=None: "box")
     monkeypatch.setattr(nightly.subprocess, "run", lambda command, check=False: (
         commands.append(command), subprocess.CompletedProcess(command, 0))[1])
     monkeypatch.setattr(nightly, "_git", lambda *args: f"{between}\n{head}" if args[:2] == ("rev-list", "--reverse")

@@ -10,18 +10,18 @@ import pytest
 import scipy.integrate
 import scipy.stats
 
-import bench
-import targets
-import targets.noise
-from reference.checks import z_critical
-from base.draws import numpy_draws
-from base.registry import UnknownNameError
-from targets.noise.alpha_stable import symmetric_stable
-from targets.noise.spatial import SpatialNoise
+from sgbench import targets
+from sgbench.base.draws import numpy_draws
+from sgbench.base.registry import UnknownNameError
+from sgbench.bench.running import run as running
+from sgbench.noise.alpha_stable import symmetric_stable
+from sgbench.noise.spatial import SpatialNoise
+from sgbench.reference.checks import z_critical
+from sgbench.targets import noise as noise_models
 
 ALPHA = 1e-3
 # Models that work on any analytic target ('minibatch' needs a data target and is tested with them).
-ANALYTIC_NOISE = [name for name in targets.noise.names() if name != "minibatch"]
+ANALYTIC_NOISE = [name for name in noise_models.names() if name != "minibatch"]
 
 
 def noise_z_scores(errors: np.ndarray, claimed: np.ndarray) -> np.ndarray:
@@ -270,7 +270,7 @@ def test_unknown_model_is_an_unknown_name_error_and_spatial_needs_truth():
 @pytest.mark.parametrize("backend", ["jax", "numpy"])
 @pytest.mark.parametrize("name", ANALYTIC_NOISE)
 def test_sgld_runs_with_every_noise_model(name, backend):
-    result = bench.run("sgld", "icg", params={"step_size": 1e-3}, target_params={"noise": name},
-                       num_chains=2, num_steps=200, backend=backend)
+    result = running.run("sgld", "icg", params={"step_size": 1e-3}, target_params={"noise": name},
+                         num_chains=2, num_steps=200, backend=backend)
     assert result.target_params["noise"] == name
     assert result.grad_evals == 2 * 200

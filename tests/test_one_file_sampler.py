@@ -1,5 +1,5 @@
 """A new sampler is one file (DESIGN.md): its benchmark settings live in it
-(``samplers._benchmarks.BenchmarkSettings``), and every benchmark reads them from the registry.
+(``sgbench.samplers._benchmarks.BenchmarkSettings``), and every benchmark reads them from the registry.
 
 - A throwaway SGLD written to a temporary module, registered with its own settings and nothing else
   edited, is in the gate's quick cells (at the gate's temperature), the equivalence test's settings
@@ -25,16 +25,13 @@ import sys
 from pathlib import Path
 
 import pytest
-
-import samplers
-import targets
-from bench import cli
-from bench.perf import speed, speed_workload
-from bench.gate import baseline as baselines
-from bench.gate import cells, design_bias
-from samplers._benchmarks import ASV_TARGETS, GATE_TARGETS
-
 import test_equivalence
+
+from sgbench import samplers, targets
+from sgbench.bench import cli
+from sgbench.bench.gate import baseline as baselines, cells, design_bias
+from sgbench.bench.perf import speed, speed_workload
+from sgbench.samplers._benchmarks import ASV_TARGETS, GATE_TARGETS
 
 REPO = Path(__file__).resolve().parents[1]
 NAME = "throwaway_sgld"
@@ -43,8 +40,8 @@ THROWAWAY = '''"""SGLD, copied as a new sampler would be written: one file, with
 import jax.numpy as jnp
 import numpy as np
 
-import samplers
-from samplers._langevin import LangevinParams as Params, State, draw_spec, init  # noqa: F401
+from sgbench import samplers
+from sgbench.samplers._langevin import LangevinParams as Params, State, draw_spec, init  # noqa: F401
 
 
 def reference_step(state, grad_fn, draws, params):

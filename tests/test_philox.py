@@ -1,4 +1,4 @@
-"""``base.philox``: the Philox4x32-10 stream, bit for bit, and the laws of its floats.
+"""``sgbench.base.philox``: the Philox4x32-10 stream, bit for bit, and the laws of its floats.
 
 Bits: the known-answer vectors of Salmon et al.'s Random123 distribution (``kat_vectors``,
 philox4x32 with 10 rounds) and JAX's own Philox4x32 primitive on random keys and counters.
@@ -17,8 +17,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-import samplers  # noqa: F401  (float64 mode)
-from base import philox as _philox
+from sgbench.base import philox as _philox
 
 KAT = [  # (key, counter, output) of Random123's kat_vectors, philox4x32 10 rounds
     ((0x00000000, 0x00000000), (0x00000000, 0x00000000, 0x00000000, 0x00000000),

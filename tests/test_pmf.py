@@ -15,10 +15,10 @@ import numpy as np
 import pytest
 import scipy.stats
 
-import bench
-import targets
-from targets import datasets
-from targets.pmf import PMFParameters
+from sgbench import targets
+from sgbench.bench.running import run as running
+from sgbench.targets import datasets
+from sgbench.targets.pmf import PMFParameters
 
 SMALL = dict(num_users=50, num_items=80, num_ratings=2000, latent_dim=3)
 _BUILT = {}
@@ -423,8 +423,8 @@ def test_parameters_rebuild_the_target_and_have_defaults():
 
 @pytest.mark.parametrize("backend", ["jax", "numpy"])
 def test_sgld_runs_on_pmf(backend):
-    result = bench.run("sgld", "pmf", params={"step_size": 1e-6}, num_chains=2, num_steps=50, backend=backend,
-                       target_params=SMALL)
+    result = running.run("sgld", "pmf", params={"step_size": 1e-6}, num_chains=2, num_steps=50, backend=backend,
+                         target_params=SMALL)
     assert result.grad_evals == 2 * 50
     assert result.metrics["num_diverged_chains"] == 0
     moments = result.moments

@@ -1,4 +1,4 @@
-r"""Power against planted bugs (``bench.gate.planted``, ``bench.gate.power``, ``sgbench gate --power``)
+r"""Power against planted bugs (``sgbench.bench.gate.planted``, ``sgbench.bench.gate.power``, ``sgbench gate --power``)
 and the gate's exact-law and heavy-tailed checks that give it that power.
 
 - Planting is undone: after ``with bug.planted()`` the registry, the targets' noise models and the
@@ -26,15 +26,15 @@ import pytest
 import scipy.linalg
 import scipy.stats
 
-import samplers
-from bench import cli
-from bench.gate import design_bias, exact_law, planted, power
-from bench.gate.cells import suite
-from bench.gate.replicates import run_replicates
-from bench.gate.runner import alpha_per_check
-from bench.gate.truth import truth_checks
-from reference.metrics.moments import Moments
-from targets.noise.isotropic import IsotropicNoise
+from sgbench import samplers
+from sgbench.bench import cli
+from sgbench.bench.gate import design_bias, exact_law, planted, power
+from sgbench.bench.gate.cells import suite
+from sgbench.bench.gate.replicates import run_replicates
+from sgbench.bench.gate.runner import alpha_per_check
+from sgbench.bench.gate.truth import truth_checks
+from sgbench.reference.metrics.moments import Moments
+from sgbench.targets.noise.isotropic import IsotropicNoise
 
 QUICK = suite("quick")
 ALPHA = alpha_per_check(len(QUICK), True)
@@ -100,7 +100,7 @@ def test_exact_law_is_the_lyapunov_solution_for_a_long_stationary_run():
     h, t, v = cell.params["step_size"], cell.params["temperature"], cell.target_params["noise_variance"]
     a = np.eye(target.dim) - h * target.precision
     stationary = scipy.linalg.solve_discrete_lyapunov(a, (h * h * v + 2 * h * t) * np.eye(target.dim))
-    from reference.linear_laws import averaged_second_moment, langevin_recursion
+    from sgbench.reference.linear_laws import averaged_second_moment, langevin_recursion
 
     transition = langevin_recursion(target.precision, h, t, v * np.eye(target.dim))
     np.testing.assert_allclose(averaged_second_moment(stationary, transition, 200, target.dim), np.diag(stationary),
@@ -110,7 +110,7 @@ def test_exact_law_is_the_lyapunov_solution_for_a_long_stationary_run():
 def test_exact_law_of_a_thinned_average_reads_only_the_kept_steps():
     """``averaged_second_moment(..., thin=k)`` is the mean of S_t over t = b + k, b + 2k, .., b + n (the steps
     ``RunConfig.is_kept`` keeps), iterated here by hand (deterministic)."""
-    from reference.linear_laws import averaged_second_moment, langevin_recursion
+    from sgbench.reference.linear_laws import averaged_second_moment, langevin_recursion
 
     cell = next(c for c in QUICK if c.exact_law and c.sampler == "sgld")
     target = cell.make_target()

@@ -12,8 +12,8 @@ import scipy.special
 import scipy.stats
 import sklearn.metrics
 
-import reference.metrics
-from reference.metrics.classification import (
+from sgbench.reference import metrics
+from sgbench.reference.metrics.classification import (
     accuracy,
     aurc,
     auroc,
@@ -25,9 +25,9 @@ from reference.metrics.classification import (
     ood_auroc,
     perplexity,
 )
-from reference.metrics.ensemble_diversity import ensemble_ambiguity, prediction_variance
-from reference.metrics.lppd import lppd
-from reference.metrics.regression import (
+from sgbench.reference.metrics.ensemble_diversity import ensemble_ambiguity, prediction_variance
+from sgbench.reference.metrics.lppd import lppd
+from sgbench.reference.metrics.regression import (
     credible_interval_calibration_error,
     credible_interval_coverage,
     gaussian_lppd,
@@ -57,7 +57,7 @@ def one_sample(rows):
 
 def test_all_predictive_metrics_are_registered():
     for name in PREDICTIVE_METRICS:
-        assert callable(reference.metrics.get(name))
+        assert callable(metrics.get(name))
 
 
 @pytest.mark.parametrize("classes", [2, 4])

@@ -1,4 +1,4 @@
-"""PX-SGMCMC (``samplers.px``, ``px_sgld``, ``px_sghmc``): the expansion, its chain rule, Lemma 3.1,
+"""PX-SGMCMC (``sgbench.samplers.px``, ``px_sgld``, ``px_sghmc``): the expansion, its chain rule, Lemma 3.1,
 the mapped-back samples, bad input, the low-rank option, and mode hopping on the 25-mode mixture.
 
 Conventions as in ``tests/test_langevin_exact_laws.py``: deterministic checks have false-failure
@@ -37,7 +37,7 @@ Tests (what; false-failure rate; what it detects; time):
 4. ``test_mode_counting_and_the_single_layer_adapter`` (deterministic, 0.6 s) and
    ``test_mixture_mode_hopping`` (statistical; below).
 5. ``test_bad_input``: a target without layers (icg: the message names it, what is needed and
-   ``targets.single_layer``), bad expansions (negative: ValueError; non-integer: TypeError, as the suite's
+   ``sgbench.targets.single_layer``), bad expansions (negative: ValueError; non-integer: TypeError, as the suite's
    other integer checks), expanded_friction <= 0 or unstable, vector friction without
    expanded_friction, a base with target-dependent parameters. Rate 0. < 0.1 s.
 6. ``test_low_rank_factors``: diag(d) + U L^T factors, their parameter count, the exact start, the
@@ -45,7 +45,7 @@ Tests (what; false-failure rate; what it detects; time):
    Rate 0. < 0.1 s.
 
 Mode hopping on the 2-d mixture of 25 Gaussians (section 5.1; ``targets.get("gmm", extra_dims=0,
-component_variance=0.03)`` wrapped by ``targets.single_layer``, prior N(0, 1) on v and the P's,
+component_variance=0.03)`` wrapped by ``sgbench.targets.single_layer``, prior N(0, 1) on v and the P's,
 expansion (3, 0): x = P_3 P_2 P_1 v), single chains from the origin, 10^5 steps each, samples
 thinned by 10, a mode visited when a sample lies within 3 component standard deviations
 (0.52) of its centre; SGLD step 1e-3, SGHMC practical form step 0.02 friction 50 (per-step friction
@@ -83,13 +83,12 @@ import numpy as np
 import pytest
 import scipy.special
 
-import bench
-import samplers
-import targets
-from reference import metrics
-from samplers import px
-from base.draws import numpy_draws
-from bench.reproduce.px_modes import MIXTURE, MODE_RADIUS, mixture_centres, mode_counts, modes_visited
+from sgbench import samplers, targets
+from sgbench.base.draws import numpy_draws
+from sgbench.bench.reproduce.px_modes import MIXTURE, MODE_RADIUS, mixture_centres, mode_counts, modes_visited
+from sgbench.bench.running import run as running
+from sgbench.reference import metrics
+from sgbench.samplers import px
 
 TOLERANCE = 1e-10  # reference vs optimized, expansion (0, 0) vs base: float64 rounding over the run
 GRAD_TOLERANCE = 1e-10  # hand-written chain rule vs jax.grad, relative to the gradient's max-norm
@@ -189,7 +188,7 @@ def test_friction_groups():
 
 def _factors(theta, lay):
     """The layer's matrices in the paper's orientation, read from ``theta`` independently of
-    ``samplers.px.forward``: (P_1..P_c, V, Q_1..Q_d, a) per layer."""
+    ``sgbench.samplers.px.forward``: (P_1..P_c, V, Q_1..Q_d, a) per layer."""
     out = []
     for slot in lay.layers:
         def matrix(f):
@@ -245,7 +244,7 @@ def _single_layer_params(expansion, n_in, n_out, low_rank=0):
 @pytest.mark.parametrize("expansion", [(1, 0), (0, 1), (1, 1), (2, 1)], ids=str)
 def test_lemma_3_1_gradient_flow_is_preconditioned(expansion):
     """Lemma 3.1 (appendix A.1, eqs. 20-23): under the gradient flow dW_i = -grad_{W_i} F dt of the
-    factors (driven by the hand-written chain rule ``samplers.px.pullback``), X = vec(W_1 ... W_e)
+    factors (driven by the hand-written chain rule ``sgbench.samplers.px.pullback``), X = vec(W_1 ... W_e)
     moves as dX/dt = -P_X grad_X F, with vec column-major (our flat W, row-major (in, out), is
     vec of the paper's out x in matrix). Cases e = 2 (P V and V Q: P_X = W_2^T W_2 (x) I +
     I (x) W_1 W_1^T), e = 3 and e = 4 (the general sum). The derivative is the Richardson
@@ -363,7 +362,7 @@ def test_low_rank_factors():
 
 
 def _predictive_metrics(target, samples):
-    """The classification metrics of ``reference.metrics`` on the test split for draws (chains,
+    """The classification metrics of ``sgbench.reference.metrics`` on the test split for draws (chains,
     draws, dim): the pipeline for BNN samples (softmax of ``predict``'s logits)."""
     features, labels = target.splits["test"]
     flat = samples.reshape(-1, target.dim)
@@ -390,8 +389,8 @@ def test_mapped_back_samples_go_through_the_predictive_pipeline():
     results = {}
     for name, params in [("sghmc", dict(step_size=1e-3, form="practical", friction=100.0)),
                          ("px_sghmc", dict(step_size=1e-3))]:
-        run = bench.run(name, target, params=params, num_chains=2, num_steps=200, thin=20, keep_samples=True,
-                        seed=5, backend="numpy")
+        run = running.run(name, target, params=params, num_chains=2, num_steps=200, thin=20, keep_samples=True,
+                          seed=5, backend="numpy")
         assert run.trace.samples.shape == (2, 10, target.dim) and np.all(np.isfinite(run.trace.samples))
         assert np.all(run.trace.grad_evals == 200)
         results[name] = _predictive_metrics(target, run.trace.samples)
@@ -431,7 +430,7 @@ def test_bad_input():
     with pytest.raises(ValueError, match=r"layer matrices.*'icg' has none.*targets\.single_layer\(target\)"):
         sghmc.params_for(icg, step_size=1e-3)
     with pytest.raises(ValueError, match="layer matrices"):
-        bench.run("px_sgld", "icg", params=dict(step_size=1e-3), num_chains=1, num_steps=2, backend="numpy")
+        running.run("px_sgld", "icg", params=dict(step_size=1e-3), num_chains=1, num_steps=2, backend="numpy")
     for expansion, error in [((-1, 0), ValueError), ((1, -2), ValueError), ((1.5, 0), TypeError),
                              ((True, 0), TypeError), ((1,), ValueError), ("11", ValueError), (2, ValueError)]:
         with pytest.raises(error, match="expansion"):

@@ -8,8 +8,8 @@ import math
 import pandas as pd
 import pytest
 
-from bench.cli import main
-from bench.reproduce import px_cold_posterior as pxc
+from sgbench.bench.cli import main
+from sgbench.bench.reproduce import px_cold_posterior as pxc
 
 
 def test_the_best_step_is_the_lowest_validation_nll_among_those_that_did_not_diverge():

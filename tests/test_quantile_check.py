@@ -1,4 +1,4 @@
-"""``reference.checks.quantile_check``: the distribution-free check of heavy-tailed replicates.
+"""``sgbench.reference.checks.quantile_check``: the distribution-free check of heavy-tailed replicates.
 
 - Null: Cauchy replicates (no mean, no variance), the median estimated from N = 1024 reference
   draws, 64 new replicates in 2 coordinates, at alpha = 1e-2; over 2000 simulated checks the
@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 import scipy.stats
 
-from reference.checks import quantile_check
+from sgbench.reference.checks import quantile_check
 
 ALPHA, SIMULATIONS, REFERENCE, REPLICATES, DIM = 1e-2, 2000, 1024, 64, 2
 

@@ -8,16 +8,18 @@ import shutil
 import numpy as np
 import pytest
 
-import samplers  # noqa: F401  (float64)
-import targets
-from bench.cli import main
-from reference import store
-from reference.checks import b2_check, moment_check
-from reference.build import ContractError, build, run_accepted
-from reference.reproducibility import rebuild_and_compare
-from reference.contract import Contract, e_bfmi, thin, violations
-from reference.nuts_result import NutsResult
-from reference.metrics import b2
+from sgbench import (
+    samplers,  # noqa: F401  (float64)
+    targets,
+)
+from sgbench.bench.cli import main
+from sgbench.reference import store
+from sgbench.reference.build import ContractError, build, run_accepted
+from sgbench.reference.checks import b2_check, moment_check
+from sgbench.reference.contract import Contract, e_bfmi, thin, violations
+from sgbench.reference.metrics import b2
+from sgbench.reference.nuts_result import NutsResult
+from sgbench.reference.reproducibility import rebuild_and_compare
 
 # Family-wise false-failure rate of every z-test below (Bonferroni over the coordinates tested).
 ALPHA = 1e-3
@@ -200,8 +202,8 @@ def test_icg_reference_header_records_the_blackjax_cross_check(icg_reference):
 
 def test_a_disagreeing_cross_check_fails_the_build_and_keeps_nothing(monkeypatch, tmp_path):
     """A second NUTS implementation that samples a shifted density must make the build fail."""
-    from reference import build as build_module
-    from reference.nuts import run_numpyro
+    from sgbench.reference import build as build_module
+    from sgbench.reference.nuts import run_numpyro
 
     def shifted_blackjax(target, **options):
         return run_numpyro(ShiftedLogDensity(target, 0.5), **options)
@@ -251,8 +253,8 @@ def test_the_regression_bnn_reference_is_function_space_from_a_deep_ensemble(tmp
     """The regression network's reference keeps the predictive means at 20 test points (its weights are not
     identified), starts NUTS from a deep ensemble, and records the parameters' own diagnostics without requiring
     them."""
-    from reference.nuts_result import initial_positions
-    from samplers._deep_ensemble import deep_ensemble
+    from sgbench.reference.nuts_result import initial_positions
+    from sgbench.samplers._deep_ensemble import deep_ensemble
 
     target = targets.get("bnn", noise="none", hidden=(2,))
     np.testing.assert_array_equal(initial_positions(target, 4, 0), deep_ensemble(target, 4, 0).positions)

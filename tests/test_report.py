@@ -11,20 +11,33 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import bench
-from bench.sweeps.report import (B2, B2_STD, TERMINAL_WIDTH, b2_figure, best_table, display_frame, format_table,
-                                 group_settings, headline, no_truth_note, run_summary, running_b2_figure,
-                                 shared_settings, write_report)
-from bench.sweeps.store import ResultsStore
+from sgbench.bench.running import run as running
+from sgbench.bench.sweeps.report import (
+    B2,
+    B2_STD,
+    TERMINAL_WIDTH,
+    b2_figure,
+    best_table,
+    display_frame,
+    format_table,
+    group_settings,
+    headline,
+    no_truth_note,
+    run_summary,
+    running_b2_figure,
+    shared_settings,
+    write_report,
+)
+from sgbench.bench.sweeps.store import ResultsStore
 
 
 @pytest.fixture(scope="module")
 def store(tmp_path_factory):
     """Two healthy step sizes and one far beyond SGLD's stability limit (every chain diverges)."""
     path = tmp_path_factory.mktemp("report") / "results.sqlite"
-    results = bench.run_grid("sgld", "icg", params_grid=[{"step_size": h} for h in (1e-3, 1e-2, 0.5)],
-                             num_chains=2, num_steps=1000, dtype="float32", block_size=500,
-                             target_params={"dim": 10, "noise": "isotropic", "noise_variance": 256.0})
+    results = running.run_grid("sgld", "icg", params_grid=[{"step_size": h} for h in (1e-3, 1e-2, 0.5)],
+                               num_chains=2, num_steps=1000, dtype="float32", block_size=500,
+                               target_params={"dim": 10, "noise": "isotropic", "noise_variance": 256.0})
     assert results[-1].metrics["num_diverged_chains"] == 2
     with ResultsStore(path) as store:
         for result in results:

@@ -3,7 +3,7 @@ into reports/latest/; with --out, pages go there alone; bad input leaves nothing
 
 import pytest
 
-from bench.cli import main
+from sgbench.bench.cli import main
 
 
 def test_each_invocation_has_its_own_folder_and_latest_holds_the_newest(tmp_path, monkeypatch, capsys):

@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from bench.reproduce import _record
+from sgbench.bench.reproduce import _record
 
 
 def test_a_unit_is_computed_once_per_settings(tmp_path):

@@ -10,9 +10,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from bench.cli import main
-from bench.reproduce import _registry, smile_table1
-from bench.reproduce.outcome import Check, Outcome, verdict
+from sgbench.bench.cli import main
+from sgbench.bench.reproduce import _registry, smile_table1
+from sgbench.bench.reproduce.outcome import Check, Outcome, verdict
 
 
 def test_every_reproduction_is_listed_with_both_scales(capsys):
@@ -111,7 +111,7 @@ def test_paper_table_and_search_grid():
 
 
 def test_smile_table1_blocks_fit_the_caches_and_divide_the_steps():
-    from bench.running.jax_driver import CACHED_BLOCK_NUMBERS
+    from sgbench.bench.running.jax_driver import CACHED_BLOCK_NUMBERS
 
     # 15 step sizes x 10 chains of SGLD draw 20 numbers and emit 10 coordinates a step: 466 steps fit, 400 divides
     refined = smile_table1._entry(("icg", "diagonal", "sgld"), smile_table1.second_stage(1e-3), 10**6, 0)
@@ -143,7 +143,7 @@ def test_smile_table1_tiny_run_lands_in_the_store_and_resumes(tmp_path, capsys):
 
 
 def test_mile_table5_counts_failed_chains():
-    from bench.reproduce import mile_table5
+    from sgbench.bench.reproduce import mile_table5
 
     counts = {"mile": {"nan": 0, "frozen": 0}, "naive": {"nan": 3, "frozen": 9}}
     frame = mile_table5.table(counts, 24).set_index("sampler")
@@ -156,8 +156,8 @@ def test_mile_table5_counts_failed_chains():
 def test_ks_distance_of_the_multimodal_target():
     import jax
 
-    import targets
-    from bench.reproduce import sglrw_multimodal
+    from sgbench import targets
+    from sgbench.bench.reproduce import sglrw_multimodal
 
     target = targets.get("multimodal1d")
     exact = np.asarray(target.sample(jax.random.key(0), 20_000))[:, 0]

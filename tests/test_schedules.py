@@ -10,9 +10,9 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-import bench
-from bench.sweeps.store import ResultsStore
-from samplers.schedules import Constant, Cyclical, PolynomialDecay, as_schedule, describe
+from sgbench.bench.running import run as running
+from sgbench.bench.sweeps.store import ResultsStore
+from sgbench.samplers.schedules import Constant, Cyclical, PolynomialDecay, as_schedule, describe
 
 
 def test_polynomial_decay_is_the_sglrw_schedule():
@@ -57,7 +57,7 @@ def test_cycle_phase_is_exact_in_float32_chains_at_large_step_counts():
 
 def test_a_step_size_grid_with_a_schedule_runs_and_is_stored(tmp_path):
     grid = [{"step_size": h, "schedule": {"kind": "cyclical", "cycle_length": 50}} for h in (1e-3, 2e-3)]
-    results = bench.run_grid("sgld", "icg", params_grid=grid, target_params={"dim": 3}, num_chains=2, num_steps=200)
+    results = running.run_grid("sgld", "icg", params_grid=grid, target_params={"dim": 3}, num_chains=2, num_steps=200)
     assert [r.params["schedule"] for r in results] == [{"kind": "cyclical", "cycle_length": 50,
                                                         "final_fraction": 0.0}] * 2
     assert results[0].config_hash != results[1].config_hash
@@ -67,5 +67,5 @@ def test_a_step_size_grid_with_a_schedule_runs_and_is_stored(tmp_path):
         table = store.to_frame()
     assert list(table["param_step_size"]) == [1e-3, 2e-3]
     with pytest.raises(ValueError, match="may differ only in numeric fields"):
-        bench.run_grid("sgld", "icg", params_grid=[grid[0], {"step_size": 1e-3}], target_params={"dim": 3},
-                       num_chains=2, num_steps=20)
+        running.run_grid("sgld", "icg", params_grid=[grid[0], {"step_size": 1e-3}], target_params={"dim": 3},
+                         num_chains=2, num_steps=20)

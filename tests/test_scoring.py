@@ -6,16 +6,16 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import bench
-from reference.metrics import b2_curve, ess, gradient_evaluations_to_threshold, kl_to_fit
+from sgbench.bench.running import run as running
+from sgbench.reference.metrics import b2_curve, ess, gradient_evaluations_to_threshold, kl_to_fit
 
 SMALL = dict(dim=3, condition_number=10.0)
 
 
 @pytest.fixture(scope="module")
 def result():
-    return bench.run("sgld", "icg", params={"step_size": 0.05}, target_params=SMALL, num_chains=4,
-                     num_steps=20_000, thin=10, keep_samples=True, num_checkpoints=12, block_size=500)
+    return running.run("sgld", "icg", params={"step_size": 0.05}, target_params=SMALL, num_chains=4,
+                       num_steps=20_000, thin=10, keep_samples=True, num_checkpoints=12, block_size=500)
 
 
 def test_streamed_metrics_are_reported(result):
@@ -44,11 +44,11 @@ def test_kept_samples_give_sample_metrics(result):
 
 
 def test_without_truth_only_divergence_is_reported():
-    result = bench.run("sgld", "logreg", params={"step_size": 1e-5}, num_chains=2, num_steps=50, backend="numpy")
+    result = running.run("sgld", "logreg", params={"step_size": 1e-5}, num_chains=2, num_steps=50, backend="numpy")
     assert result.metrics == {"num_diverged_chains": 0.0} and result.curves == {}
 
 
 def _truth():
-    import targets
+    from sgbench import targets
 
     return targets.get("icg", **SMALL).truth

@@ -1,4 +1,4 @@
-r"""Scale-adapted SGHMC (``samplers.sghmc_sa``): exact laws, the scale estimate, truth, bad input.
+r"""Scale-adapted SGHMC (``sgbench.samplers.sghmc_sa``): exact laws, the scale estimate, truth, bad input.
 
 Notation (``samplers/sghmc_sa.py``): step size :math:`\epsilon`, momentum decay :math:`\alpha`,
 temperature :math:`T`, preconditioner :math:`m = M^{-1} = 1/(\sqrt{\hat V + \delta} + \delta)`
@@ -25,9 +25,9 @@ entries); deterministic checks have rate 0 (tolerances are float64 rounding). Po
 not assumed: each named wrong answer must be rejected with probability >= 1 - ALPHA by design (its
 largest standardized deviation exceeds ``critical + z_{1-ALPHA}`` for z-tests, the noncentral-t
 quantile at 1 - ALPHA for t-tests) and by the data. Long runs use a Student-t test over independent
-chains' time averages (``C - 1`` degrees of freedom; ``reference.checks.law_check`` without Johnson's
+chains' time averages (``C - 1`` degrees of freedom; ``sgbench.reference.checks.law_check`` without Johnson's
 correction); one-step laws of Gaussian increments use exact z and chi-square tests
-(``reference.checks.normal_draws_check``).
+(``sgbench.reference.checks.normal_draws_check``).
 
 Tests (statistic; false-failure rate; power; measured runtime on the 2-core development machine,
 shared with other jobs, so an upper figure):
@@ -124,11 +124,10 @@ import numpy as np
 import pytest
 import scipy.linalg
 
-import bench
-import samplers
-import targets
-from reference.checks import Z_POWER, law_check, mean_check, normal_draws_check, z_critical
-from base.draws import jax_draws, numpy_draws
+from sgbench import samplers, targets
+from sgbench.base.draws import jax_draws, numpy_draws
+from sgbench.bench.running import run as running
+from sgbench.reference.checks import Z_POWER, law_check, mean_check, normal_draws_check, z_critical
 
 ALPHA = 1e-3
 STUDENT = dict(sure=ALPHA, skewness_correction=False)  # law_check's options: see the module docstring
@@ -211,8 +210,8 @@ def test_frozen_preconditioner_lyapunov(backend, temperature, num_chains, num_st
     params = dict(step_size=eps, momentum_decay=decay, temperature=temperature, burn_in_steps=0,
                   initial_square_average=V0)
     keep = backend == "jax"
-    result = bench.run(NAME, target, params=params, num_chains=num_chains, num_steps=num_steps, seed=21,
-                       backend=backend, initial_position=start, keep_samples=keep, thin=thin)
+    result = running.run(NAME, target, params=params, num_chains=num_chains, num_steps=num_steps, seed=21,
+                         backend=backend, initial_position=start, keep_samples=keep, thin=thin)
     assert result.metrics["num_diverged_chains"] == 0
     if keep:
         samples = result.samples
@@ -273,8 +272,8 @@ def test_burn_in_then_frozen():
         np.testing.assert_array_equal(a.position, b.position)
         np.testing.assert_array_equal(a.momentum, b.momentum)
     # The driver leaves the burn-in positions out: exactly num_steps - burn_in draws per chain.
-    result = bench.run(NAME, target, params=dict(step_size=0.1, burn_in_steps=burn_in), num_chains=3,
-                       num_steps=burn_in + extra, seed=22, backend="jax")
+    result = running.run(NAME, target, params=dict(step_size=0.1, burn_in_steps=burn_in), num_chains=3,
+                         num_steps=burn_in + extra, seed=22, backend="jax")
     np.testing.assert_array_equal(result.moments.count, np.full(3, extra))
 
 

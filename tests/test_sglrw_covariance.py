@@ -10,9 +10,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import targets
-from bench.cli import main
-from bench.reproduce import sglrw_covariance as cov
+from sgbench import targets
+from sgbench.bench.cli import main
+from sgbench.bench.reproduce import sglrw_covariance as cov
 
 
 def test_expected_covariance_mse_matches_exact_draws():
@@ -34,7 +34,7 @@ def lemma_errors():
     """Measured second-moment errors of SGLD and SGLRW at 3 posterior states, minibatches of 8 (2^12 draws)."""
     import jax
 
-    from base.draws import jax_draws
+    from sgbench.base.draws import jax_draws
 
     target = targets.get("linreg", dim=6, num_data=200, noise="minibatch", noise_batch_size=8)
     key = jax.random.key(1)

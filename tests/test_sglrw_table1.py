@@ -16,10 +16,10 @@ import pandas as pd
 import pytest
 import scipy.stats
 
-import targets
-from bench.reproduce import sglrw_table1
-from reference.checks import moment_check
-from reference.metrics import exact_sampling_kl, kl_to_fit
+from sgbench import targets
+from sgbench.bench.reproduce import sglrw_table1
+from sgbench.reference.checks import moment_check
+from sgbench.reference.metrics import exact_sampling_kl, kl_to_fit
 
 
 def test_paper_table_is_table_1():
@@ -144,7 +144,7 @@ def test_sglrw_below_sgld_at_the_larger_step():
 
 
 def test_cli_writes_the_table_page_and_exits_1_when_the_check_fails(tmp_path, monkeypatch, capsys):
-    from bench.cli import main
+    from sgbench.bench.cli import main
 
     full = sglrw_table1.reproduce
     monkeypatch.setattr(sglrw_table1, "reproduce",

@@ -10,8 +10,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from bench.cli import main
-from bench.reproduce import sglrw_table2
+from sgbench.bench.cli import main
+from sgbench.bench.reproduce import sglrw_table2
 
 
 def test_paper_table_is_table_2():

@@ -1,10 +1,10 @@
-r"""SGNHT and SGNHT-CV (``samplers.sgnht``, ``samplers.sgnht_cv``): the thermostat's kinetic energy,
+r"""SGNHT and SGNHT-CV (``sgbench.samplers.sgnht``, ``sgbench.samplers.sgnht_cv``): the thermostat's kinetic energy,
 the stationary position moments, exact noise cancellation by the control variate, input checks.
 
 Conventions as in ``tests/test_langevin_exact_laws.py``: every statistical check is a family
 with false-failure rate at most ``ALPHA`` = 1e-3 (Bonferroni over its entries), a Student-t test
 over independent chains (each chain gives one time average; ``C - 1`` degrees of freedom;
-``reference.checks.law_check`` without Johnson's correction), and checks its own power against
+``sgbench.reference.checks.law_check`` without Johnson's correction), and checks its own power against
 named wrong answers: each must be rejected with probability at least ``1 - ALPHA`` by design (its
 largest standardized deviation beyond the allowance exceeds the noncentral-t quantile at that
 probability, about ``critical + z_{1-ALPHA}``) and by the data. Deterministic checks have rate 0.
@@ -93,11 +93,10 @@ import pytest
 import scipy.linalg
 import scipy.optimize
 
-import samplers
-import targets
-from reference.checks import law_check
-from base.draws import jax_draws, numpy_draws
-from samplers.sgnht import State
+from sgbench import samplers, targets
+from sgbench.base.draws import jax_draws, numpy_draws
+from sgbench.reference.checks import law_check
+from sgbench.samplers.sgnht import State
 
 ALPHA = 1e-3
 TARGET = dict(dim=10, condition_number=100.0)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.running.sharding import chain_devices
+from sgbench.bench.running.sharding import chain_devices
 
 
 def test_chains_are_split_over_a_divisor_of_their_number(monkeypatch):

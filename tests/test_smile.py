@@ -11,15 +11,14 @@ import numpy as np
 import pytest
 import scipy.stats
 
-import bench
-import samplers
-import targets
-from bench.running.history import history_frame, state_history
-from reference.checks import moment_check, p_value_check
-from reference.metrics.b2 import b2
-from samplers._contract import GradientOracle
-from samplers._energy_tuning import gamma_fit, update_moments, wilson_hilferty
-from samplers._stochastic_microcanonical import _optimized_tune, _preconditioner, init
+from sgbench import samplers, targets
+from sgbench.bench.running import run as running
+from sgbench.bench.running.history import history_frame, state_history
+from sgbench.reference.checks import moment_check, p_value_check
+from sgbench.reference.metrics.b2 import b2
+from sgbench.samplers._contract import GradientOracle
+from sgbench.samplers._energy_tuning import gamma_fit, update_moments, wilson_hilferty
+from sgbench.samplers._stochastic_microcanonical import _optimized_tune, _preconditioner, init
 
 ALPHA = 1e-5  # two-sided false-failure rate of each stream check
 
@@ -28,7 +27,7 @@ ALPHA = 1e-5  # two-sided false-failure rate of each stream check
 def test_wilson_hilferty_against_scipy(shape):
     """Appendix F.3's approximation against scipy's Gamma quantile at the three probabilities
     Algorithm 1 uses (a/3, 1 - 2a/3, kappa with the defaults). Its accuracy, measured here and
-    stated in ``samplers._energy_tuning``: in the upper tail within 1.2 % / shape (1 % at shape 1,
+    stated in ``sgbench.samplers._energy_tuning``: in the upper tail within 1.2 % / shape (1 % at shape 1,
     0.03 % at 20), in the lower tail poor at small shapes (37 % at shape 1 for p = a/3) and
     within 6 % from shape 2, 0.6 % from shape 5, about 0.1 / shape^2 beyond; every error shrinks
     as the shape grows."""
@@ -182,8 +181,8 @@ def test_history_records_the_tuner_per_step():
 @pytest.mark.parametrize("name", ["smile_naive", "psmile_naive", "smile", "psmile"])
 def test_three_gradient_evaluations_per_step(name):
     """Each step evaluates at its start on its own draw, then twice inside the minimal-norm scheme."""
-    result = bench.run(name, "icg", params=dict(step_size=0.1), num_chains=2, num_steps=50,
-                       target_params=dict(noise="isotropic"))
+    result = running.run(name, "icg", params=dict(step_size=0.1), num_chains=2, num_steps=50,
+                         target_params=dict(noise="isotropic"))
     np.testing.assert_array_equal(result.trace.grad_evals, [150, 150])
 
 
@@ -219,8 +218,8 @@ def test_isotropic_noise_keeps_the_stationary_bias_small(name):
     b^2 of the moments pooled over the 10 chains (measured 0.0008-0.0013, bootstrap sd 0.001):
     <= 0.01 is ten bootstrap sds above the measured value (false failure far below 1e-5 under a
     Gaussian bootstrap law), and a bias of b^2 >= 0.01 fails it: diagonal noise gives 0.07 (SMILE-naive)."""
-    result = bench.run(name, "icg", params=dict(step_size=0.03), num_chains=10, num_steps=1_000_000,
-                       num_burnin=100_000, seed=0, target_params=dict(noise="isotropic"))
+    result = running.run(name, "icg", params=dict(step_size=0.03), num_chains=10, num_steps=1_000_000,
+                         num_burnin=100_000, seed=0, target_params=dict(noise="isotropic"))
     print(f"{name}: b2 chain average {result.metrics['b2_mean_chain_average']:.4f} "
           f"(bootstrap sd {result.metrics['b2_mean_chain_average_bootstrap_std']:.4f}), "
           f"pooled {result.metrics['b2_mean_pooled']:.4f}")
@@ -257,8 +256,8 @@ def test_preconditioning_lowers_the_bias_under_anisotropic_noise():
     truth = targets.get("icg", noise="diagonal").truth
     per_chain = {}
     for name in ("smile_naive", "psmile_naive"):
-        result = bench.run(name, "icg", params=dict(step_size=0.01), num_chains=40, num_steps=1_000_000,
-                           num_burnin=100_000, seed=7, target_params=dict(noise="diagonal"))
+        result = running.run(name, "icg", params=dict(step_size=0.01), num_chains=40, num_steps=1_000_000,
+                             num_burnin=100_000, seed=7, target_params=dict(noise="diagonal"))
         per_chain[name] = b2(result.trace.moments.second_moment, truth)
         print(f"{name}: per-chain b2 median {np.median(per_chain[name]):.4f}, mean {per_chain[name].mean():.4f}")
     test = scipy.stats.mannwhitneyu(per_chain["psmile_naive"], per_chain["smile_naive"], alternative="less")

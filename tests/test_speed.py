@@ -8,11 +8,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import samplers
-import targets
-from bench.perf import native_sgld
-from bench.cli import main
-from bench.perf.speed_workload import TARGET, TARGET_PARAMS
+from sgbench import samplers, targets
+from sgbench.bench.cli import main
+from sgbench.bench.perf import native_sgld
+from sgbench.bench.perf.speed_workload import TARGET, TARGET_PARAMS
 
 
 def test_speed_command_writes_its_tables(tmp_path, capsys):

@@ -9,16 +9,16 @@ import sqlite3
 
 import pytest
 
-import bench
-from bench.sweeps import store as store_module
-from bench.sweeps.store import DuplicateRunError, ResultsStore, SchemaVersionError, StoreError
+from sgbench.bench.running import run as running
+from sgbench.bench.sweeps import store as store_module
+from sgbench.bench.sweeps.store import DuplicateRunError, ResultsStore, SchemaVersionError, StoreError
 
 
 @pytest.fixture(scope="module")
 def result():
     """A real run of the NumPy reference driver (fast: no compilation)."""
-    return bench.run("sgld", "icg", params={"step_size": 1e-3}, num_chains=2, num_steps=100,
-                     backend="numpy", target_params={"dim": 3, "noise": "isotropic"})
+    return running.run("sgld", "icg", params={"step_size": 1e-3}, num_chains=2, num_steps=100,
+                       backend="numpy", target_params={"dim": 3, "noise": "isotropic"})
 
 
 def test_new_store_has_current_schema_and_wal(tmp_path):

@@ -9,10 +9,10 @@ import sys
 
 import pytest
 
-from bench.sweeps import claims, run_suites, sweep
-from bench.sweeps.report import write_report
-from bench.sweeps.store import ResultsStore
-from samplers import UnknownNameError
+from sgbench.bench.sweeps import claims, run_suites, sweep
+from sgbench.bench.sweeps.report import write_report
+from sgbench.bench.sweeps.store import ResultsStore
+from sgbench.samplers import UnknownNameError
 
 
 def _entries_with_two_seeds():
@@ -171,7 +171,7 @@ def test_claims_from_another_host_last_one_lease():
 def test_three_concurrent_sweeps_share_one_stores_work(tmp_path):
     """Three `sgbench run --suite tiny` processes on one store: each point is computed once, the
     others wait for it and say so, and each writes its own report."""
-    command = [sys.executable, "-m", "bench.cli", "run", "--suite", "tiny", "--db", str(tmp_path / "r.sqlite"),
+    command = [sys.executable, "-m", "sgbench.bench.cli", "run", "--suite", "tiny", "--db", str(tmp_path / "r.sqlite"),
                "--no-progress"]
     processes = [subprocess.Popen([*command, "--out", str(tmp_path / f"out{i}")], stdout=subprocess.PIPE,
                                   stderr=subprocess.PIPE, text=True) for i in range(3)]

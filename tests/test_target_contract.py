@@ -10,8 +10,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-import targets
-from base.draws import numpy_draws
+from sgbench import targets
+from sgbench.base.draws import numpy_draws
 
 
 @functools.cache

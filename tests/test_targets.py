@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 import scipy.stats
 
-import targets
-from reference.checks import moment_check
+from sgbench import targets
+from sgbench.reference.checks import moment_check
 
 ALPHA = 1e-3
 
@@ -87,8 +87,8 @@ def test_no_noise_is_the_exact_gradient():
 
 @pytest.mark.parametrize("fused", [False, True])
 def test_small_matrix_products_have_the_same_values_fused_or_not(icg, fused):
-    """``base.backend.matvec``: the JAX driver's fused broadcast-sum for few chains, a ``dot`` otherwise."""
-    from base.backend import fused_products
+    """``sgbench.base.backend.matvec``: the JAX driver's fused broadcast-sum for few chains, a ``dot`` otherwise."""
+    from sgbench.base.backend import fused_products
 
     x = jnp.asarray(np.random.default_rng(2).standard_normal((5, icg.dim)))
     with fused_products(fused):

@@ -1,4 +1,4 @@
-"""The MAMBA tuner end to end (``bench.tune``): a gradient budget is spent exactly and reproducibly, every
+"""The MAMBA tuner end to end (``sgbench.bench.tune``): a gradient budget is spent exactly and reproducibly, every
 arm's run is stored, the baselines run, and bad input is refused by name. The halving rule itself and the
 bound of Theorem 1 are tested in ``tests/test_tune_halving.py``."""
 
@@ -11,14 +11,13 @@ import sqlite3
 import numpy as np
 import pytest
 
-import targets
-
-from bench.cli import main
-from bench.sweeps.store import ResultsStore
-from bench.tune import mamba as tuner
-from bench.tune.arm_runs import ArmRunner
-from bench.tune.budget import Budget
-from bench.tune.halving import num_rounds
+from sgbench import targets
+from sgbench.bench.cli import main
+from sgbench.bench.sweeps.store import ResultsStore
+from sgbench.bench.tune import mamba as tuner
+from sgbench.bench.tune.arm_runs import ArmRunner
+from sgbench.bench.tune.budget import Budget
+from sgbench.bench.tune.halving import num_rounds
 
 LOGREG = {"dataset": "simulated", "num_data": 300}
 AXES = {"step_size": (1e-4, 1e-3, 1e-2), "batch_fraction": (1.0, 0.1, 0.01)}  # 9 arms, 2 rounds
@@ -166,7 +165,7 @@ def test_cli_bad_input_is_one_line(tmp_path, capsys, argv, message):
 def test_large_targets_run_in_blocks_that_fit_and_arms_keep_their_draws(monkeypatch):
     """A grid whose 1024-step block would outgrow the caches (the pmf of MAMBA Table 2) runs in smaller blocks, of
     one size for every round, so an arm run alone draws what it drew beside the others."""
-    from bench.running import jax_driver
+    from sgbench.bench.running import jax_driver
 
     runner = _problem(axes=AXES).runner
     per_step = jax_driver._numbers_per_step(runner.sampler, runner.target_by_arm[0], runner.params_by_arm[0])

@@ -27,7 +27,7 @@ when the true probability is <= b.
   factor eta^2 (eta^2 / 2 from the misplaced eta, 2 from the best arm's own noise), so for large budgets
   the bound falls below the true probability whatever the gaps. This test fails if ``pruning_bound`` is
   made a valid bound (then replace it with that bound).
-- A valid bound (``bench.tune.halving.corrected_pruning_bound``: the proof of Lemma 3 with both
+- A valid bound (``sgbench.bench.tune.halving.corrected_pruning_bound``: the proof of Lemma 3 with both
   estimates noisy and exact Gaussian tails) holds for both gap profiles at all these budgets
   (false-failure rate 1e-3 each). It is nearly tight on the linear gaps (0.0695 for p_hat 0.064; 0.0158
   at 2T, where 10^6 runs give 0.0156),
@@ -55,9 +55,15 @@ import numpy as np
 import pytest
 import scipy.stats
 
-from bench.tune.arms import Arm, grid, parse_axis
-from bench.tune.budget import StepCost
-from bench.tune.halving import complexity, corrected_pruning_bound, num_rounds, pruning_bound, successive_halving
+from sgbench.bench.tune.arms import Arm, grid, parse_axis
+from sgbench.bench.tune.budget import StepCost
+from sgbench.bench.tune.halving import (
+    complexity,
+    corrected_pruning_bound,
+    num_rounds,
+    pruning_bound,
+    successive_halving,
+)
 
 Z = 3.09  # one-sided normal quantile of 1 - 1e-3
 Z_TWO_SIDED = 3.29  # two-sided normal quantile of 1 - 1e-3 / 2

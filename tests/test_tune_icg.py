@@ -1,4 +1,4 @@
-r"""MAMBA (``bench.tune``) picks the right arm where every arm's true quality is known exactly (issue 21).
+r"""MAMBA (``sgbench.bench.tune``) picks the right arm where every arm's true quality is known exactly (issue 21).
 
 Problem. SGLD on ICG (``targets/icg.py``): d = 2, condition number 4 (precision eigenvalues 1/2 and 2),
 ``rotation_seed`` 0, isotropic additive gradient noise of variance V = 30; 9 arms, step sizes
@@ -8,10 +8,10 @@ defaults otherwise (``max_draws`` 1000).
 
 True quality. SGLD on a Gaussian with additive Gaussian gradient noise is a linear recursion
 :math:`x' = Ax + \eta`, :math:`A = I - hP`, :math:`Q = h^2 V + 2hI`
-(:func:`reference.linear_laws.langevin_recursion`); its stationary law is :math:`\mathcal N(0, S_h)` with
+(:func:`sgbench.reference.linear_laws.langevin_recursion`); its stationary law is :math:`\mathcal N(0, S_h)` with
 :math:`S_h = A S_h A^\top + Q`, solved here with ``scipy.linalg.solve_discrete_lyapunov`` exactly as
 ``tests/test_langevin_exact_laws.py`` does (the library has the recursion, not a solver). An arm's quality is
-the exact stationary :math:`b^2` of :func:`reference.metrics.b2.b2`: :math:`b^2 = \mathrm{mean}_i
+the exact stationary :math:`b^2` of :func:`sgbench.reference.metrics.b2.b2`: :math:`b^2 = \mathrm{mean}_i
 (S_{h,ii} - \Sigma_{ii})^2 / \mathrm{Var}[x_i^2]`, the squared second-moment bias of an infinitely long chain.
 It grows with h (about :math:`h^2 (V + p)^2 / 8` per eigendirection of precision p), so the smallest step is the
 best arm; each grid step multiplies it by 2.26 to 2.58:
@@ -76,22 +76,21 @@ tracing dominates). Run with::
 
 from __future__ import annotations
 
+import jax
 import numpy as np
 import pytest
 import scipy.linalg
 import scipy.stats
-
-import jax
 from jax.experimental.compilation_cache import compilation_cache
 
-import targets
-from bench.tune import mamba as tuner
-from bench.tune.arm_runs import thinning
-from bench.tune.budget import Budget
-from bench.tune.halving import Halving, best_first, num_rounds
-from bench.tune.rewards import discrepancy
-from reference.linear_laws import langevin_recursion
-from reference.metrics.b2 import b2
+from sgbench import targets
+from sgbench.bench.tune import mamba as tuner
+from sgbench.bench.tune.arm_runs import thinning
+from sgbench.bench.tune.budget import Budget
+from sgbench.bench.tune.halving import Halving, best_first, num_rounds
+from sgbench.bench.tune.rewards import discrepancy
+from sgbench.reference.linear_laws import langevin_recursion
+from sgbench.reference.metrics.b2 import b2
 
 ALPHA = 1e-3
 TARGET = dict(dim=2, condition_number=4.0, rotation_seed=0, noise="isotropic", noise_variance=30.0)

@@ -1,5 +1,5 @@
 r"""``sgbench validate``'s claims (issue 18): a candidate is never its own reference, and the claimed
-reference is itself held to truth (``bench.gate.validate``, ``bench.gate.step_halving``).
+reference is itself held to truth (``sgbench.bench.gate.validate``, ``sgbench.bench.gate.step_halving``).
 
 - ``test_template_sampler_is_not_its_own_reference``: the "Adding a sampler" template (docs/tutorial.md) with
   twice the noise variance, registered under its own name and validated without ``--claims``, fails against
@@ -34,22 +34,22 @@ import textwrap
 import numpy as np
 import pytest
 
-import samplers
-from bench import cli
-from bench.gate import cells as gate_cells
-from bench.gate.exact_law import expected_second_moment
-from bench.gate.step_halving import halved, halving_check
-from bench.adapters import load_sampler
-from bench.gate.outcome import Outcome
-from bench.gate.validate import validate
+from sgbench import samplers
+from sgbench.bench import cli
+from sgbench.bench.adapters import load_sampler
+from sgbench.bench.gate import cells as gate_cells
+from sgbench.bench.gate.exact_law import expected_second_moment
+from sgbench.bench.gate.outcome import Outcome
+from sgbench.bench.gate.step_halving import halved, halving_check
+from sgbench.bench.gate.validate import validate
 
 QUIET = dict(progress=lambda _: None)
 TEMPLATE = '''
 """The template of docs/tutorial.md with a planted bug: twice the correct noise variance."""
 from typing import Any, NamedTuple
 import jax.numpy as jnp, numpy as np
-import samplers
-from base.arguments import positive_finite
+from sgbench import samplers
+from sgbench.base.arguments import positive_finite
 
 @samplers.hyperparameters
 class Params:
@@ -119,7 +119,7 @@ def test_suite_sampler_itself_passes(tmp_path):
 
 
 def test_random_walk_reference_is_inconclusive(tmp_path):
-    adapter = load_sampler("bench.adapters.blackjax:sghmc")
+    adapter = load_sampler("sgbench.bench.adapters.blackjax:sghmc")
     verdict = validate(adapter, {"step_size": 0.1, "num_integration_steps": 1}, targets="icg", num_chains=64,
                        num_steps=1000, out=tmp_path, **QUIET)
     assert verdict.outcome is Outcome.INCONCLUSIVE and verdict.claims == "sghmc", verdict.summary()
@@ -194,11 +194,12 @@ def test_halving_premise_on_exact_laws():
 
 @pytest.mark.parametrize("args, message", [
     (["no_such_module_x:SAMPLER"], "cannot import module 'no_such_module_x'"),
-    (["samplers.sgld:SAMPLER", "--param", "step_size=-1"], "step_size must be"),
-    (["samplers.sgld:SAMPLER", "--param", "nosuch=1"], "has no parameter 'nosuch'"),
-    (["samplers.sgld:SAMPLER", "--param", "step_size"], "--param must be KEY=VALUE"),
-    (["samplers.sgld:SAMPLER", "--param", "step_size=0.01", "--claims", "sgld_typo"], "claims must name a suite"),
-    (["bench.adapters.blackjax:sgld", "--param", "lr=0.01"], "has no parameter 'lr'"),
+    (["sgbench.samplers.sgld:SAMPLER", "--param", "step_size=-1"], "step_size must be"),
+    (["sgbench.samplers.sgld:SAMPLER", "--param", "nosuch=1"], "has no parameter 'nosuch'"),
+    (["sgbench.samplers.sgld:SAMPLER", "--param", "step_size"], "--param must be KEY=VALUE"),
+    (["sgbench.samplers.sgld:SAMPLER", "--param", "step_size=0.01", "--claims", "sgld_typo"],
+     "claims must name a suite"),
+    (["sgbench.bench.adapters.blackjax:sgld", "--param", "lr=0.01"], "has no parameter 'lr'"),
 ])
 def test_validate_bad_input_exits_2(args, message, capsys, tmp_path):
     status = cli.main(["validate", *args, "--out", str(tmp_path)])
@@ -208,14 +209,15 @@ def test_validate_bad_input_exits_2(args, message, capsys, tmp_path):
 
 def test_validate_interrupted_exits_130_saying_what_was_decided(monkeypatch, capsys, tmp_path):
     """Ctrl-C mid-validation: exit 130, one line naming the targets already decided, no traceback."""
-    import bench.gate.validate as validate_module
+    import sgbench.bench.gate.validate as validate_module
 
     def interrupted(*args, progress, **kwargs):
         progress("on icg: PASSED: it agrees")
         raise KeyboardInterrupt
 
     monkeypatch.setattr(validate_module, "validate", interrupted)
-    status = cli.main(["validate", "samplers.sgld:SAMPLER", "--param", "step_size=0.02", "--out", str(tmp_path)])
+    status = cli.main(["validate", "sgbench.samplers.sgld:SAMPLER", "--param", "step_size=0.02", "--out",
+                       str(tmp_path)])
     err = capsys.readouterr().err.strip().splitlines()
     assert status == 130 and err[-1] == ("sgbench: validate interrupted: no verdict and no page (on icg decided, "
                                          "printed above)"), err

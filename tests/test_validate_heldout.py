@@ -22,9 +22,9 @@ from pathlib import Path
 
 import pytest
 
-from bench.adapters import load_sampler
-from bench.gate.validate import validate
-from bench.gate.validation_claim import NO_CLAIM
+from sgbench.bench.adapters import load_sampler
+from sgbench.bench.gate.validate import validate
+from sgbench.bench.gate.validation_claim import NO_CLAIM
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_RUN = ("frozen-claims-sgld", "sgld_tiny-icg", "smoothed-gmm", "tamed-claims-sgld-linreg",

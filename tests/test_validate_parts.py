@@ -1,7 +1,8 @@
 """The smaller parts of ``sgbench validate`` (issue 42), deterministic and fast: the validation targets and their
-levels (``bench.gate.validation_targets``), the NUTS-referenced truth and starts (``bench.gate.gold_standard``),
-the reseeding record (``bench.gate.validate_reseed``) and the Clopper-Pearson bound (``reference.checks.rates``,
-checked against closed forms: with no event in n runs the bound is 1 - 0.05^(1/n))."""
+levels (``sgbench.bench.gate.validation_targets``), the NUTS-referenced truth and starts
+(``sgbench.bench.gate.gold_standard``), the reseeding record (``sgbench.bench.gate.validate_reseed``) and the
+Clopper-Pearson bound (``sgbench.reference.checks.rates``, checked against closed forms: with no event in n runs the
+bound is 1 - 0.05^(1/n))."""
 
 from __future__ import annotations
 
@@ -12,12 +13,11 @@ import jax
 import numpy as np
 import pytest
 
-import targets
-from bench.gate import gold_standard
-from bench.gate import validation_targets as vt
-from bench.gate.outcome import Outcome
-from bench.gate.validate_reseed import finished, reseed, settings_key, summary
-from reference.checks import rate_upper_bound
+from sgbench import targets
+from sgbench.bench.gate import gold_standard, validation_targets as vt
+from sgbench.bench.gate.outcome import Outcome
+from sgbench.bench.gate.validate_reseed import finished, reseed, settings_key, summary
+from sgbench.reference.checks import rate_upper_bound
 
 
 def test_targets_and_levels():
@@ -43,7 +43,7 @@ def test_nuts_truth_and_starts():
     np.testing.assert_allclose(allowance["second_moment_error_se"],
                                np.diag(truth.covariance_se) / np.diag(truth.covariance))
     draws = gold_standard.draws(target, jax.random.key(0), 50)
-    from reference import store
+    from sgbench.reference import store
 
     stored = np.asarray(store.load_draws(target), dtype=np.float64).reshape(-1, 31)
     assert draws.shape == (50, 31) and all(np.any(np.all(stored == row, axis=1)) for row in draws[:5])

@@ -1,7 +1,7 @@
 r"""The parts of ``sgbench validate``'s verdict that need no sampler run (issue 42): the start and warm-up rule
-(``bench.gate.start``), the bias to resolve (``bench.gate.resolution``), the rules that turn evidence into
-PASSED / FAILED / INCONCLUSIVE (``bench.gate.verdict``), per-target hyperparameters and claims
-(``bench.gate.validate``).
+(``sgbench.bench.gate.start``), the bias to resolve (``sgbench.bench.gate.resolution``), the rules that turn evidence
+into PASSED / FAILED / INCONCLUSIVE (``sgbench.bench.gate.verdict``), per-target hyperparameters and claims
+(``sgbench.bench.gate.validate``).
 
 - ``test_travel_*``: synthetic AR(1) chains :math:`x_{t+1} = a x_t + \sqrt{1 - a^2}\,\xi` (stationary law
   N(0, 1), integrated autocorrelation time :math:`(1 + a)/(1 - a)`) started at twice the target's spread.
@@ -11,7 +11,7 @@ PASSED / FAILED / INCONCLUSIVE (``bench.gate.verdict``), per-target hyperparamet
 - ``test_resolution_*``: a passed check whose detectable deviation exceeds the threshold is a shortfall, with
   the chains that would resolve it (:math:`C (d/\delta)^2`); the mean's threshold is r standard deviations;
   both are relative to the variance of the law compared with.
-- ``test_decide_*``: one case per rule of ``bench.gate.verdict``'s docstring, on made-up checks.
+- ``test_decide_*``: one case per rule of ``sgbench.bench.gate.verdict``'s docstring, on made-up checks.
 """
 
 from __future__ import annotations
@@ -21,13 +21,13 @@ import math
 import numpy as np
 import pytest
 
-import samplers
-from bench.gate import start
-from bench.gate.outcome import Outcome, combined
-from bench.gate.resolution import Resolution
-from bench.gate.validation_claim import NO_CLAIM, resolve_claim, split_params
-from bench.gate.verdict import Evidence, decide
-from reference.checks import CheckResult
+from sgbench import samplers
+from sgbench.bench.gate import start
+from sgbench.bench.gate.outcome import Outcome, combined
+from sgbench.bench.gate.resolution import Resolution
+from sgbench.bench.gate.validation_claim import NO_CLAIM, resolve_claim, split_params
+from sgbench.bench.gate.verdict import Evidence, decide
+from sgbench.reference.checks import CheckResult
 
 
 def _ar1(rng, chains, steps, a, thin, start_scale=2.0, dim=2):
@@ -84,7 +84,7 @@ def test_travel_one_frozen_coordinate_is_still():
 def test_overdispersed_start_scales_about_the_mean():
     import jax
 
-    import targets
+    from sgbench import targets
 
     target = targets.get("icg", dim=4, condition_number=4.0, rotation_seed=0)
     x = start.overdispersed(target, jax.random.key(0), 20000, target.truth.mean)

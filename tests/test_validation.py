@@ -7,9 +7,8 @@ import math
 import numpy as np
 import pytest
 
-import bench
-import samplers
-import targets
+from sgbench import samplers, targets
+from sgbench.bench.running import run as running
 
 
 @pytest.mark.parametrize("step_size", [-0.1, 0.0, math.nan, math.inf])
@@ -17,7 +16,7 @@ def test_step_size_must_be_finite_and_positive(step_size):
     with pytest.raises(ValueError, match=r"step_size must be a finite number > 0"):
         samplers.get("sgld").params(step_size=step_size)
     with pytest.raises(ValueError, match=r"step_size"):
-        bench.run("sgld", "icg", params={"step_size": step_size}, num_steps=10)
+        running.run("sgld", "icg", params={"step_size": step_size}, num_steps=10)
 
 
 def test_step_size_must_be_a_number():
@@ -38,7 +37,7 @@ def test_unknown_names_list_the_known_ones():
     with pytest.raises(ValueError, match=r"unknown target 'gauss'; known targets: .*icg"):
         targets.get("gauss")
     with pytest.raises(ValueError, match="unknown sampler"):
-        bench.run("nope", "icg", params={"step_size": 0.1})
+        running.run("nope", "icg", params={"step_size": 0.1})
     with pytest.raises(ValueError, match=r"unknown noise model 'anisotropic'; known noise models: .*isotropic"):
         targets.get("icg", noise="anisotropic")
 
@@ -59,18 +58,18 @@ def test_unknown_target_parameters_are_named():
 @pytest.mark.parametrize("shape", [(9,), (3, 11), (2, 10), (3, 10, 1)])
 def test_initial_position_must_match_the_dimension(shape):
     with pytest.raises(ValueError, match=r"initial_position must have shape \(10,\) or \(3, 10\)"):
-        bench.run("sgld", "icg", params={"step_size": 0.1}, num_chains=3, num_steps=10,
-                  initial_position=np.zeros(shape))
+        running.run("sgld", "icg", params={"step_size": 0.1}, num_chains=3, num_steps=10,
+                    initial_position=np.zeros(shape))
 
 
 @pytest.mark.parametrize("num_chains", [0, -2])
 def test_num_chains_must_be_at_least_one(num_chains):
     with pytest.raises(ValueError, match="num_chains must be an integer >= 1"):
-        bench.run("sgld", "icg", params={"step_size": 0.1}, num_chains=num_chains)
+        running.run("sgld", "icg", params={"step_size": 0.1}, num_chains=num_chains)
 
 
 def test_run_configuration_is_checked():
-    run = lambda **kw: bench.run("sgld", "icg", params={"step_size": 0.1}, **kw)  # noqa: E731
+    run = lambda **kw: running.run("sgld", "icg", params={"step_size": 0.1}, **kw)  # noqa: E731
     with pytest.raises(TypeError, match="num_chains must be an integer >= 1"):
         run(num_chains=2.5)
     with pytest.raises(ValueError, match="num_steps must be an integer >= 1"):
@@ -89,14 +88,15 @@ def test_run_configuration_is_checked():
 
 def test_grid_may_vary_only_numeric_fields():
     with pytest.raises(ValueError, match="may differ only in numeric fields, not in convention"):
-        bench.run_grid("sgld", "icg", params_grid=[{"step_size": 0.1}, {"step_size": 0.1, "convention": "welling_teh"}])
+        running.run_grid("sgld", "icg",
+                         params_grid=[{"step_size": 0.1}, {"step_size": 0.1, "convention": "welling_teh"}])
     with pytest.raises(ValueError, match="at least one"):
-        bench.run_grid("sgld", "icg", params_grid=[])
+        running.run_grid("sgld", "icg", params_grid=[])
 
 
 def test_initial_position_must_be_finite():
     with pytest.raises(ValueError, match="initial_position must be finite"):
-        bench.run("sgld", "icg", params={"step_size": 0.1}, num_steps=10, initial_position=np.full(10, np.nan))
+        running.run("sgld", "icg", params={"step_size": 0.1}, num_steps=10, initial_position=np.full(10, np.nan))
 
 
 def test_unknown_sampler_parameters_are_named():
@@ -116,7 +116,7 @@ def test_psgld_epsilon_and_initial_square_average_are_checked():
     with pytest.raises(ValueError, match="initial_square_average must be a finite number >= 0"):
         samplers.get("psgld").params(step_size=0.1, initial_square_average=-1.0)
     with pytest.raises(ValueError, match="initial_square_average has length 3, but the position has dimension 10"):
-        bench.run("psgld", "icg", params={"step_size": 0.1, "initial_square_average": [1.0, 2.0, 3.0]}, num_steps=10)
+        running.run("psgld", "icg", params={"step_size": 0.1, "initial_square_average": [1.0, 2.0, 3.0]}, num_steps=10)
 
 
 CYCLICAL = {"kind": "cyclical", "cycle_length": 100}
@@ -157,10 +157,10 @@ def test_schedules_are_checked():
 
 def test_control_variate_centre_must_match_the_target():
     with pytest.raises(ValueError, match=r"centre has shape \(3,\), but the target has dimension 10"):
-        bench.run("sgld_cv", "icg", params={"step_size": 0.1, "centre": [0.0, 0.0, 0.0]}, num_steps=10)
+        running.run("sgld_cv", "icg", params={"step_size": 0.1, "centre": [0.0, 0.0, 0.0]}, num_steps=10)
     with pytest.raises(ValueError, match=r"centre_grad has shape \(3,\), but the target has dimension 10"):
-        bench.run("sgld_cv", "icg", params={"step_size": 0.1, "centre": np.zeros(10), "centre_grad": np.zeros(3)},
-                  num_steps=10)  # refused before the MAP search
+        running.run("sgld_cv", "icg", params={"step_size": 0.1, "centre": np.zeros(10), "centre_grad": np.zeros(3)},
+                    num_steps=10)  # refused before the MAP search
     sampler = samplers.get("sgld_cv")
     with pytest.raises(ValueError, match=r"centre has dimension 3, but the position has dimension 10"):
         sampler.init(np.zeros(10), sampler.params(step_size=0.1, centre=np.zeros(3), centre_grad=np.zeros(3)))
@@ -222,4 +222,4 @@ def test_sghmc_choices_and_vector_lengths_are_checked():
     with pytest.raises(ValueError, match="noise_estimate must be a finite number >= 0"):
         sghmc.params(step_size=0.01, noise_estimate=-1.0)
     with pytest.raises(ValueError, match="friction has length 3, but the position has dimension 10"):
-        bench.run("sghmc", "icg", params={"step_size": 0.01, "friction": [0.01] * 3}, num_steps=10)
+        running.run("sghmc", "icg", params={"step_size": 0.01, "friction": [0.01] * 3}, num_steps=10)

@@ -4,7 +4,7 @@ import warnings
 
 import numpy as np
 
-from bench.cli import listing, main
+from sgbench.bench.cli import listing, main
 
 
 def test_library_warnings_are_summarised_once_with_counts(monkeypatch, capsys):

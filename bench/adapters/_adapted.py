@@ -20,8 +20,8 @@ gradient from the suite's oracle. It adds:
   minibatch that several gradient evaluations share.
 
 Adapters are not registered in the suite's registry (they would need their library to import);
-they are module attributes, ``bench.adapters.blackjax.sgld``, found by
-:func:`bench.adapters.load` from ``"bench.adapters.blackjax:sgld"``.
+they are module attributes, ``sgbench.bench.adapters.blackjax.sgld``, found by
+:func:`sgbench.bench.adapters.load` from ``"sgbench.bench.adapters.blackjax:sgld"``.
 """
 
 from __future__ import annotations
@@ -30,8 +30,8 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any
 
-import samplers
-from samplers._contract import Sampler
+from sgbench import samplers
+from sgbench.samplers._contract import Sampler
 
 BACKENDS = ("jax", "numpy")
 _STEP_OF_BACKEND = {"jax": "optimized_step", "numpy": "reference_step"}

@@ -13,7 +13,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from samplers import Variate
+from sgbench.samplers import Variate
 
 SEED_HIGH = 2**31 - 1  # the largest int32, so the JAX driver's int32 index draws hold it
 

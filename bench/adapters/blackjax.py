@@ -21,7 +21,7 @@ suite's sampler (``to_reference``) at:
 float32 chains: blackjax returns float64 noise under JAX's 64-bit mode; the adapters round the state
 back to the chain's dtype (SGHMC runs on a float64 copy of the position).
 
-Conventions line by line and notes: docs/tutorial.md, section bench.adapters.blackjax.
+Conventions line by line and notes: docs/tutorial.md, section sgbench.bench.adapters.blackjax.
 """
 
 from __future__ import annotations
@@ -39,14 +39,12 @@ import jax
 import jax.numpy as jnp
 from blackjax.util import generate_unit_vector
 
-from bench.adapters._adapted import AdaptedSampler
-from bench.adapters._seeds import jax_key, seed_variate
-from base.arguments import in_interval, integer_at_least, one_of, positive_finite
-from samplers._contract import Info, hyperparameters, static_field
-from samplers._langevin import State as LangevinState
-from samplers._langevin import init as langevin_init
-from samplers.sgnht import State as SGNHTState
-from samplers.sgnht import init as sgnht_init
+from sgbench.base.arguments import in_interval, integer_at_least, one_of, positive_finite
+from sgbench.bench.adapters._adapted import AdaptedSampler
+from sgbench.bench.adapters._seeds import jax_key, seed_variate
+from sgbench.samplers._contract import Info, hyperparameters, static_field
+from sgbench.samplers._langevin import State as LangevinState, init as langevin_init
+from sgbench.samplers.sgnht import State as SGNHTState, init as sgnht_init
 
 LIBRARY = "blackjax"
 

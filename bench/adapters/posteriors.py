@@ -19,7 +19,7 @@ friction ``alpha`` :math:`\alpha`, each adapter is the suite's sampler (``to_ref
 The momenta start as posteriors' ``init`` makes them, :math:`\mathcal N(0, 1)` per coordinate whatever
 :math:`\tau` and :math:`\sigma`.
 
-Conventions line by line and notes: docs/tutorial.md, section bench.adapters.posteriors.
+Conventions line by line and notes: docs/tutorial.md, section sgbench.bench.adapters.posteriors.
 """
 
 from __future__ import annotations
@@ -35,21 +35,21 @@ import torch
 
 with warnings.catch_warnings():  # tensordict 0.15 warns once per posteriors state class (a TensorClass default)
     warnings.simplefilter("ignore", FutureWarning)
-    from posteriors.sgmcmc import baoa as ps_baoa
-    from posteriors.sgmcmc import sghmc as ps_sghmc
-    from posteriors.sgmcmc import sgld as ps_sgld
-    from posteriors.sgmcmc import sglrw as ps_sglrw
-    from posteriors.sgmcmc import sgnht as ps_sgnht
+    from posteriors.sgmcmc import (
+        baoa as ps_baoa,
+        sghmc as ps_sghmc,
+        sgld as ps_sgld,
+        sglrw as ps_sglrw,
+        sgnht as ps_sgnht,
+    )
 
-from bench.adapters._adapted import AdaptedSampler
-from bench.adapters._seeds import seed_variate, torch_seed
-from base.arguments import in_interval, positive_finite
-from samplers._contract import Info, hyperparameters
-from samplers._hamiltonian import State as MomentumState
-from samplers._langevin import State as LangevinState
-from samplers._langevin import init as langevin_init
-from samplers.sgnht import State as SGNHTState
-from samplers.sgnht import init as sgnht_init
+from sgbench.base.arguments import in_interval, positive_finite
+from sgbench.bench.adapters._adapted import AdaptedSampler
+from sgbench.bench.adapters._seeds import seed_variate, torch_seed
+from sgbench.samplers._contract import Info, hyperparameters
+from sgbench.samplers._hamiltonian import State as MomentumState
+from sgbench.samplers._langevin import State as LangevinState, init as langevin_init
+from sgbench.samplers.sgnht import State as SGNHTState, init as sgnht_init
 
 LIBRARY = "posteriors"
 

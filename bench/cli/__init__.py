@@ -24,8 +24,8 @@ exits with asv's status.
 
 Bad input (unknown names, parameters out of range) prints one line to stderr and exits with
 status 2. Without ``--out``, a command's pages go to a folder of its own under ``reports/history/`` and
-are then copied into ``reports/latest/`` (:mod:`bench.cli._report_folders`). Warnings raised while a
-command runs (NumPy, ArviZ, matplotlib) are counted and summarised at its end (:mod:`bench.cli._warnings`).
+are then copied into ``reports/latest/`` (:mod:`sgbench.bench.cli._report_folders`). Warnings raised while a
+command runs (NumPy, ArviZ, matplotlib) are counted and summarised at its end (:mod:`sgbench.bench.cli._warnings`).
 Each command module has ``add_parser(commands)``, which sets the handler
 ``execute(args, argv) -> exit status``.
 """
@@ -35,11 +35,27 @@ from __future__ import annotations
 import os
 import sys
 
-from bench.cli import (asv, baseline, dashboard, design_bias, gate, listing, nightly, nuts_speed, px_overhead,
-                       reference, report, reproduce, run, speed, tune, validate)
-from bench.cli import _report_folders
-from bench.cli._common import Parser, one_line
-from bench.cli._warnings import summarised_warnings
+from sgbench.bench.cli import (
+    _report_folders,
+    asv,
+    baseline,
+    dashboard,
+    design_bias,
+    gate,
+    listing,
+    nightly,
+    nuts_speed,
+    px_overhead,
+    reference,
+    report,
+    reproduce,
+    run,
+    speed,
+    tune,
+    validate,
+)
+from sgbench.bench.cli._common import Parser, one_line
+from sgbench.bench.cli._warnings import summarised_warnings
 
 COMMANDS = (listing, run, report, reproduce, tune, reference, gate, baseline, design_bias, validate, asv, dashboard,
             nightly, speed, px_overhead, nuts_speed)
@@ -55,7 +71,8 @@ def build_parser() -> Parser:
 
 
 def main(argv=None) -> int:
-    """Run ``sgbench`` with ``argv`` (default: the process arguments); return the exit status."""
+    """Run ``sgbench`` with ``argv`` (default: the process arguments); return the exit status. The command runs
+    in JAX's 64-bit mode (``sgbench.base.float64``), the caller's setting restored afterwards."""
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
@@ -65,12 +82,15 @@ def main(argv=None) -> int:
     try:
         if new_folder:
             args.out = _report_folders.new_folder(args.command)
+        from sgbench.base.float64 import in_float64_mode  # here, not above: `sgbench --help` loads no JAX
+
         with summarised_warnings():
-            return args.handler(args, argv)
+            return in_float64_mode(args.handler)(args, argv)
     except BrokenPipeError:  # the reader went away (sgbench ... | head): stop quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
-    except (ValueError, TypeError, LookupError, OSError) as error:  # bench.sweeps.store.StoreError is a ValueError
+    # sgbench.bench.sweeps.store.StoreError is a ValueError
+    except (ValueError, TypeError, LookupError, OSError) as error:
         print(f"sgbench: error: {one_line(error)}", file=sys.stderr)
         return 2
     finally:

@@ -1,7 +1,7 @@
-"""``python -m bench.cli``: the same as ``sgbench``."""
+"""``python -m sgbench.bench.cli``: the same as ``sgbench``."""
 
 import sys
 
-from bench.cli import main
+from sgbench.bench.cli import main
 
 sys.exit(main())

@@ -1,13 +1,13 @@
 """``--executor local|dask``, ``--scheduler ADDRESS`` and ``--workers N``: where a sweep's runs are computed
-(``bench.sweeps.dask_tasks``), for the commands that run sweeps."""
+(``sgbench.bench.sweeps.dask_tasks``), for the commands that run sweeps."""
 
 from __future__ import annotations
 
-from bench.sweeps.dask_tasks import EXECUTORS, PER_TASK, client_context
+from sgbench.bench.sweeps.dask_tasks import EXECUTORS, PER_TASK, client_context
 
 
 def add_executor_options(parser, per_task: bool = False) -> None:
-    """Add the three options to ``parser`` (their checks: ``bench.sweeps.dask_tasks.client_context``), and
+    """Add the three options to ``parser`` (their checks: ``sgbench.bench.sweeps.dask_tasks.client_context``), and
     ``--per-task point|entry`` where the command runs sweeps of entries (``per_task``)."""
     group = parser.add_argument_group("where the runs are computed")
     group.add_argument("--executor", choices=EXECUTORS, default="local",
@@ -26,7 +26,7 @@ def add_executor_options(parser, per_task: bool = False) -> None:
 
 
 def executor_client(args):
-    """``bench.sweeps.dask_tasks.client_context`` of the parsed options: a context giving None or the client (a
+    """``sgbench.bench.sweeps.dask_tasks.client_context`` of the parsed options: a context giving None or the client (a
     ``--per-task`` other than the default needs ``--executor dask``)."""
     if getattr(args, "per_task", "point") != "point" and args.executor != "dask":
         raise ValueError("--per-task needs --executor dask")

@@ -1,7 +1,7 @@
 """``sgbench asv [--quick] [--bench REGEX ...] [--config PATH] [--machine NAME] [-- ASV_ARG ...]``.
 
-It registers this machine with asv under a name that says which accelerator JAX uses (``bench.perf.asv_machine``;
-``--machine`` overrides it) and runs the suite once in this environment::
+It registers this machine with asv under a name that says which accelerator JAX uses
+(``sgbench.bench.perf.asv_machine``; ``--machine`` overrides it) and runs the suite once in this environment::
 
     asv run --python=same --set-commit-hash HEAD --machine NAME --show-stderr [--quick] [--bench REGEX ...]
             --config bench/perf/asv/asv.conf.json [ASV_ARG ...]
@@ -18,7 +18,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from bench.perf.asv_machine import AsvError, register_machine
+from sgbench.bench.perf.asv_machine import AsvError, register_machine
 
 DEFAULT_CONFIG = Path("bench") / "perf" / "asv" / "asv.conf.json"
 MACHINE_NAME = re.compile(r"[A-Za-z0-9._-]+")

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from base.arguments import integer_at_least
-from bench.cli._common import command_line, progress
-from bench.gate import baseline as baselines
-from bench.gate.cells import GATE_SUITES
+from sgbench.base.arguments import integer_at_least
+from sgbench.bench.cli._common import command_line, progress
+from sgbench.bench.gate import baseline as baselines
+from sgbench.bench.gate.cells import GATE_SUITES
 
 
 def add_parser(commands) -> None:
@@ -33,8 +33,8 @@ def add_parser(commands) -> None:
 
 
 def execute(args, argv) -> int:
-    from bench.gate import design_bias
-    from bench.gate.runner import update_baseline
+    from sgbench.bench.gate import design_bias
+    from sgbench.bench.gate.runner import update_baseline
 
     integer_at_least("--seeds", args.seeds, 2)  # a baseline is the spread over them
     integer_at_least("--groups", args.groups, 1)

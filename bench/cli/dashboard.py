@@ -3,10 +3,10 @@
 It collates the asv results with ``asv publish`` into asv's static site in ``--out`` (default: the
 config's ``html_dir``) and prints how to open it: the site loads its data with requests, so it needs a web server
 (``python -m http.server -d DIR``), not ``file://``. ``--offline`` copies the JavaScript libraries that asv's page
-loads from CDNs into the site (``bench.perf.dashboard``), so that it opens without internet. ``--serve`` serves the site
-on localhost until Ctrl-C. Without results it stops with status 2 and says to run ``sgbench asv --quick`` first.
-``--results DIR ...`` adds the results folders of other machines (``bench.perf.asv_results``): one dashboard, the
-machines side by side.
+loads from CDNs into the site (``sgbench.bench.perf.dashboard``), so that it opens without internet. ``--serve`` serves
+the site on localhost until Ctrl-C. Without results it stops with status 2 and says to run ``sgbench asv --quick``
+first. ``--results DIR ...`` adds the results folders of other machines (``sgbench.bench.perf.asv_results``): one
+dashboard, the machines side by side.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from bench.cli.asv import add_config_option, check_config
-from bench.perf import dashboard
+from sgbench.bench.cli.asv import add_config_option, check_config
+from sgbench.bench.perf import dashboard
 
 DEFAULT_PORT = 8000
 
@@ -72,7 +72,7 @@ def check_port(port: int | None) -> int:
 
 def _publish_merged(config: Path, results, out: Path, work: Path) -> Path:
     """Publish this machine's results of ``config`` (where it has any) and the folders ``results`` as one site."""
-    from bench.perf import asv_results
+    from sgbench.bench.perf import asv_results
 
     own = dashboard.asv_dirs(config)[0]
     folders = ([own] if dashboard.has_results(own) else []) + [Path(folder).resolve() for folder in results]

@@ -3,9 +3,9 @@ gate cells' design biases into reference/data/gate_design_bias.json."""
 
 from __future__ import annotations
 
-from base.arguments import integer_at_least
-from bench.cli._common import command_line, progress
-from bench.gate.cells import GATE_SUITES
+from sgbench.base.arguments import integer_at_least
+from sgbench.bench.cli._common import command_line, progress
+from sgbench.bench.gate.cells import GATE_SUITES
 
 
 def add_parser(commands) -> None:
@@ -19,7 +19,7 @@ def add_parser(commands) -> None:
 
 
 def execute(args, argv) -> int:
-    from bench.gate import design_bias
+    from sgbench.bench.gate import design_bias
 
     integer_at_least("--groups", args.groups, 1)
     path = design_bias.build(args.suite, args.groups, command=command_line(argv), remeasure=args.remeasure,

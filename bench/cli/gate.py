@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from base.arguments import integer_at_least
-from bench.cli._common import MAX_GATE_SEED, DEFAULT_DB, output_folder, progress, store_file
-from bench.cli._executor import add_executor_options, executor_client
-from bench.cli._report_folders import add_out_option
-from bench.gate.cells import GATE_SUITES
-from bench.gate.outcome import Outcome
+from sgbench.base.arguments import integer_at_least
+from sgbench.bench.cli._common import DEFAULT_DB, MAX_GATE_SEED, output_folder, progress, store_file
+from sgbench.bench.cli._executor import add_executor_options, executor_client
+from sgbench.bench.cli._report_folders import add_out_option
+from sgbench.bench.gate.cells import GATE_SUITES
+from sgbench.bench.gate.outcome import Outcome
 
 MAX_RESEED = 10_000
 EPILOG = """outcomes (exit status), per cell and for the run: PASSED (0) every check passed and the chains forgot
@@ -38,7 +38,8 @@ def add_parser(commands) -> None:
                       help="run the gate N times with fresh seeds and report each check's failure rate")
     gate.add_argument("--cell", action="append", metavar="NAME", help="with --reseed: only this cell (repeatable)")
     gate.add_argument("--power", action="store_true",
-                      help="plant each bug of bench.gate.planted and report which layer (gate, fast tests) catches it")
+                      help="plant each bug of sgbench.bench.gate.planted and report which layer (gate, fast tests) "
+                           "catches it")
     gate.add_argument("--bug", action="append", metavar="NAME", help="with --power: only this planted bug (repeatable)")
     gate.add_argument("--no-tests", action="store_true", help="with --power: the gate layer only")
     gate.add_argument("--db", type=Path, default=DEFAULT_DB, help=f"results store (default: {DEFAULT_DB})")
@@ -48,8 +49,8 @@ def add_parser(commands) -> None:
 
 
 def execute(args, argv) -> int:
-    from bench.html import write_page
-    from bench.gate.runner import reseed, run_gate
+    from sgbench.bench.gate.runner import reseed, run_gate
+    from sgbench.bench.html import write_page
 
     integer_at_least("--seed", args.seed, 0, MAX_GATE_SEED)
     integer_at_least("--reseed", args.reseed, 0, MAX_RESEED)
@@ -60,7 +61,7 @@ def execute(args, argv) -> int:
     if args.power:
         return _power(args)
     if args.reseed:
-        from reference.checks import rate_upper_bound
+        from sgbench.reference.checks import rate_upper_bound
 
         per_check, runs = reseed(args.suite, args.reseed, args.baseline, use_baseline, first_seed=args.seed + 1,
                                  names=args.cell, progress=progress)
@@ -103,14 +104,14 @@ CHECK_LEGEND = {
 CELL_LEGEND = {"outcome": "PASSED, FAILED or INCONCLUSIVE (see --help)",
                "failed": "the checks that failed; moves: the chains stayed where they started",
                "travel": "how far the chains travelled: whether they forgot their start within the warm-up, "
-                         "from their autocorrelation time (docs/gates.md, bench.gate.start)"}
+                         "from their autocorrelation time (docs/gates.md, sgbench.bench.gate.start)"}
 
 
 def record_gate(outcome, db: Path, out: Path, echo: bool = False):
     """Store a gate run's rows and checks in ``db`` and write its page into ``out``.
 
     Args:
-        outcome: a ``bench.gate.runner.GateOutcome``.
+        outcome: a ``sgbench.bench.gate.runner.GateOutcome``.
         db: the results store.
         out: the folder of the page ``gate_SUITE.html``.
         echo: print the failed checks and what moved.
@@ -120,8 +121,8 @@ def record_gate(outcome, db: Path, out: Path, echo: bool = False):
     """
     import pandas as pd
 
-    from bench.html import error_bar_figure, write_page
-    from bench.sweeps.store import ResultsStore
+    from sgbench.bench.html import error_bar_figure, write_page
+    from sgbench.bench.sweeps.store import ResultsStore
 
     with ResultsStore(db) as store:
         for rep in outcome.replicates:
@@ -165,8 +166,8 @@ def _power(args) -> int:
     planted bugs that change a cell's law."""
     import pandas as pd
 
-    from bench.html import write_page
-    from bench.gate.power import POWER_AIM, gate_share, measure_power
+    from sgbench.bench.gate.power import POWER_AIM, gate_share, measure_power
+    from sgbench.bench.html import write_page
 
     frame = measure_power(args.bug, args.suite, with_tests=not args.no_tests, progress=progress)
     caught, effect = gate_share(frame)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import importlib
 
 # kind -> the module whose names() lists it (imported when listed: `sgbench --help` does not load JAX)
-LISTS = {"metrics": "reference.metrics", "samplers": "samplers", "suites": "bench.sweeps.run_suites",
-         "targets": "targets"}
+LISTS = {"metrics": "sgbench.reference.metrics", "samplers": "sgbench.samplers",
+         "suites": "sgbench.bench.sweeps.run_suites", "targets": "sgbench.targets"}
 
 
 def add_parser(commands) -> None:

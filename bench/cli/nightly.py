@@ -14,7 +14,7 @@ One run:
    each commit's environment, which needs the packages' index), or on the first run on ``HEAD`` alone; ``--here``
    measures the working tree in this environment instead (``asv run --python=same``). The benchmarks are
    ``NIGHTLY_BENCHMARKS`` unless ``--bench`` gives others. Then each benchmark at ``HEAD`` against the last
-   nightly commit on this machine (``bench.perf.asv_compare``, ``--factor``): slower or failed is a *speed*
+   nightly commit on this machine (``sgbench.bench.perf.asv_compare``, ``--factor``): slower or failed is a *speed*
    regression.
 3. **Dashboard**: ``asv publish`` into ``DIR/site`` (serve it: ``python -m http.server -d DIR/site``).
 4. **Summary**: ``DIR/index.html``, the verdict, the regressions of each kind, links to the gate page, the site and
@@ -33,10 +33,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from base.arguments import integer_at_least
-from bench.cli._common import output_folder, progress
-from bench.cli._executor import add_executor_options, executor_client
-from bench.cli.asv import add_config_option, check_config, check_machine_name
+from sgbench.base.arguments import integer_at_least
+from sgbench.bench.cli._common import output_folder, progress
+from sgbench.bench.cli._executor import add_executor_options, executor_client
+from sgbench.bench.cli.asv import add_config_option, check_config, check_machine_name
 
 DEFAULT_RESULTS = Path("reports") / "nightly"
 DEFAULT_FACTOR = 1.5  # below the pytest-benchmark gate's 1.8 (twice the 41 % of a no-change rerun): asv's medians
@@ -50,7 +50,7 @@ DEFAULT_STEPS = 10  # at most this many of the new commits measured (asv run --s
 
 
 def add_parser(commands) -> None:
-    from bench.gate.cells import GATE_SUITES
+    from sgbench.bench.gate.cells import GATE_SUITES
 
     nightly = commands.add_parser("nightly", help="gate, asv on the new commits, dashboard and a summary page; "
                                                   "exit 1 on a regression")
@@ -60,7 +60,7 @@ def add_parser(commands) -> None:
     nightly.add_argument("--machine", help="asv machine name (default: from the host and its accelerator)")
     nightly.add_argument("--bench", action="extend", nargs="+", metavar="REGEX",
                          help="these asv benchmarks (default: every sampler's run and quality on the 10-d icg, "
-                              "SGLD's peak memory; bench.cli.nightly.NIGHTLY_BENCHMARKS)")
+                              "SGLD's peak memory; sgbench.bench.cli.nightly.NIGHTLY_BENCHMARKS)")
     nightly.add_argument("--steps", type=int, default=DEFAULT_STEPS,
                          help=f"measure at most this many of the new commits, spread evenly, HEAD always "
                               f"(default: {DEFAULT_STEPS})")
@@ -99,8 +99,8 @@ def load_state(results: Path) -> dict:
 
 def _asv(args, config: Path, last: str | None, head: str) -> tuple[list[str], str]:
     """Run asv on the new commits (or the working tree) and return (the commits measured, the machine)."""
-    from bench.cli.asv import asv_run_command
-    from bench.perf.asv_machine import AsvError, register_machine
+    from sgbench.bench.cli.asv import asv_run_command
+    from sgbench.bench.perf.asv_machine import AsvError, register_machine
 
     try:
         machine = register_machine(config, name=check_machine_name(args.machine))
@@ -127,10 +127,10 @@ def _asv(args, config: Path, last: str | None, head: str) -> tuple[list[str], st
 def execute(args, argv) -> int:
     import pandas as pd
 
-    from bench.cli.gate import record_gate
-    from bench.gate.runner import run_gate
-    from bench.perf import dashboard
-    from bench.perf.asv_compare import changes
+    from sgbench.bench.cli.gate import record_gate
+    from sgbench.bench.gate.runner import run_gate
+    from sgbench.bench.perf import dashboard
+    from sgbench.bench.perf.asv_compare import changes
 
     if not args.factor > 1:
         raise ValueError(f"--factor must be a number > 1, got {args.factor}")
@@ -191,7 +191,7 @@ def _summary(results: Path, verdict, passed, gate_failures, quality, speed, prob
     """``results/index.html``: the verdict, each kind of regression, the links, the run history."""
     from markupsafe import Markup
 
-    from bench.html import render_page, table
+    from sgbench.bench.html import render_page, table
 
     links = [f'<li><a href="{html.escape(Path(gate_page).name)}">the gate page</a></li>',
              f"<li>the results store: <code>{html.escape(str(results / 'results.sqlite'))}</code></li>"]

@@ -1,11 +1,11 @@
 """``sgbench nuts-speed [--draws N] [--out PNG]``: bulk ESS per second of NumPyro and BlackJAX NUTS on
-the breast-cancer logistic regression, side by side (``reference.nuts_speed``)."""
+the breast-cancer logistic regression, side by side (``sgbench.reference.nuts_speed``)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from bench.cli._common import DEFAULT_OUT, UsageError
+from sgbench.bench.cli._common import DEFAULT_OUT, UsageError
 
 
 def add_parser(commands) -> None:
@@ -17,8 +17,8 @@ def add_parser(commands) -> None:
 
 
 def execute(args, argv) -> int:
-    import targets
-    from reference.nuts_speed import bulk_ess_per_second, plot
+    from sgbench import targets
+    from sgbench.reference.nuts_speed import bulk_ess_per_second, plot
 
     if args.draws < 1:
         raise UsageError(f"--draws must be an integer >= 1, got {args.draws}")

@@ -1,10 +1,10 @@
 """``sgbench px-overhead [--chains N] [--steps N] [--repeats N] [--hidden H ...] [--batch-size B]
 [--dtype float32|float64] [--no-rss]``: PX-SGHMC's time and memory against SGHMC on the digits BNN
-(``bench.perf.px_overhead``)."""
+(``sgbench.bench.perf.px_overhead``)."""
 
 from __future__ import annotations
 
-from bench.cli._common import UsageError
+from sgbench.bench.cli._common import UsageError
 
 
 def add_parser(commands) -> None:
@@ -25,8 +25,8 @@ def execute(args, argv) -> int:
     import jax
     import pandas as pd
 
-    import targets
-    from bench.perf.px_overhead import bnn_params, overhead_table
+    from sgbench import targets
+    from sgbench.bench.perf.px_overhead import bnn_params, overhead_table
 
     for option in ("chains", "steps", "repeats"):
         if getattr(args, option) < 1:

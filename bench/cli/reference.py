@@ -7,9 +7,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from base.arguments import in_interval, integer_at_least, one_of, positive_finite
-from bench.cli._common import command_line, parse_key_values
-from reference.contract import Contract
+from sgbench.base.arguments import in_interval, integer_at_least, one_of, positive_finite
+from sgbench.bench.cli._common import command_line, parse_key_values
+from sgbench.reference.contract import Contract
 
 BACKENDS = ("numpyro", "blackjax")
 MAX_SEED = 2**63 - 2  # build cross-checks with seed + 1
@@ -51,10 +51,10 @@ def add_parser(commands) -> None:
 
 
 def execute(args, argv) -> int:
-    import targets
-    from reference.build import build
-    from reference import store as reference_store
-    from reference.reproducibility import rebuild_and_compare
+    from sgbench import targets
+    from sgbench.reference import store as reference_store
+    from sgbench.reference.build import build
+    from sgbench.reference.reproducibility import rebuild_and_compare
 
     target = targets.get(args.target, **parse_key_values(args.param, "--param"))
     if args.action == "check":

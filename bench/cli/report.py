@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from bench.cli._common import UsageError, output_folder
-from bench.cli.run import add_store_options
+from sgbench.bench.cli._common import UsageError, output_folder
+from sgbench.bench.cli.run import add_store_options
 
 
 def add_parser(commands) -> None:
@@ -13,8 +13,8 @@ def add_parser(commands) -> None:
 
 
 def execute(args, argv) -> int:
-    from bench.sweeps.report import write_report
-    from bench.sweeps.store import ResultsStore
+    from sgbench.bench.sweeps.report import write_report
+    from sgbench.bench.sweeps.store import ResultsStore
 
     if not args.db.is_file():
         raise UsageError(f"no results store at {args.db}; run `sgbench run --db {args.db}` first")

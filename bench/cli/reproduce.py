@@ -1,15 +1,15 @@
 """``sgbench reproduce NAME [--scale quick|paper] [--db PATH] [--out DIR] [its own options]`` and
 ``sgbench reproduce --list``: a paper's table or figure, printed beside the paper's with a verdict per cell and
 written as an HTML page; exit status 1 when one of its acceptance checks fails. The reproductions are those
-registered in ``bench.reproduce`` (one module each)."""
+registered in ``sgbench.bench.reproduce`` (one module each)."""
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
 
-from bench.cli._common import DEFAULT_DB, UsageError, output_folder, store_file
-from bench.cli._report_folders import add_out_option
+from sgbench.bench.cli._common import DEFAULT_DB, UsageError, output_folder, store_file
+from sgbench.bench.cli._report_folders import add_out_option
 
 
 class _ListReproductions(argparse.Action):
@@ -19,7 +19,7 @@ class _ListReproductions(argparse.Action):
         super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
 
     def __call__(self, parser, namespace, values, option_string=None):
-        from bench.reproduce import _registry
+        from sgbench.bench.reproduce import _registry
 
         for name in _registry.names():
             entry = _registry.get(name)
@@ -31,7 +31,7 @@ class _ListReproductions(argparse.Action):
 
 def _owners() -> dict:
     """Option flag -> (the option, the names of the reproductions that take it)."""
-    from bench.reproduce import _registry
+    from sgbench.bench.reproduce import _registry
 
     owners: dict = {}
     for name in _registry.names():
@@ -41,7 +41,7 @@ def _owners() -> dict:
 
 
 def add_parser(commands) -> None:
-    from bench.reproduce._registry import SCALES
+    from sgbench.bench.reproduce._registry import SCALES
 
     reproduce = commands.add_parser("reproduce", help="reproduce a paper's table or figure",
                                     description=__doc__.split("\n\n")[0])
@@ -60,7 +60,7 @@ def add_parser(commands) -> None:
 def _add_reproductions(reproduce) -> None:
     """Name the known reproductions in NAME's help and add each one's options, grouped by the reproductions that
     take them."""
-    from bench.reproduce import _registry
+    from sgbench.bench.reproduce import _registry
 
     name = next(action for action in reproduce._actions if action.dest == "name")
     name.help = f"the reproduction: {', '.join(_registry.names())} (--list says what each runs)"
@@ -74,7 +74,7 @@ def _add_reproductions(reproduce) -> None:
 
 
 def execute(args, argv) -> int:
-    from bench.reproduce import _registry
+    from sgbench.bench.reproduce import _registry
 
     if args.name is None:
         raise UsageError("give a reproduction NAME (sgbench reproduce --list shows them)")

@@ -6,12 +6,18 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from bench.cli._common import (DEFAULT_DB, UsageError, output_folder, parse_key_values, positive_numbers,
-                               store_file)
-from bench.cli._executor import add_executor_options, executor_client
-from bench.cli._report_folders import add_out_option
-from bench.running.config import BACKENDS, DTYPES, RunConfig
-from bench.sweeps import run_suites
+from sgbench.bench.cli._common import (
+    DEFAULT_DB,
+    UsageError,
+    output_folder,
+    parse_key_values,
+    positive_numbers,
+    store_file,
+)
+from sgbench.bench.cli._executor import add_executor_options, executor_client
+from sgbench.bench.cli._report_folders import add_out_option
+from sgbench.bench.running.config import BACKENDS, DTYPES, RunConfig
+from sgbench.bench.sweeps import run_suites
 
 _CONFIG_OPTIONS = ("num_chains", "num_steps", "num_burnin", "thin", "seed", "dtype", "backend", "num_checkpoints",
                    "block_size")
@@ -99,10 +105,10 @@ def entries_from_args(args) -> tuple[list[run_suites.Entry], str | None]:
 
 
 def execute(args, argv) -> int:
-    from bench.sweeps import store as store_module
-    from bench.sweeps.report import format_table, write_report
-    from bench.sweeps.store import ResultsStore
-    from bench.sweeps.sweep import points, run_suite
+    from sgbench.bench.sweeps import store as store_module
+    from sgbench.bench.sweeps.report import format_table, write_report
+    from sgbench.bench.sweeps.store import ResultsStore
+    from sgbench.bench.sweeps.sweep import points, run_suite
 
     entries, suite_name = entries_from_args(args)
     store_file(args.db)

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import sys
 
-from bench.cli._common import UsageError, output_folder
-from bench.cli._report_folders import add_out_option
+from sgbench.bench.cli._common import UsageError, output_folder
+from sgbench.bench.cli._report_folders import add_out_option
 
 
 def add_parser(commands) -> None:
@@ -27,8 +27,8 @@ def add_parser(commands) -> None:
 def execute(args, argv) -> int:
     import pandas as pd
 
-    import samplers
-    from bench.perf import speed
+    from sgbench import samplers
+    from sgbench.bench.perf import speed
 
     for option in ("steps", "numpy_steps", "repeats"):
         if getattr(args, option) < 1:

@@ -7,9 +7,16 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from bench.cli._common import (DEFAULT_DB, UsageError, command_line, output_folder, parse_key_values, progress,
-                               store_file)
-from bench.cli._report_folders import add_out_option
+from sgbench.bench.cli._common import (
+    DEFAULT_DB,
+    UsageError,
+    command_line,
+    output_folder,
+    parse_key_values,
+    progress,
+    store_file,
+)
+from sgbench.bench.cli._report_folders import add_out_option
 
 DEFAULT_BUDGET_GRADS = 20_000
 
@@ -53,7 +60,7 @@ def add_parser(commands) -> None:
 
 
 def _budget(args):
-    from bench.tune.budget import Budget
+    from sgbench.bench.tune.budget import Budget
 
     if args.budget_seconds is not None:
         return Budget("seconds", args.budget_seconds)
@@ -61,7 +68,7 @@ def _budget(args):
 
 
 def _axes(args):
-    from bench.tune.arms import parse_axis
+    from sgbench.bench.tune.arms import parse_axis
 
     axes = {}
     for text in args.arm or ():
@@ -84,13 +91,12 @@ def print_round(method: str, round_index: int, budget: float, records, problem) 
 
 
 def execute(args, argv) -> int:
-    from bench.sweeps.store import ResultsStore
-    from bench.tune import mamba as tuner
-    from bench.tune.arm_runs import MIN_STEPS
-    from bench.tune.page import write_page, winner_line
-    from bench.tune.rewards import METRICS
-
-    from base.arguments import integer_at_least, one_of
+    from sgbench.base.arguments import integer_at_least, one_of
+    from sgbench.bench.sweeps.store import ResultsStore
+    from sgbench.bench.tune import mamba as tuner
+    from sgbench.bench.tune.arm_runs import MIN_STEPS
+    from sgbench.bench.tune.page import winner_line, write_page
+    from sgbench.bench.tune.rewards import METRICS
 
     one_of("--metric", args.metric, METRICS)
     integer_at_least("--eta", args.eta, 2)

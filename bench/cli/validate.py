@@ -10,9 +10,9 @@ import re
 import sys
 from pathlib import Path
 
-from base.arguments import integer_at_least
-from bench.cli._common import MAX_GATE_SEED, UsageError, output_folder, parse_key_values, progress
-from bench.cli._report_folders import add_out_option
+from sgbench.base.arguments import integer_at_least
+from sgbench.bench.cli._common import MAX_GATE_SEED, UsageError, output_folder, parse_key_values, progress
+from sgbench.bench.cli._report_folders import add_out_option
 
 EPILOG = """outcomes (exit status): PASSED (0) every check passed, the chains forgot their overdispersed start, and
 every check resolves the bias given by --detect; FAILED (1) a check found a disagreement, the chains do not move,
@@ -23,13 +23,14 @@ See docs/tutorial.md, "sgbench validate"."""
 
 
 def add_parser(commands) -> None:
-    from bench.gate.resolution import DEFAULT_CHAINS, DEFAULT_DETECT
-    from bench.gate.validation_targets import keys
+    from sgbench.bench.gate.resolution import DEFAULT_CHAINS, DEFAULT_DETECT
+    from sgbench.bench.gate.validation_targets import keys
 
     validate = commands.add_parser("validate", help="validate a sampler (MODULE:OBJECT) against truth and "
                                                     "the suite's reference implementation", epilog=EPILOG)
     validate.add_argument("sampler", help="MODULE:OBJECT, a Sampler in the suite's contract or an adapter, "
-                                          "e.g. bench.adapters.blackjax:sgld (MODULE is imported from the current "
+                                          "e.g. sgbench.bench.adapters.blackjax:sgld "
+                                          "(MODULE is imported from the current "
                                           "folder or the environment)")
     validate.add_argument("--param", action="append", metavar="[TARGET:]KEY=VALUE",
                           help="hyperparameter (repeatable); TARGET:KEY=VALUE applies to one target only, e.g. "
@@ -83,9 +84,9 @@ def execute(args, argv) -> int:
     import math
     import os
 
-    from bench.adapters import load_sampler
-    from bench.gate.validate import validate
-    from bench.running.config import MAX_CHAINS, MAX_TOTAL_STEPS
+    from sgbench.bench.adapters import load_sampler
+    from sgbench.bench.gate.validate import validate
+    from sgbench.bench.running.config import MAX_CHAINS, MAX_TOTAL_STEPS
 
     integer_at_least("--seed", args.seed, 0, MAX_GATE_SEED)
     integer_at_least("--reseed", args.reseed, 0, MAX_GATE_SEED - args.seed)
@@ -125,11 +126,11 @@ def execute(args, argv) -> int:
 
 
 def _reseed(sampler, options: dict, args) -> int:
-    """``--reseed N``: the outcomes of N seeds (``bench.gate.validate_reseed``); exit 0 (a measurement)."""
+    """``--reseed N``: the outcomes of N seeds (``sgbench.bench.gate.validate_reseed``); exit 0 (a measurement)."""
     import pandas as pd
 
-    from bench.gate.validate import validate
-    from bench.gate.validate_reseed import finished, reseed, settings_key, summary
+    from sgbench.bench.gate.validate import validate
+    from sgbench.bench.gate.validate_reseed import finished, reseed, settings_key, summary
 
     record = args.record or args.out / f"validate_{re.sub(r'[^A-Za-z0-9_.-]+', '_', sampler.name)}_reseed.jsonl"
     settings = {"sampler": args.sampler, **options}

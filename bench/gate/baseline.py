@@ -22,13 +22,13 @@ import datetime
 import json
 import math
 from pathlib import Path
-
-import numpy as np
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 if TYPE_CHECKING:  # the CLI reads DEFAULT_SEEDS without loading JAX and SciPy
-    from bench.gate.replicates import Replicates
-    from reference.checks import CheckResult
+    from sgbench.bench.gate.replicates import Replicates
+    from sgbench.reference.checks import CheckResult
 
 DIRECTORY = Path(__file__).resolve().parents[2] / "reports" / "baselines"
 DEFAULT_SEEDS = 32
@@ -79,7 +79,7 @@ def checked_why(why: str) -> str:
 def write(path: Path, suite_name: str, cells: dict, why: str, command: str) -> Path:
     """Write a baseline document: ``cells`` merged into those already in ``path``, each new entry
     stamped with why it was made, by which command, on which commit and machine, and when."""
-    from bench.sweeps.store import git_commit, machine
+    from sgbench.bench.sweeps.store import git_commit, machine
 
     stamp = {"why": checked_why(why), "command": command, "git_commit": git_commit(), "machine": machine(),
              "created": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")}
@@ -113,7 +113,7 @@ def compare(cell_name: str, values: dict[str, float], document: dict, alpha: flo
     """(the check, rows of the what-moved table) of one run's metrics against the cell's baseline."""
     import scipy.stats
 
-    from reference.checks import CheckResult
+    from sgbench.reference.checks import CheckResult
 
     entry = document["cells"].get(cell_name)
     if entry is None:

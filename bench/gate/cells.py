@@ -1,7 +1,7 @@
 r"""The gate's cells: fixed (sampler, target, noise, hyperparameters, chains, steps) settings.
 
 Every cell starts its chains away from the target, at :math:`\mu + 2(x - \mu)` with :math:`x` an exact draw
-(``bench.gate.start``), so that a chain that never moves cannot look perfect, and reads each chain's time
+(``sgbench.bench.gate.start``), so that a chain that never moves cannot look perfect, and reads each chain's time
 averages of :math:`x_i` and :math:`(x_i - \mu_i)^2` over its scored steps: chains are independent
 replicates. No cell sits at a setting where a factor of an update vanishes (gradient-noise variance 2,
 T = 0.5, frictions and diffusions not 1). ``quick`` (the CI gate), 64 chains x 4000 scored steps per cell
@@ -12,7 +12,7 @@ unless said otherwise:
 - variants: SGLD in Welling & Teh's convention, SGHMC in Chen's form with a noise estimate and a
   momentum refresh, Clipped-SGLD and SGLRW where the clip binds;
 - every minibatch-capable sampler on ``linreg``;
-- exact-law cells (``exact_law``), 1024 chains and no warm-up, checked against ``reference.linear_laws``
+- exact-law cells (``exact_law``), 1024 chains and no warm-up, checked against ``sgbench.reference.linear_laws``
   from their own start (the transient is part of the law);
 - reference cells (``backend="numpy"``), 64 chains x 500 scored steps, checked against the JAX cell of
   identical settings (their design twin: the same law, start and warm-up, measured on many chains).
@@ -23,18 +23,18 @@ reference cells are compared with a law that has the same start and warm-up, so 
 is asked of them.
 
 ``full`` adds the ``icg4`` cells again at a larger step and with exact gradients. Each sampler's file
-declares its cells (``samplers._benchmarks.GateSettings``) and the target wrapper it needs; this module
+declares its cells (``sgbench.samplers._benchmarks.GateSettings``) and the target wrapper it needs; this module
 holds what every cell shares: the targets, the temperature, the start, the chains and steps. Each group of
 a suite lists the samplers in the order of ``samplers.names()``.
 
-Why each setting, and the cells in full: docs/gates.md, section bench.gate.cells.
+Why each setting, and the cells in full: docs/gates.md, section sgbench.bench.gate.cells.
 """
 
 from __future__ import annotations
 
 import dataclasses
 
-from bench.gate.start import START_SCALE, thin_for
+from sgbench.bench.gate.start import START_SCALE, thin_for
 
 NUM_CHAINS = 64
 NUM_STEPS = 4000
@@ -46,7 +46,7 @@ ICG4 = {"dim": 4, "condition_number": 4.0, "rotation_seed": 0, "noise": "isotrop
 ICG4_EXACT = {"dim": 4, "condition_number": 4.0, "rotation_seed": 0, "noise": "none"}
 ICG4_STIFF = {"dim": 4, "condition_number": 16.0, "rotation_seed": 0, "noise": "isotropic", "noise_variance": 16.0}
 LINREG = {"num_data": 40, "dim": 2, "noise": "minibatch", "noise_batch_size": 8}
-TARGET_PRESETS = {"icg4": ICG4, "icg4_stiff": ICG4_STIFF}  # by the names of samplers._benchmarks.GATE_TARGETS
+TARGET_PRESETS = {"icg4": ICG4, "icg4_stiff": ICG4_STIFF}  # by the names of sgbench.samplers._benchmarks.GATE_TARGETS
 
 
 @dataclasses.dataclass(frozen=True)
@@ -54,11 +54,11 @@ class Cell:
     """One gate setting. ``wrapper`` names a target adapter of
     ``targets.ADAPTERS`` (the PX samplers need layer matrices); ``num_burnin``
     steps (adaptation) are not averaged; ``heavy_tailed`` cells (chains that make rare huge
-    excursions) are checked without the CLT (``bench.gate.truth``); ``label`` tells apart cells of
+    excursions) are checked without the CLT (``sgbench.bench.gate.truth``); ``label`` tells apart cells of
     one sampler, target and step; ``backend`` the driver ("numpy": the reference step);
-    ``exact_law``: the design bias is the exact discrete law (``bench.gate.exact_law``), not a
+    ``exact_law``: the design bias is the exact discrete law (``sgbench.bench.gate.exact_law``), not a
     measured one; ``start_scale`` k: chains start at mu + k (x - mu), x a draw of the target (1: exact
-    draws; the gate and ``sgbench validate`` start at ``START_SCALE``, ``bench.gate.start``); ``stationary``:
+    draws; the gate and ``sgbench validate`` start at ``START_SCALE``, ``sgbench.bench.gate.start``); ``stationary``:
     False for a sampler whose step adapts through the run (``GateSettings.stationary``); ``thin``: every
     ``thin``-th scored step enters the chains' time averages (1 in the gate; ``sgbench validate`` reads about
     100 per chain)."""
@@ -81,7 +81,7 @@ class Cell:
 
     @property
     def keep_every(self) -> int:
-        """Scored steps between the draws kept for ``bench.gate.start.travel`` (about 100 per chain)."""
+        """Scored steps between the draws kept for ``sgbench.bench.gate.start.travel`` (about 100 per chain)."""
         return thin_for(self.num_steps)
 
     @property
@@ -111,7 +111,7 @@ class Cell:
         return self if self.backend == "jax" else dataclasses.replace(self, backend="jax")
 
     def make_target(self):
-        import targets
+        from sgbench import targets
 
         target = targets.get(self.target, **self.target_params)
         return targets.adapted(target, self.wrapper)
@@ -120,7 +120,7 @@ class Cell:
 def _at_temperature(sampler: str, params: dict) -> dict:
     """A copy of ``params`` with ``temperature`` ``TEMPERATURE`` added where ``sampler``'s
     hyperparameters have one and ``params`` give none."""
-    import samplers
+    from sgbench import samplers
 
     fields = {f.name for f in dataclasses.fields(samplers.get(sampler).Params)}
     return {**params, "temperature": TEMPERATURE} if "temperature" in fields and "temperature" not in params \
@@ -157,7 +157,7 @@ def _exact_law_cell(sampler: str, params: dict, wrapper: str | None) -> Cell:
 def _unrecorded_steps(sampler: str, params: dict) -> int:
     """Steps a run of ``sampler`` spends before its first sample (MILE's tuning phases,
     scale-adapted SGHMC's burn-in), from ``params`` and the defaults of its ``Params``."""
-    import samplers
+    from sgbench import samplers
 
     values = {f.name: f.default for f in dataclasses.fields(samplers.get(sampler).Params)} | params
     return int(sum(values.get("tuning_steps") or ())) + int(values.get("burn_in_steps") or 0)
@@ -182,7 +182,7 @@ def suite(name: str) -> tuple[Cell, ...]:
         its cells, grouped as in the module docstring, each group in the order of ``samplers.names()``;
         MissingBenchmarkSettingsError names a registered sampler that declares no settings.
     """
-    import samplers
+    from sgbench import samplers
 
     if name not in GATE_SUITES:
         raise ValueError(f"unknown gate suite {name!r}; known suites: {', '.join(GATE_SUITES)}")
@@ -217,7 +217,7 @@ def select(suite_name: str, names=None, sampler: str | None = None) -> tuple[Cel
     """
     cells = suite(suite_name)
     if sampler is not None:
-        import samplers
+        from sgbench import samplers
 
         samplers.get(sampler)
         cells = tuple(c for c in cells if c.sampler == sampler)

@@ -1,5 +1,5 @@
 r"""The design bias of every gate cell: what the method itself, at the cell's step size, gives for
-the standardised mean error and the relative second-moment error (``bench.gate.replicates``),
+the standardised mean error and the relative second-moment error (``sgbench.bench.gate.replicates``),
 stored with its standard error in ``reference/data/gate_design_bias.json``.
 
 SG-MCMC samplers are biased by design (discretisation, gradient noise, PX's prior on the
@@ -8,8 +8,8 @@ allowed. It is measured once, like a gold standard, from ``groups`` x the cell's
 gate's run by default, so its standard error is under a fifth of a gate run's) with seeds disjoint from
 the gate's, from the cell's own start and warm-up, by the command recorded in the file; the gate's truth
 checks then ask whether a run agrees with truth shifted by this bias, within both standard errors
-(``bench.gate.truth``). Each entry also stores the design run's autocorrelation time
-(``autocorrelation_steps``, ``bench.gate.start``, from all its chains): a cell that must forget its start
+(``sgbench.bench.gate.truth``). Each entry also stores the design run's autocorrelation time
+(``autocorrelation_steps``, ``sgbench.bench.gate.start``, from all its chains): a cell that must forget its start
 is designed with a warm-up of at least twice what the gate's rule asks for (``tests/test_gate_outcomes.py``). For
 the linear samplers on Gaussian targets the stored bias is tied to theory:
 ``tests/test_gate.py`` checks it against the exact discrete-time stationary covariance.
@@ -23,8 +23,8 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.gate.cells import Cell, select, suite
-from bench.gate.replicates import STATISTICS, run_replicates
+from sgbench.bench.gate.cells import Cell, select, suite
+from sgbench.bench.gate.replicates import STATISTICS, run_replicates
 
 PATH = Path(__file__).resolve().parents[2] / "reference" / "data" / "gate_design_bias.json"
 SEED = 700  # the gate's own runs use seeds 0 (fixed) and 1 (reseeded); the baselines 500
@@ -40,7 +40,7 @@ def measure(cell: Cell, groups: int = DEFAULT_GROUPS, seed: int = SEED) -> dict:
     mean over all chains, its standard error (chains are independent), the median (for the
     distribution-free check of heavy-tailed cells) and the excess kurtosis of the chains' values
     (which says whether a cell is heavy-tailed); the cell's start and warm-up; and the autocorrelation
-    time of all its chains (``bench.gate.start.travel``)."""
+    time of all its chains (``sgbench.bench.gate.start.travel``)."""
     rep = run_replicates(cell, groups=groups, seed=seed, keep_samples=True, thin=cell.thin,
                          keep_every=cell.keep_every)
     summary = rep.summary()
@@ -69,7 +69,7 @@ def build(suite_name: str = "quick", groups: int = DEFAULT_GROUPS, command: str 
     Returns:
         the path written.
     """
-    from bench.sweeps.store import git_commit
+    from sgbench.bench.sweeps.store import git_commit
 
     path = PATH if path is None else Path(path)
     document = load(path) if path.exists() else {"cells": {}}
@@ -115,12 +115,12 @@ def load(path: Path | None = None) -> dict:
 
 def of_cell(cell: Cell, document: dict, any_start: bool = False) -> dict:
     """The design bias of ``cell``: computed from its exact law for an exact-law cell
-    (``bench.gate.exact_law``), else the stored entry of its design twin (itself, or the JAX cell
+    (``sgbench.bench.gate.exact_law``), else the stored entry of its design twin (itself, or the JAX cell
     of a reference cell's settings); DesignBiasError if absent or measured with other settings.
     ``any_start``: an entry measured from another start and warm-up will do (a stationary bias, for
     chains that forgot their start: ``sgbench validate``)."""
     if cell.exact_law:
-        from bench.gate import exact_law
+        from sgbench.bench.gate import exact_law
 
         return exact_law.design(cell)
     cell = cell.design_twin

@@ -3,7 +3,7 @@ r"""The design bias of an exact-law gate cell, computed rather than measured.
 On the Gaussian ``icg4`` with isotropic additive gradient noise, SGLD (both conventions), SGLD-CV
 (whose control variate cancels additive noise drawn once per step), pSGLD with a frozen
 preconditioner (``smoothing = 1``) and SGHMC / SGHMC-CV (both forms, both integrators, noise
-estimate, momentum refresh) are linear recursions (``reference.linear_laws``). Their chains start
+estimate, momentum refresh) are linear recursions (``sgbench.reference.linear_laws``). Their chains start
 at draws of the target scaled about its mean by the cell's ``start_scale`` :math:`\kappa` (momentum 0,
 as ``init`` sets it; :math:`\kappa = 2` in the gate's cells), so the start's second moment is
 :math:`\kappa^2\Sigma`, the expected time average of :math:`(x_i - \mu_i)^2` over the steps the run reads
@@ -14,7 +14,7 @@ against theory and their power is that of the cell's 1024 chains alone.
 
 On the Bayesian linear regression ``linreg`` with minibatch gradients, SGLD (both conventions) is a
 linear recursion with a random matrix, whose second moments still follow exactly
-(``reference.minibatch_laws``): ``sgbench validate`` holds the suite's SGLD there to that law.
+(``sgbench.reference.minibatch_laws``): ``sgbench validate`` holds the suite's SGLD there to that law.
 """
 
 from __future__ import annotations
@@ -22,9 +22,9 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg
 
-from bench.gate.cells import Cell
-from reference.linear_laws import averaged_second_moment, hamiltonian_recursion, langevin_recursion
-from reference.minibatch_laws import minibatch_sgld_second_moment
+from sgbench.bench.gate.cells import Cell
+from sgbench.reference.linear_laws import averaged_second_moment, hamiltonian_recursion, langevin_recursion
+from sgbench.reference.minibatch_laws import minibatch_sgld_second_moment
 
 LANGEVIN = ("sgld", "sgld_cv", "psgld")
 HAMILTONIAN = ("sghmc", "sghmc_cv")
@@ -81,7 +81,7 @@ def expected_second_moment(cell: Cell) -> np.ndarray:
 
 
 def design(cell: Cell) -> dict:
-    """The cell's design bias in the form ``bench.gate.design_bias`` stores (standard errors 0)."""
+    """The cell's design bias in the form ``sgbench.bench.gate.design_bias`` stores (standard errors 0)."""
     with np.errstate(over="ignore", invalid="ignore"):
         second_moment = expected_second_moment(cell)
     if not np.all(np.isfinite(second_moment)):

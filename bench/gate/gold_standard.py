@@ -3,7 +3,7 @@ or from its stored gold-standard NUTS run.
 
 A target with an analytic truth (``target.truth``) and an exact sampler (``target.sample``) gives both
 directly, with standard errors 0. A data posterior without one (``logreg``, ``bnn``, ``pmf``) has a
-stored reference (``reference.store``): the moments of long NUTS runs with their Monte Carlo standard
+stored reference (``sgbench.reference.store``): the moments of long NUTS runs with their Monte Carlo standard
 errors, and the thinned draws themselves, from which starts are resampled.
 
 The checks compare each chain's standardised mean error :math:`m = (\bar x - \mu)/\sigma` and relative
@@ -12,14 +12,14 @@ second-moment error :math:`r = \overline{(x - \mu)^2}/\sigma^2 - 1` with 0. With
 :math:`\delta m = -\delta\mu/\sigma` and :math:`\delta r = -\delta\sigma^2/\sigma^2` (the mean's error
 enters :math:`r` only at second order, since :math:`r` is centred at :math:`\hat\mu`). :func:`allowance`
 turns the stored standard errors into that allowance, which the checks add to their own (the same
-widening as a stored design bias's standard error, ``bench.gate.truth``).
+widening as a stored design bias's standard error, ``sgbench.bench.gate.truth``).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from targets._truth import Truth
+from sgbench.targets._truth import Truth
 
 
 def truth_of(target) -> Truth:
@@ -29,12 +29,12 @@ def truth_of(target) -> Truth:
         target: a target object.
 
     Returns:
-        a :class:`targets.Truth`. ``reference.store.ReferenceFileError`` (naming the command that builds
+        a :class:`targets.Truth`. ``sgbench.reference.store.ReferenceFileError`` (naming the command that builds
         it) when the target has no analytic truth and no stored reference.
     """
     if target.truth is not None:
         return target.truth
-    from reference import store
+    from sgbench.reference import store
 
     return store.load(target)
 
@@ -55,7 +55,7 @@ def draws(target, key, n: int) -> np.ndarray:
 
     if target.truth is not None:
         return np.asarray(target.sample(key, n), dtype=np.float64)
-    from reference import store
+    from sgbench.reference import store
 
     stored = np.asarray(store.load_draws(target), dtype=np.float64).reshape(-1, target.dim)
     index = np.asarray(jax.random.randint(key, (n,), 0, stored.shape[0]))
@@ -64,7 +64,7 @@ def draws(target, key, n: int) -> np.ndarray:
 
 def allowance(truth: Truth) -> dict:
     r"""The standard errors that an estimated truth adds to the checks' statistics (module docstring),
-    in the form of a design bias of zero (``bench.gate.truth.truth_checks``).
+    in the form of a design bias of zero (``sgbench.bench.gate.truth.truth_checks``).
 
     Args:
         truth: the target's truth.

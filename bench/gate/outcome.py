@@ -1,7 +1,7 @@
 """The three outcomes of a verification, and their exit statuses.
 
 - ``PASSED`` (exit 0): every check passed, the chains forgot their start, and every check could detect
-  the bias the user cares about (``bench.gate.resolution``);
+  the bias the user cares about (``sgbench.bench.gate.resolution``);
 - ``FAILED`` (exit 1): a check found a disagreement, the chains do not move, or the sampler diverged where
   its reference did not;
 - ``INCONCLUSIVE`` (exit 3): nothing was found wrong, but the run could not have found it: the chains did

@@ -6,7 +6,7 @@ friction or temperature dropped from one term, a flipped sign or convention, an 
 merge formula), planted without editing any file: by wrapping a registered sampler's step
 functions (its draws, hyperparameters, gradient oracle or returned state) or by patching a
 function of a target or a driver for the duration of a ``with bug.planted():`` block.
-``sgbench gate --power`` (:mod:`bench.gate.power`) runs each through the gate's cells and the fast
+``sgbench gate --power`` (:mod:`sgbench.bench.gate.power`) runs each through the gate's cells and the fast
 tests and reports which layer catches it.
 
 Each bug says where its effect on a cell's law is exactly zero (``vanishes``: a reason, or None
@@ -24,10 +24,10 @@ from collections.abc import Callable
 import jax.numpy as jnp
 import numpy as np
 
-from base.backend import namespace
+from sgbench.base.backend import namespace
 
 BOTH = ("reference", "optimized")
-ENVIRONMENT_VARIABLE = "SGBENCH_PLANTED_BUG"  # names the bug bench.gate.planted_plugin plants in a pytest run
+ENVIRONMENT_VARIABLE = "SGBENCH_PLANTED_BUG"  # names the bug sgbench.bench.gate.planted_plugin plants in a pytest run
 
 
 @dataclasses.dataclass(frozen=True)
@@ -88,7 +88,7 @@ def _with(params, **changes):
 def _patched_steps(names, wrap, backends=BOTH):
     """Replace the registered samplers ``names`` by copies whose ``<backend>_step`` is
     ``wrap(step, xp)`` (xp: ``np`` for the reference, ``jnp`` for the optimized step)."""
-    import samplers
+    from sgbench import samplers
 
     samplers.names()  # discover every sampler first
     entries = samplers._REGISTRY._entries
@@ -195,21 +195,21 @@ def _first(*checks):
 
 
 def _cv_sign_flipped():
-    from samplers import control_variates
+    from sgbench.samplers import control_variates
 
     return _patched_attribute(control_variates, "cv_grad_fn",
                               lambda grad_fn, centre, centre_grad: lambda x: centre_grad + grad_fn(x) + grad_fn(centre))
 
 
 def _cv_centre_gradient_dropped():
-    from samplers import control_variates
+    from sgbench.samplers import control_variates
 
     return _patched_attribute(control_variates, "cv_grad_fn",
                               lambda grad_fn, centre, centre_grad: lambda x: grad_fn(x) - grad_fn(centre))
 
 
 def _minibatch_unscaled():
-    from targets.noise.minibatch import MinibatchNoise
+    from sgbench.targets.noise.minibatch import MinibatchNoise
 
     def stochastic_grad(self, x, draw):
         return self.target.grad_log_prior(x) + self.target.grad_log_likelihood(x, draw["indices"])
@@ -218,13 +218,13 @@ def _minibatch_unscaled():
 
 
 def _noise_variance_as_sd():
-    from targets.noise.isotropic import IsotropicNoise
+    from sgbench.targets.noise.isotropic import IsotropicNoise
 
     return _patched_attribute(IsotropicNoise, "noise", lambda self, x, draw: self.variance * draw["gradient_noise"])
 
 
 def _merge(weight_swapped=False, cross_term=True):
-    from reference.metrics.moments import Moments
+    from sgbench.reference.metrics.moments import Moments
 
     def merge(self, other):
         xp = namespace(self.mean)

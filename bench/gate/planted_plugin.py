@@ -1,5 +1,5 @@
 """A pytest plugin that plants the bug named by ``SGBENCH_PLANTED_BUG`` for the whole session
-(``python -m pytest -p bench.gate.planted_plugin ...``; used by ``sgbench gate --power``)."""
+(``python -m pytest -p sgbench.bench.gate.planted_plugin ...``; used by ``sgbench gate --power``)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ _STACK = contextlib.ExitStack()
 
 
 def pytest_configure(config):
-    from bench.gate import planted
+    from sgbench.bench.gate import planted
 
     name = os.environ.get(planted.ENVIRONMENT_VARIABLE)
     if name:

@@ -1,4 +1,4 @@
-r"""``sgbench gate --power``: the share of planted bugs (:mod:`bench.gate.planted`) each layer catches.
+r"""``sgbench gate --power``: the share of planted bugs (:mod:`sgbench.bench.gate.planted`) each layer catches.
 
 Layers:
 
@@ -7,7 +7,7 @@ Layers:
   is caught when any check of any cell fails.
 - ``tests``: the fast tests that exercise the code the bug changes (the bug's ``tests``: the
   equivalence tests, the exact-law tests ...), run by pytest in a subprocess with the bug planted
-  by :mod:`bench.gate.planted_plugin`; caught when a test fails.
+  by :mod:`sgbench.bench.gate.planted_plugin`; caught when a test fails.
 
 A bug has an *effect* when at least one cell it acts on can change its law (``PlantedBug.vanishes``
 gives no reason); the figure of merit is the share of bugs with an effect that the gate alone
@@ -26,10 +26,10 @@ import time
 import numpy as np
 import pandas as pd
 
-from bench.gate import design_bias
-from bench.gate.planted import BUGS, ENVIRONMENT_VARIABLE, PlantedBug
-from bench.gate.runner import check_group, references, run_cell
-from bench.gate.cells import suite
+from sgbench.bench.gate import design_bias
+from sgbench.bench.gate.cells import suite
+from sgbench.bench.gate.planted import BUGS, ENVIRONMENT_VARIABLE, PlantedBug
+from sgbench.bench.gate.runner import check_group, references, run_cell
 
 POWER_AIM = 0.95
 TEST_TIMEOUT_SECONDS = 900
@@ -69,7 +69,7 @@ def tests_layer(bug: PlantedBug) -> tuple[str, str]:
     ``missed``, ``no tests`` or ``error``."""
     if not bug.tests:
         return "no tests", ""
-    command = [sys.executable, "-m", "pytest", "-q", "-x", "-n", "0", "-p", "bench.gate.planted_plugin", "-p",
+    command = [sys.executable, "-m", "pytest", "-q", "-x", "-n", "0", "-p", "sgbench.bench.gate.planted_plugin", "-p",
                "no:cacheprovider", "-m", "not statistical", "--no-header", "-rf", *bug.tests]  # -n 0: one process
     try:
         done = subprocess.run(command, env={**os.environ, ENVIRONMENT_VARIABLE: bug.name}, capture_output=True,

@@ -22,11 +22,12 @@ import jax
 import numpy as np
 import scipy.stats
 
-import bench
-from bench.gate import gold_standard
-from bench.gate.cells import Cell
-from bench.gate.start import Travel, overdispersed, travel
-from reference.checks import standard_error
+from sgbench.base.float64 import in_float64_mode
+from sgbench.bench.gate import gold_standard
+from sgbench.bench.gate.cells import Cell
+from sgbench.bench.gate.start import Travel, overdispersed, travel
+from sgbench.bench.running import run as running
+from sgbench.reference.checks import standard_error
 
 STATISTICS = ("mean_error", "second_moment_error", "log_variance_ratio")
 
@@ -88,7 +89,7 @@ class Replicates:
                                    samples=None if self.samples is None else self.samples[g:g + 1])
 
     def travel(self) -> Travel:
-        """How far all groups' chains travelled (``bench.gate.start``); needs a run that kept its draws
+        """How far all groups' chains travelled (``sgbench.bench.gate.start``); needs a run that kept its draws
         (``keep_samples=True``)."""
         if self.start is None or self.samples is None:
             raise ValueError(f"{self.cell.name}: travel needs the start positions and the kept draws "
@@ -100,14 +101,15 @@ class Replicates:
                       self.sample_every, self.cell.num_burnin, self.cell.num_steps)
 
 
+@in_float64_mode
 def run_replicates(cell: Cell, groups: int = 1, seed: int = 0, sampler=None, backend: str | None = None,
                    max_chains_per_call: int = 4096, progress=None, **config) -> Replicates:
     """Run ``groups`` x ``cell.num_chains`` chains of ``cell`` from draws of the target (exact, or of its
-    NUTS reference; overdispersed by ``cell.start_scale``, ``bench.gate.start``), seeded by ``seed``, in
+    NUTS reference; overdispersed by ``cell.start_scale``, ``sgbench.bench.gate.start``), seeded by ``seed``, in
     calls of at most ``max_chains_per_call`` chains. ``sampler`` (a Sampler object) replaces
     the registered sampler of the cell's name (``sgbench validate`` runs a user's sampler on the
     gate's cells); ``backend`` is the driver (default: the cell's; "numpy" for torch adapters); ``config``: further
-    :class:`bench.running.config.RunConfig` fields (``keep_samples``, ``thin``)."""
+    :class:`sgbench.bench.running.config.RunConfig` fields (``keep_samples``, ``thin``)."""
     backend = cell.backend if backend is None else backend
     target = cell.make_target()
     truth = gold_standard.truth_of(target)
@@ -121,9 +123,9 @@ def run_replicates(cell: Cell, groups: int = 1, seed: int = 0, sampler=None, bac
         start_positions = overdispersed(target, jax.random.fold_in(jax.random.key(call_seed), 1), chains, mu,
                                         cell.start_scale)
         started = time.perf_counter()
-        result = bench.run(cell.sampler if sampler is None else sampler, target, params=dict(cell.params),
-                           num_chains=chains, num_steps=cell.num_steps, num_burnin=cell.num_burnin, seed=call_seed,
-                           backend=backend, initial_position=start_positions, progress=progress, **config)
+        result = running.run(cell.sampler if sampler is None else sampler, target, params=dict(cell.params),
+                             num_chains=chains, num_steps=cell.num_steps, num_burnin=cell.num_burnin, seed=call_seed,
+                             backend=backend, initial_position=start_positions, progress=progress, **config)
         seconds_total += time.perf_counter() - started
         results.append(result)
         moments = result.moments

@@ -1,7 +1,7 @@
 r"""The bias a verification must be able to detect: ``--detect``.
 
 Every mean check reports the deviation it detects with probability 0.9 at its false-failure rate
-(``detectable``, ``reference.checks.result``). The user states the smallest bias that matters as a
+(``detectable``, ``sgbench.reference.checks.result``). The user states the smallest bias that matters as a
 relative error of the variance, :math:`r = \sigma^2_{\text{sampler}}/\sigma^2 - 1` (default
 ``DEFAULT_DETECT`` = 0.1), and the same number as a mean error in standard deviations, :math:`\delta_m = r`.
 (For a Gaussian a mean error :math:`\delta_m` costs :math:`\delta_m^2/2` in Kullback-Leibler divergence and a
@@ -33,7 +33,7 @@ import math
 
 import numpy as np
 
-from base.arguments import positive_finite
+from sgbench.base.arguments import positive_finite
 
 DEFAULT_DETECT = 0.1
 DEFAULT_CHAINS = 256  # sgbench validate's chains per target: they resolve DEFAULT_DETECT at typical steps

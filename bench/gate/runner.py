@@ -1,9 +1,9 @@
-r"""``sgbench gate``: run a suite's cells, check them against truth (tier 2, ``bench.gate.truth``)
-and against stored baselines (tier 3, ``bench.gate.baseline``), and say what moved.
+r"""``sgbench gate``: run a suite's cells, check them against truth (tier 2, ``sgbench.bench.gate.truth``)
+and against stored baselines (tier 3, ``sgbench.bench.gate.baseline``), and say what moved.
 
-**Outcomes.** Each cell is PASSED, FAILED or INCONCLUSIVE (``bench.gate.outcome``), and so is the run
+**Outcomes.** Each cell is PASSED, FAILED or INCONCLUSIVE (``sgbench.bench.gate.outcome``), and so is the run
 (FAILED if a cell failed, else INCONCLUSIVE if a cell is): FAILED when a check fails or the chains do not
-move (the ``moves`` row: ``bench.gate.start``), INCONCLUSIVE when every check passed but a cell that must
+move (the ``moves`` row: ``sgbench.bench.gate.start``), INCONCLUSIVE when every check passed but a cell that must
 forget its start (``Cell.must_forget``) did not within its warm-up, PASSED otherwise.
 
 **Error budget.** A whole gate run fails by chance with probability at most ``ALPHA_RUN`` = 1e-3
@@ -22,13 +22,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from bench.gate import baseline as baselines
-from bench.gate import design_bias
-from bench.gate.cells import Cell, select, suite
-from bench.gate.outcome import Outcome, combined
-from bench.gate.replicates import Replicates, run_replicates
-from bench.gate.start import FORGET_TIMES, STILL, Travel
-from bench.gate.truth import truth_checks
+from sgbench.bench.gate import baseline as baselines, design_bias
+from sgbench.bench.gate.cells import Cell, select, suite
+from sgbench.bench.gate.outcome import Outcome, combined
+from sgbench.bench.gate.replicates import Replicates, run_replicates
+from sgbench.bench.gate.start import FORGET_TIMES, STILL, Travel
+from sgbench.bench.gate.truth import truth_checks
 
 ALPHA_RUN = 1e-3
 TRUTH_CHECKS = 3  # mean, second_moment, b2 (``finite`` is deterministic)
@@ -66,14 +65,14 @@ def references(suite_name: str, baseline_path: Path | None, use_baseline: bool) 
 
 def run_cell(cell: Cell, groups: int = 1, seed: int = 0, **options) -> Replicates:
     """``groups`` runs of ``cell`` as the gate makes them: averaging every ``cell.thin``-th scored step and
-    keeping every ``cell.keep_every``-th draw for :func:`bench.gate.start.travel`; ``options`` as for
+    keeping every ``cell.keep_every``-th draw for :func:`sgbench.bench.gate.start.travel`; ``options`` as for
     ``run_replicates``."""
     return run_replicates(cell, groups=groups, seed=seed, keep_samples=True, thin=cell.thin,
                           keep_every=cell.keep_every, **options)
 
 
 def moves_row(cell: Cell, travel: Travel) -> dict:
-    """The ``moves`` row of a cell's checks: fails when its chains do not move (``bench.gate.start``);
+    """The ``moves`` row of a cell's checks: fails when its chains do not move (``sgbench.bench.gate.start``);
     ``statistic`` the median standardised distance from start to end in the least-moving coordinate,
     ``estimate`` the autocorrelation time in steps, ``expected`` the longest that the warm-up allows."""
     return {"cell": cell.name, "name": "moves", "passed": not travel.still, "alpha": 0.0,
@@ -115,7 +114,8 @@ def run_gate(suite_name: str = "quick", seed: int = 0, baseline_path: Path | Non
              progress=print, client=None) -> GateOutcome:
     """Run every cell of ``suite_name`` once with ``seed`` and check it; ``baseline_path``
     defaults to ``reports/baselines/<suite>.json`` (``use_baseline=False``: truth checks only). ``client``: a
-    ``distributed.Client`` that runs each cell as a task (``bench.sweeps.dask_tasks``); the checks are made here."""
+    ``distributed.Client`` that runs each cell as a task (``sgbench.bench.sweeps.dask_tasks``); the checks are made
+    here."""
     cells = suite(suite_name)
     document, base, alpha = references(suite_name, baseline_path, use_baseline)
     rows, moved, reps, outcomes = [], [], [], []
@@ -123,7 +123,7 @@ def run_gate(suite_name: str = "quick", seed: int = 0, baseline_path: Path | Non
     if client is None:
         computed = (run_cell(cell, seed=seed) for cell in cells)
     else:
-        from bench.sweeps.dask_tasks import results_in_order
+        from sgbench.bench.sweeps.dask_tasks import results_in_order
 
         computed = results_in_order(client, run_cell, cells, seed=seed)
     for k, (cell, rep) in enumerate(zip(cells, computed)):

@@ -2,7 +2,7 @@ r"""Chains must travel: an overdispersed start, a warm-up, and the rule that dec
 forgot where they started before they are scored.
 
 **Start.** Chain :math:`j` starts at :math:`x_0 = \mu + \kappa (x - \mu)`, :math:`x` a draw of the target
-(exact, or resampled from its NUTS reference, ``bench.gate.gold_standard``) and :math:`\kappa` =
+(exact, or resampled from its NUTS reference, ``sgbench.bench.gate.gold_standard``) and :math:`\kappa` =
 ``START_SCALE`` = 2: on a Gaussian target the start law is the target's with four times its covariance.
 A chain that never moves keeps that spread, so its relative second-moment error is
 :math:`\kappa^2 - 1 = 3`, and no check can mistake it for the target. A start at exact draws (what the
@@ -11,7 +11,7 @@ gate's cells used before) cannot tell a frozen chain from a perfect one; the gat
 **Warm-up.** The first :math:`W` steps are run and not scored; the next :math:`N` are (``num_burnin`` and
 ``num_steps`` of the cell). Whether :math:`W` was long enough is measured, not assumed: from the kept
 draws of the scored window (every ``thin``-th step, :math:`K` per chain, :math:`C` chains), the
-multi-chain bulk effective sample size (Vehtari et al. 2021, ``reference.metrics.ess``) of each
+multi-chain bulk effective sample size (Vehtari et al. 2021, ``sgbench.reference.metrics.ess``) of each
 coordinate's standardised position and of its squared deviation :math:`((x_i - \mu_i)/\sigma_i)^2` gives
 an integrated autocorrelation time in steps, :math:`\hat\tau = \text{thin}\cdot CK/\widehat{ESS}`, largest over
 coordinates and both series. Chains still remembering their starts differ from one another more than
@@ -22,7 +22,7 @@ Why 2 suffices: for a chain whose memory decays as :math:`e^{-t/\tau_e}` (an AR(
 :math:`\tau \approx 2\tau_e`), the start's excess in the window average of :math:`r` is at most
 :math:`(\kappa^2 - 1)\frac{\tau_e}{2N} e^{-2W/\tau_e} \le 3\cdot\frac{\tau}{4N} e^{-8}`, below :math:`3\cdot 10^{-4}`
 for any :math:`\tau \le N`: below a hundredth of the checks' standard error for up to 2000 chains
-(docs/gates.md, section bench.gate.start). A :math:`\hat\tau` too small by a factor of two still leaves the
+(docs/gates.md, section sgbench.bench.gate.start). A :math:`\hat\tau` too small by a factor of two still leaves the
 shift below a tenth of a standard error for up to :math:`100 N/\tau` chains.
 
 The chains *do not move* when, in some coordinate, the median over chains of the standardised distance
@@ -60,13 +60,13 @@ def overdispersed(target, key, n: int, mean, scale: float = START_SCALE) -> np.n
         target: a target object.
         key: a JAX key.
         n: how many.
-        mean: :math:`\mu`, the target's mean (its truth's, ``bench.gate.gold_standard.truth_of``).
+        mean: :math:`\mu`, the target's mean (its truth's, ``sgbench.bench.gate.gold_standard.truth_of``).
         scale: :math:`\kappa` (1: exact draws).
 
     Returns:
         (n, dim) float64.
     """
-    from bench.gate import gold_standard  # JAX: not at import, so that `sgbench --help` stays light
+    from sgbench.bench.gate import gold_standard  # JAX: not at import, so that `sgbench --help` stays light
 
     x = gold_standard.draws(target, key, n)
     if scale == 1.0:
@@ -140,7 +140,7 @@ def travel(start: np.ndarray, samples: np.ndarray, diverged: np.ndarray, mean, v
     Returns:
         the :class:`Travel`.
     """
-    from reference.metrics import ess
+    from sgbench.reference.metrics import ess
 
     healthy = ~np.asarray(diverged, dtype=bool)
     scale = np.sqrt(np.asarray(variance, dtype=np.float64))

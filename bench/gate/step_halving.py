@@ -1,7 +1,7 @@
 r"""Is a claimed reference configuration consistent, i.e. does its bias shrink with the step?
 
 Where no stored design bias covers a configuration claimed in ``sgbench validate``
-(``bench.gate.validate``), the reference is held to truth by its order in the step: a method whose bias
+(``sgbench.bench.gate.validate``), the reference is held to truth by its order in the step: a method whose bias
 comes from the step with order :math:`p \ge 1` has :math:`\beta(h/2) \approx \beta(h)/2^p`. The reference
 runs at step :math:`h` and again at :math:`h/2` for twice the steps (:func:`halved`). Per statistic
 :math:`s` (the standardised mean error, the relative second-moment error :math:`r`) and coordinate
@@ -16,7 +16,7 @@ The check fails when :math:`\max_{si} z_{si}` exceeds :math:`t_\nu(1 - \alpha/(2
 It catches a bias that does not shrink with the step (a random walk, PX's prior, fixed per-step
 parameters), not a bias of the right order but the wrong size.
 
-Derivation and notes: docs/gates.md, section bench.gate.step_halving.
+Derivation and notes: docs/gates.md, section sgbench.bench.gate.step_halving.
 """
 
 from __future__ import annotations
@@ -26,9 +26,9 @@ import dataclasses
 import numpy as np
 import scipy.special
 
-from bench.gate.cells import Cell
-from reference.checks import POWER, CheckResult, detection_quantile, standard_error
-from reference.checks._validate import check_alpha, replicates
+from sgbench.bench.gate.cells import Cell
+from sgbench.reference.checks import POWER, CheckResult, detection_quantile, standard_error
+from sgbench.reference.checks._validate import check_alpha, replicates
 
 STEP = "step_size"
 STATISTICS = {"mean_error": "mean error", "second_moment_error": "r"}

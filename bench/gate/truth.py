@@ -1,10 +1,10 @@
 r"""Tier-2 checks of one gate run against truth (``DESIGN.md``), each with false-failure rate
-``alpha``, made with the statistical-assertion layer ``reference.checks``:
+``alpha``, made with the statistical-assertion layer ``sgbench.reference.checks``:
 
 - ``finite``: no chain diverged (deterministic: a diverged chain fails, rate 0 at the cells'
   stable steps);
 - ``mean``: per coordinate, the chains' standardised mean errors :math:`m_{ij}` average to the
-  method's design bias :math:`\beta^m_i` (``bench.gate.design_bias``), a skewness-corrected t-test
+  method's design bias :math:`\beta^m_i` (``sgbench.bench.gate.design_bias``), a skewness-corrected t-test
   over the independent chains, Bonferroni over coordinates;
 - ``second_moment``: the same for the relative second-moment errors :math:`r_{ij}` and
   :math:`\beta^r_i`;
@@ -14,7 +14,7 @@ r"""Tier-2 checks of one gate run against truth (``DESIGN.md``), each with false
 
 Heavy-tailed cells (``Cell.heavy_tailed``: chains that make rare huge excursions, where the CLT
 fails at small rates) replace ``mean`` and ``second_moment`` by the distribution-free
-``reference.checks.quantiles.quantile_check`` against the stored medians of the design run (exact
+``sgbench.reference.checks.quantiles.quantile_check`` against the stored medians of the design run (exact
 binomial counts of chains below the median) and ``b2``, a CLT bound on r, by ``magnitude``: the
 t-test of ``mean`` on the log variance ratio :math:`\ell_{ij} = \log(1 + r_{ij})` against its
 design mean. A median count alone misses a shift of the whole body of r that is small against
@@ -31,8 +31,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from bench.gate.replicates import Replicates
-from reference.checks import CheckResult, b2_check, mean_check, quantile_check, standard_error, t_critical
+from sgbench.bench.gate.replicates import Replicates
+from sgbench.reference.checks import CheckResult, b2_check, mean_check, quantile_check, standard_error, t_critical
 
 
 def finite_check(diverged: np.ndarray) -> CheckResult:

@@ -1,30 +1,30 @@
 r"""``sgbench validate MODULE:OBJECT``: is a sampler someone wrote correct, and how fast is it?
 
 The object is a :class:`samplers.Sampler` in the suite's contract, or an adapter of another library's
-sampler (:mod:`bench.adapters`). It runs on the validation targets (``bench.gate.validation_targets``:
+sampler (:mod:`sgbench.bench.adapters`). It runs on the validation targets (``sgbench.bench.gate.validation_targets``:
 Gaussian, non-Gaussian analytic, and a NUTS-referenced data posterior), from overdispersed starts, for a
-warm-up and then the scored steps (``bench.gate.start``), and is held, per target, to:
+warm-up and then the scored steps (``sgbench.bench.gate.start``), and is held, per target, to:
 
-- *another implementation of a suite sampler* (``bench.gate.validation_claim``): the suite's implementation at
+- *another implementation of a suite sampler* (``sgbench.bench.gate.validation_claim``): the suite's implementation at
   the same (translated) hyperparameters, run from the same start law on 4 times the chains; that reference is
   itself held to truth by its exact discrete-time law, its stored design bias, or by halving its step
-  (``bench.gate.step_halving``), and the candidate is also checked against truth on its own;
-- *the suite's sampler itself*: its exact discrete-time law where one exists (``bench.gate.exact_law``),
+  (``sgbench.bench.gate.step_halving``), and the candidate is also checked against truth on its own;
+- *the suite's sampler itself*: its exact discrete-time law where one exists (``sgbench.bench.gate.exact_law``),
   else its stored design bias, else exact truth;
 - *no claim* (``claims="none"``, or an unregistered sampler): exact truth, :math:`\mathcal N(\mu, T\Sigma)`
   at ``temperature`` :math:`T` on the Gaussian targets; the non-Gaussian ones have a truth at T = 1 only, so
   at another temperature nothing there is held to truth (INCONCLUSIVE).
 
-``bench.gate.validation_plan`` says per target what runs and what the candidate is held to. Against truth, a
+``sgbench.bench.gate.validation_plan`` says per target what runs and what the candidate is held to. Against truth, a
 failed check is followed by the same run at half the step for twice the steps: an error that shrinks as a
 discretisation bias does cannot be told from one (INCONCLUSIVE), one that does not is a mistake (FAILED).
-``bench.gate.verdict`` turns the evidence into PASSED, FAILED or INCONCLUSIVE per target.
+``sgbench.bench.gate.verdict`` turns the evidence into PASSED, FAILED or INCONCLUSIVE per target.
 
 **Error budget.** A correct candidate with a correct reference is FAILED by chance with probability at
 most ``ALPHA_RUN`` = 1e-3: Bonferroni over every statistical check the plan may make (candidate and
 reference, every target). The HTML report is ``validate_<name>.html``.
 
-The claims, the rules and the measured error rates: docs/gates.md, section bench.gate.validate.
+The claims, the rules and the measured error rates: docs/gates.md, section sgbench.bench.gate.validate.
 """
 
 from __future__ import annotations
@@ -36,21 +36,25 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from base.arguments import integer_at_least
-from bench.gate import cells as gate_cells
-from bench.gate import validation_targets as vt
-from bench.gate.replicates import Replicates, run_replicates
-from bench.gate.resolution import DEFAULT_CHAINS, Resolution
-from bench.gate.runner import ALPHA_RUN
-from bench.gate.step_halving import STEP, halved, halving_check
-from bench.gate.validation_claim import Claim, resolve_claim, split_params
-from bench.gate.validation_plan import (
-    HALF_STEP_GROUPS, REFERENCE_GROUPS, Plan, described, plan, truth_kind,
+from sgbench.base.arguments import integer_at_least
+from sgbench.bench.gate import cells as gate_cells, validation_targets as vt
+from sgbench.bench.gate.replicates import Replicates, run_replicates
+from sgbench.bench.gate.resolution import DEFAULT_CHAINS, Resolution
+from sgbench.bench.gate.runner import ALPHA_RUN
+from sgbench.bench.gate.step_halving import STEP, halved, halving_check
+from sgbench.bench.gate.truth import finite_check, truth_checks
+from sgbench.bench.gate.validation_claim import Claim, resolve_claim, split_params
+from sgbench.bench.gate.validation_plan import (
+    HALF_STEP_GROUPS,
+    REFERENCE_GROUPS,
+    Plan,
+    described,
+    plan,
+    truth_kind,
 )
-from bench.gate.truth import finite_check, truth_checks
-from bench.gate.verdict import Evidence, Verdict, decide
-from reference.checks import CheckResult
-from reference.metrics import ksd_of_target
+from sgbench.bench.gate.verdict import Evidence, Verdict, decide
+from sgbench.reference.checks import CheckResult
+from sgbench.reference.metrics import ksd_of_target
 
 KSD_DRAWS = 1000
 SEED_OFFSETS = {"reference": 1000, "half_step": 2000, "own_half_step": 3000}  # independent of each other
@@ -169,13 +173,13 @@ def validate(sampler, params: dict | None = None, claims: str | None = None, tar
         params: its hyperparameters; ``TARGET:NAME`` keys apply to one target only.
         claims: the suite sampler it implements, "none", or None (an adapter's claim, or its own name if
             registered).
-        targets: comma-separated keys of ``bench.gate.validation_targets``, ``default`` or ``all``.
+        targets: comma-separated keys of ``sgbench.bench.gate.validation_targets``, ``default`` or ``all``.
         seed: the runs' seed.
         num_chains: chains per target (fewer for a sampler that only the one-chain NumPy driver can run,
             such as a torch adapter); ``thorough`` multiplies them by 4.
         num_steps: scored steps per chain; ``thorough`` doubles them.
         warmup: steps run before the scored ones (default: ``num_steps``).
-        detect: the relative variance error r the checks must resolve (``bench.gate.resolution``).
+        detect: the relative variance error r the checks must resolve (``sgbench.bench.gate.resolution``).
         thorough: more chains and steps, and every target under ``default``.
         rename: candidate hyperparameter names to the claimed sampler's.
         reference_params: hyperparameters of the claimed sampler the candidate has no name for.
@@ -185,8 +189,8 @@ def validate(sampler, params: dict | None = None, claims: str | None = None, tar
     Returns:
         The Verdict. ValueError (naming the parameter) on bad input, before anything runs.
     """
-    from bench.gate import validate_page
-    from bench.html import error_bar_figure
+    from sgbench.bench.gate import validate_page
+    from sgbench.bench.html import error_bar_figure
 
     resolution = Resolution(detect)
     chosen = vt.select(targets, thorough)
@@ -263,7 +267,8 @@ class _Session:
         return checks[-1]
 
     def examine(self, p: Plan) -> Evidence:
-        """Run target ``p``'s candidate (and reference) and gather the evidence ``bench.gate.verdict`` decides on."""
+        """Run target ``p``'s candidate (and reference) and gather the evidence ``sgbench.bench.gate.verdict``
+        decides on."""
         name = self.sampler.name
         candidate = self._run(p.key, p.cell, name, 0, backend=self.backend, sampler=self.sampler)
         travel = candidate.travel()

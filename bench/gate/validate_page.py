@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from bench.gate.outcome import Outcome
-from bench.gate.verdict import Verdict
+from sgbench.bench.gate.outcome import Outcome
+from sgbench.bench.gate.verdict import Verdict
 
 CHECK_COLUMNS = {"target": "target", "of": "against", "name": "check", "passed": "passed",
                  "statistic": "statistic", "threshold": "threshold", "estimate": "estimate",
@@ -68,7 +68,7 @@ def write(verdict: Verdict, params: dict, alpha: float, detect: str, figures: di
     Returns:
         the page's path.
     """
-    from bench.html import write_page
+    from sgbench.bench.html import write_page
 
     outcomes = pd.DataFrame({"target": list(verdict.outcomes), "outcome": [o.name for o in verdict.outcomes.values()],
                              "reason": [verdict.reasons[k] for k in verdict.outcomes],

@@ -1,6 +1,6 @@
 r"""``sgbench validate ... --reseed N``: the same validation with N seeds, to measure how often it ends in each
 outcome. On a sampler known to be correct, the share of FAILED is the empirical false-failure rate, stated with
-its one-sided 95 % Clopper-Pearson upper bound (``reference.checks.rates``); validate's design bounds it by
+its one-sided 95 % Clopper-Pearson upper bound (``sgbench.reference.checks.rates``); validate's design bounds it by
 ``ALPHA_RUN`` = 1e-3.
 
 Each run is a line of a JSON-lines record (the seed, the settings' key, the outcome and each target's outcome
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from reference.checks import rate_upper_bound
+from sgbench.reference.checks import rate_upper_bound
 
 
 def settings_key(settings: dict) -> str:

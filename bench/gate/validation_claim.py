@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 
-import samplers
+from sgbench import samplers
 
 STEP_PARTS = ("optimized_step", "reference_step")
 NO_CLAIM = "none"

@@ -2,7 +2,7 @@ r"""What one target of ``sgbench validate`` runs and holds the candidate to (:cl
 (overdispersed start, warm-up, scored steps), and either the claimed reference's run with what holds that
 reference to truth (its exact discrete-time law, its stored design bias, or its own run at half the step),
 or the law, design bias or truth the candidate is held to directly (docs/gates.md, section
-bench.gate.validate).
+sgbench.bench.gate.validate).
 """
 
 from __future__ import annotations
@@ -10,14 +10,12 @@ from __future__ import annotations
 import dataclasses
 import json
 
-import samplers
-from bench.gate import cells as gate_cells
-from bench.gate import design_bias, exact_law, gold_standard
-from bench.gate import validation_targets as vt
-from bench.gate.runner import TRUTH_CHECKS
-from bench.gate.start import START_SCALE, thin_for
-from bench.gate.step_halving import STEP, halved
-from bench.gate.validation_claim import Claim
+from sgbench import samplers
+from sgbench.bench.gate import cells as gate_cells, design_bias, exact_law, gold_standard, validation_targets as vt
+from sgbench.bench.gate.runner import TRUTH_CHECKS
+from sgbench.bench.gate.start import START_SCALE, thin_for
+from sgbench.bench.gate.step_halving import STEP, halved
+from sgbench.bench.gate.validation_claim import Claim
 
 REFERENCE_GROUPS = 4  # the reference runs 4 x the chains: its bias estimate has half the candidate's se
 HALF_STEP_GROUPS = 2  # at half the step for twice the steps: about the reference's se again

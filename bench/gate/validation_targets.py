@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from bench.gate.cells import ICG4, ICG4_STIFF, LINREG
+from sgbench.bench.gate.cells import ICG4, ICG4_STIFF, LINREG
 
 LEVELS = ("default", "thorough")
 

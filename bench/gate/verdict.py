@@ -1,7 +1,7 @@
 r"""How ``sgbench validate`` turns one target's evidence into PASSED, FAILED or INCONCLUSIVE, and the verdict
 over all targets.
 
-The evidence on a target (:class:`Evidence`): the candidate's divergences and travel (``bench.gate.start``);
+The evidence on a target (:class:`Evidence`): the candidate's divergences and travel (``sgbench.bench.gate.start``);
 its agreement checks with what it is held to (the claimed reference's run, an exact discrete-time law, a
 stored design bias, or exact truth); when a reference is claimed, the candidate's checks against truth on
 its own and whether the reference itself is held to truth (``held``); for a sampler held to truth, whether
@@ -15,7 +15,7 @@ its error halves with its step (``halving``). The rules, in order:
    also disagrees with truth on its own (after forgetting its start) by an error that does not halve with
    its step; otherwise INCONCLUSIVE. Agreement
    is PASSED when the chains forgot their start, the reference is held to truth (or the candidate agrees
-   with truth on its own) and the checks resolve the bias asked for (``bench.gate.resolution``); else
+   with truth on its own) and the checks resolve the bias asked for (``sgbench.bench.gate.resolution``); else
    INCONCLUSIVE with the reason. A reference that diverged cannot be compared with: FAILED only if the
    candidate disagrees with truth on its own by an error that does not halve, else INCONCLUSIVE.
 4. *Against a law, a design bias or truth*: disagreement after forgetting is FAILED, except against
@@ -23,7 +23,7 @@ its error halves with its step (``halving``). The rules, in order:
    disagreement before forgetting is INCONCLUSIVE (the start's memory may explain it). Agreement is
    PASSED when the chains forgot their start and the checks resolve the bias asked for.
 
-Over targets: FAILED if any target failed, else INCONCLUSIVE if any is, else PASSED (``bench.gate.outcome``).
+Over targets: FAILED if any target failed, else INCONCLUSIVE if any is, else PASSED (``sgbench.bench.gate.outcome``).
 """
 
 from __future__ import annotations
@@ -33,9 +33,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from bench.gate.outcome import Outcome, combined
-from bench.gate.resolution import Resolution
-from bench.gate.start import Travel
+from sgbench.bench.gate.outcome import Outcome, combined
+from sgbench.bench.gate.resolution import Resolution
+from sgbench.bench.gate.start import Travel
 
 SUMMARY_COLUMNS = ("target", "name", "passed", "statistic", "threshold", "estimate", "expected", "standard_error",
                    "detectable")

@@ -5,9 +5,9 @@ passed, red when failed), sections of tables (pandas) and figures (matplotlib PN
 when it was written.
 
 A table fits a 1280-pixel window: vector cells are shortened, text wraps after "_" and "/", and a
-table still too wide scrolls sideways in its box (:mod:`bench.html.cells`). An estimate and its
+table still too wide scrolls sideways in its box (:mod:`sgbench.bench.html.cells`). An estimate and its
 standard error can share one column, rounded to the precision the error allows
-(:mod:`bench.html.precision`), and a legend under a table says what its columns are.
+(:mod:`sgbench.bench.html.precision`), and a legend under a table says what its columns are.
 """
 
 from __future__ import annotations
@@ -22,9 +22,9 @@ import numpy as np
 import pandas as pd
 from markupsafe import Markup, escape
 
-from bench.html.cells import breakable, error_text, is_vector, vector_text
-from bench.html.figures import error_bar_figure
-from bench.html.precision import value_with_error
+from sgbench.bench.html.cells import breakable, error_text, is_vector, vector_text
+from sgbench.bench.html.figures import error_bar_figure
+from sgbench.bench.html.precision import value_with_error
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 
@@ -45,7 +45,7 @@ def _is_text(value) -> bool:
 
 
 def _shown(frame: pd.DataFrame, errors: Mapping[str, str], escape_cells: bool) -> pd.DataFrame:
-    """``frame`` as its table shows it (:mod:`bench.html.cells`): each value column of ``errors`` written
+    """``frame`` as its table shows it (:mod:`sgbench.bench.html.cells`): each value column of ``errors`` written
     with its standard-error column (which is dropped), every vector cell shortened, and (``escape_cells``)
     text cells escaped and breakable; numbers and missing values as they are."""
     missing = sorted({*errors, *errors.values()} - set(frame.columns), key=str)
@@ -85,7 +85,7 @@ def table(frame: pd.DataFrame, classes: str = "runs verdict", escape_cells: bool
         classes: the table's CSS classes (``verdict``: cells left-aligned and wrapping; ``report``: on one line).
         escape_cells: whether cell text is escaped (False: text cells are trusted HTML, written as they are).
         errors: ``{value column: its standard-error column}``: each such value is written ``value ± se`` to
-            the precision its error allows (:func:`~bench.html.precision.value_with_error`) under the value
+            the precision its error allows (:func:`~sgbench.bench.html.precision.value_with_error`) under the value
             column's name, and the standard-error column is left out.
         legend: ``{column: a one-line description}``, written under the table as a definition list in the
             table's column order; columns the table does not have are left out, so one legend can serve

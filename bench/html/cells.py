@@ -11,7 +11,7 @@ import re
 import numpy as np
 from markupsafe import Markup, escape
 
-from bench.html.precision import value_with_error
+from sgbench.bench.html.precision import value_with_error
 
 SHOWN = 3  # the entries of a vector written before "…"
 NO_BREAK = "\u00a0"  # inside "value ± se" and "… (N values)": a narrow column breaks between entries, not in one
@@ -70,7 +70,7 @@ def vector_text(values) -> str:
 
 def error_text(value, se) -> str:
     """An estimate with its standard error, each entry to the precision the error allows
-    (:func:`~bench.html.precision.value_with_error`) with no-break spaces around "±" (a wrapping
+    (:func:`~sgbench.bench.html.precision.value_with_error`) with no-break spaces around "±" (a wrapping
     column keeps each entry on one line); vectors (broadcast against each other) are shortened as by
     :func:`vector_text`.
 

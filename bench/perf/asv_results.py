@@ -16,7 +16,7 @@ import json
 import shutil
 from pathlib import Path
 
-from bench.perf.dashboard import has_results
+from sgbench.bench.perf.dashboard import has_results
 
 
 def machines(results_dir: Path) -> list[str]:

@@ -3,9 +3,9 @@ empty scan iteration, per chain-step, on the driver's own loop structure (issue 
 
 - ``random_numbers``: the driver's draws and nothing else. Per chain and block of
   ``config.block_size`` steps (the run's whole blocks, or one block of a shorter run),
-  ``base.draws.jax_draws`` draws the block's variates of the
+  ``sgbench.base.draws.jax_draws`` draws the block's variates of the
   sampler's and the target's draw specs from ``fold_in(chain key, block)``, exactly as
-  ``bench.running.jax_driver`` does, and one sum keeps them live; chains are vmapped.
+  ``sgbench.bench.running.jax_driver`` does, and one sum keeps them live; chains are vmapped.
 - ``empty_scan``: the driver's inner ``lax.scan`` over a block's steps with a body that does the
   least that the compiler cannot hoist out of the loop: one add per coordinate, the new position
   emitted (and the emitted block summed, so the loop is not removed).
@@ -23,8 +23,8 @@ import time
 import jax
 import jax.numpy as jnp
 
-from bench.running.config import RunConfig
-from base.draws import jax_draws
+from sgbench.base.draws import jax_draws
+from sgbench.bench.running.config import RunConfig
 
 
 def _blocks(config: RunConfig) -> tuple[int, int]:

@@ -13,7 +13,7 @@ compilation excluded), ``compile_s``, ``parameters``, ``state_bytes``, ``xla_tem
 
 Timings depend on the machine and its load; the run prints its settings with the table.
 
-What each column measures, and the measured overhead: docs/performance.md, section bench.perf.px_overhead.
+What each column measures, and the measured overhead: docs/performance.md, section sgbench.bench.perf.px_overhead.
 """
 
 from __future__ import annotations
@@ -27,10 +27,9 @@ import jax
 import numpy as np
 import pandas as pd
 
-import samplers
-import targets
-from bench.running.config import RunConfig
-from bench.running.jax_driver import CompiledGrid
+from sgbench import samplers, targets
+from sgbench.bench.running.config import RunConfig
+from sgbench.bench.running.jax_driver import CompiledGrid
 
 STEP_SIZE = 3e-4  # PX table 11's SGHMC peak step size (PX-SGHMC: 1e-4); the timing does not depend on it
 SAMPLERS = {
@@ -79,8 +78,8 @@ def measure(name: str, target_params: dict, num_chains: int, num_steps: int, rep
 
 _CHILD = """
 import json, resource, sys
-import bench, samplers, targets
-from bench.perf.px_overhead import SAMPLERS, SEED
+from sgbench import bench, samplers, targets
+from sgbench.bench.perf.px_overhead import SAMPLERS, SEED
 name, target_params, num_chains, num_steps, dtype, do_run = json.loads(sys.argv[1])
 target = targets.get("bnn", **target_params)
 params = samplers.get(name).params_for(target, **SAMPLERS[name])

@@ -31,14 +31,13 @@ import jax.numpy as jnp
 import numpy as np
 import pandas as pd
 
-import samplers
-import targets
-from bench.perf import floors, native_sgld
-from bench.running import numpy_driver
-from bench.running.config import RunConfig
-from bench.running.jax_driver import CompiledGrid, cached_block_size
-from base.draws import jax_draws
-from bench.perf.speed_workload import JAX_DTYPE, NUM_CHAINS, SEED, gradient_evaluations, problem
+from sgbench import samplers, targets
+from sgbench.base.draws import jax_draws
+from sgbench.bench.perf import floors, native_sgld
+from sgbench.bench.perf.speed_workload import JAX_DTYPE, NUM_CHAINS, SEED, gradient_evaluations, problem
+from sgbench.bench.running import numpy_driver
+from sgbench.bench.running.config import RunConfig
+from sgbench.bench.running.jax_driver import CompiledGrid, cached_block_size
 
 GRID_STEP_SIZES = np.logspace(-4, np.log10(2e-2), 22)
 TABLE1_CELLS = 48
@@ -221,7 +220,7 @@ class SpeedReport:
 
     def write(self, path) -> object:
         """The HTML page (tables and the figure) at ``path``; returns its path."""
-        from bench.html import write_page
+        from sgbench.bench.html import write_page
 
         tables = {"SGLD on the speed workload, every implementation": self.sgld.reset_index(),
                   "Every sampler: µs per chain-step and the random-number floor "

@@ -14,10 +14,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-import samplers
-import targets
-from samplers._contract import GradientOracle
-from base.draws import jax_draws, numpy_draws
+from sgbench import samplers, targets
+from sgbench.base.draws import jax_draws, numpy_draws
+from sgbench.samplers._contract import GradientOracle
 
 NUM_CHAINS = 10
 SEED = 0

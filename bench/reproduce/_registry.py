@@ -1,12 +1,12 @@
 """The reproductions ``sgbench reproduce NAME`` knows: one :class:`Reproduction` per paper table or figure,
-registered by the module that computes it, so a new reproduction is one new file in ``bench.reproduce``."""
+registered by the module that computes it, so a new reproduction is one new file in ``sgbench.bench.reproduce``."""
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
 
-from base.registry import Registry
+from sgbench.base.registry import Registry
 
 SCALES = ("quick", "paper")
 
@@ -36,7 +36,7 @@ class Reproduction:
         summary: one line: what it reproduces.
         source: the paper and section (``seeds/...``).
         scales: ``{"quick": what it runs, "paper": what it runs}``, in words.
-        run: ``run(scale, options, db, out, progress) -> bench.reproduce.outcome.Outcome``: ``scale`` one of
+        run: ``run(scale, options, db, out, progress) -> sgbench.bench.reproduce.outcome.Outcome``: ``scale`` one of
             ``SCALES``; ``options`` the values of ``options`` given (missing ones absent); ``db`` the results
             store's path (every run lands there, so a rerun resumes); ``out`` the folder of its page.
         options: its own command-line options, beyond ``--scale``, ``--db``, ``--out`` and ``--no-progress``.
@@ -64,9 +64,9 @@ PER_TASK_OPTION = Option("--per-task", "with --executor dask: point (default; a 
 
 
 def executor_context(options: dict, jobs: int):
-    """The Dask client context of ``options`` (``bench.sweeps.dask_tasks.client_context``: None for the local
+    """The Dask client context of ``options`` (``sgbench.bench.sweeps.dask_tasks.client_context``: None for the local
     executor); a ValueError when ``--jobs`` local processes are asked for with ``--executor dask``."""
-    from bench.sweeps.dask_tasks import client_context
+    from sgbench.bench.sweeps.dask_tasks import client_context
 
     executor = options.get("executor", "local")
     if executor != "local" and jobs != 1:
@@ -76,13 +76,13 @@ def executor_context(options: dict, jobs: int):
 
 def seed_of(options: dict) -> int:
     """The ``--seed`` of ``options`` (default 0), checked: an integer in [0, ``MAX_SEED``]."""
-    from base.arguments import integer_at_least
-    from bench.running.config import MAX_SEED
+    from sgbench.base.arguments import integer_at_least
+    from sgbench.bench.running.config import MAX_SEED
 
     return integer_at_least("--seed", options.get("seed", 0), 0, MAX_SEED)
 
 
-REPRODUCTIONS: Registry[Reproduction] = Registry("reproduction", "bench.reproduce")
+REPRODUCTIONS: Registry[Reproduction] = Registry("reproduction", "sgbench.bench.reproduce")
 
 
 def register(reproduction: Reproduction) -> Reproduction:

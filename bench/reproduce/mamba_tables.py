@@ -5,7 +5,7 @@ and C.3), each one :class:`Table`:
   the relative error of the posterior standard deviations :math:`\xi(\sigma) = \lVert s - s_{NUTS}\rVert /
   \lVert s_{NUTS}\rVert` against the stored NUTS reference of the same data set (``reference/data``); methods
   MAMBA-KSD, MAMBA-FSSD, grid search, heuristic.
-- ``mamba-table2``: probabilistic matrix factorisation (``targets.pmf``) of generated MovieLens-like ratings at
+- ``mamba-table2``: probabilistic matrix factorisation (``sgbench.targets.pmf``) of generated MovieLens-like ratings at
   reduced scale (``PMF_SCALE``); KSD, and :math:`\xi(\sigma)` of the predicted ratings of 50 test pairs against the
   stored NUTS reference, which keeps those predictions (``ProbabilisticMatrixFactorisation.reference_quantities``);
   the test RMSE (the paper's Table 7) per run; methods MAMBA-KSD, grid search, heuristic.
@@ -13,7 +13,7 @@ and C.3), each one :class:`Table`:
   MCE, in %) of the Bayesian-model-average predictive on the test split; methods MAMBA-KSD, grid search,
   heuristic. MNIST cannot be downloaded here: scikit-learn's digits (8 x 8 images, 1797, 70 % for training).
 
-For each sampler, method and run r = 0..runs-1 (seed r): tune with the budget (``bench.tune.mamba``), then run
+For each sampler, method and run r = 0..runs-1 (seed r): tune with the budget (``sgbench.bench.tune.mamba``), then run
 the chosen hyperparameters for ``final_budget`` gradient evaluations (the paper runs each for a fixed time) and
 score those draws (thinned to at most 1000). The summary gives the mean and standard deviation over the runs
 beside the paper's numbers; :func:`orderings` says which of the paper's comparisons hold. Each table's
@@ -36,22 +36,21 @@ import pandas as pd
 import scipy.special
 from markupsafe import Markup, escape
 
-import targets
-from base.arguments import integer_at_least
-from bench.reproduce._registry import EXECUTOR_OPTIONS, Option, Reproduction, executor_context, register
-from bench.running.compilation_cache import enable_compilation_cache
-from bench.reproduce._record import write_line
-from bench.sweeps.store import git_commit
-from bench.tune import mamba as tuner
-from bench.tune.budget import Budget
-from bench.tune.rewards import discrepancy
-from reference import store as reference_store
-from reference.build import kept_quantities
-from reference.metrics.classification import accuracy, ece, mce
-from reference.metrics.std_error import std_relative_error
-from samplers import control_variates
-from samplers import get as get_sampler
-from samplers.control_variates import find_map
+from sgbench import targets
+from sgbench.base.arguments import integer_at_least
+from sgbench.bench.reproduce._record import write_line
+from sgbench.bench.reproduce._registry import EXECUTOR_OPTIONS, Option, Reproduction, executor_context, register
+from sgbench.bench.running.compilation_cache import enable_compilation_cache
+from sgbench.bench.sweeps.store import git_commit
+from sgbench.bench.tune import mamba as tuner
+from sgbench.bench.tune.budget import Budget
+from sgbench.bench.tune.rewards import discrepancy
+from sgbench.reference import store as reference_store
+from sgbench.reference.build import kept_quantities
+from sgbench.reference.metrics.classification import accuracy, ece, mce
+from sgbench.reference.metrics.std_error import std_relative_error
+from sgbench.samplers import control_variates, get as get_sampler
+from sgbench.samplers.control_variates import find_map
 
 SAMPLERS = ("sgld", "sgld_cv", "sghmc", "sghmc_cv", "sgnht", "sgnht_cv")
 SAMPLER_PARAMS = {"sgld": {"convention": "welling_teh"}, "sgld_cv": {"convention": "welling_teh"}}
@@ -62,7 +61,8 @@ AXES = {"batch_fraction": (1.0, 0.1, 0.01)}
 COMMON_DIFFERENCES = (
     "Budgets in full-data gradient evaluations, not seconds (reproducible): 10,000 for tuning and 10,000 for the "
     "final run by default.",
-    "Our grid (bench.tune.arms.default_axes): 11 step sizes in half decades around 1/N, friction 0.01 and 0.1 for "
+    "Our grid (sgbench.bench.tune.arms.default_axes): 11 step sizes in half decades around 1/N, "
+    "friction 0.01 and 0.1 for "
     "SGHMC (which has no leapfrog count L here), batch fractions 1, 10 % and 1 %.",
     "SGLD and SGLD-CV in the paper's eq. (1) convention (welling_teh); SGHMC and SGNHT in their MAMBA forms "
     "(appendix D; friction 0.01, diffusion 0.01).",
@@ -102,7 +102,7 @@ class Table:
 
 
 def _ksd_and_xi(target, draws, nuts) -> dict:
-    """KSD, and xi(sigma) x 100 of what the NUTS reference keeps (``reference.build.kept_quantities``)."""
+    """KSD, and xi(sigma) x 100 of what the NUTS reference keeps (``sgbench.reference.build.kept_quantities``)."""
     finite = np.all(np.isfinite(draws))
     xi = 100 * std_relative_error(kept_quantities(target, draws), nuts) if finite else np.inf
     return {"ksd": discrepancy("ksd", draws, target), "xi_x100": xi}
@@ -162,7 +162,8 @@ TABLE2 = Table(
         [(429, 119.2), (546, 133.0), (3180, 51.2), (4289, 55.6), (170, 44.2), (221, 46.8)],
         [(237, 71.7), (284, 75.0), (3942, 50.3), (4546, 53.2), (164, 40.6), (210, 38.7)])),
     differences=("MovieLens-100k cannot be downloaded here: ratings generated from the model itself "
-                 "(targets.datasets.matrix_factorisation_data, the paper's tau), and at reduced scale: 200 users, "
+                 "(sgbench.targets.datasets.matrix_factorisation_data, the paper's tau), "
+                 "and at reduced scale: 200 users, "
                  "300 items, 6000 ratings (4800 for training), latent dimension 5 (2520 parameters), not 943 x 1682, "
                  "10^5 ratings and d = 20 (52,580), so that its NUTS reference builds under the posteriordb "
                  "contract on 2 cores (a MovieLens u.data file loads with --target-param dataset=file).",
@@ -301,7 +302,7 @@ def _computed(context: _Context, cells: list, budget: Budget, final_budget: Budg
     ``jobs`` > 1 in that many worker processes (spawned: a forked JAX runtime is unsafe), or as tasks of the Dask
     ``client`` (each worker builds the context once), in any order."""
     if client is not None:
-        from bench.sweeps.dask_tasks import results_as_finished
+        from sgbench.bench.sweeps.dask_tasks import results_as_finished
 
         calls = [(context.table.name, num_data, *cell, budget.total, final_budget.total) for cell in cells]
         for index, row in results_as_finished(client, _cell_in_worker, calls):
@@ -350,8 +351,8 @@ def reproduce(table: Table, runs: int = 10, budget: float = DEFAULT_BUDGET, fina
         record: the JSON-lines file of finished rows, or None (nothing kept).
         jobs: cells computed at once, each in its own process (1: all in this one). A tuning run's minibatch
             steps are small sequential programs that keep one core busy, so a second job uses a second core.
-        client: a ``distributed.Client``: each cell a Dask task instead (``bench.sweeps.dask_tasks``); the record
-            is written here.
+        client: a ``distributed.Client``: each cell a Dask task instead (``sgbench.bench.sweeps.dask_tasks``); the
+            record is written here.
 
     Returns:
         a DataFrame, one row per (method, sampler, run) in that order; ``commit`` says which code produced it.
@@ -461,7 +462,7 @@ def render(table: Table, summary: pd.DataFrame) -> pd.DataFrame:
 def figure(table: Table, summary: pd.DataFrame) -> bytes:
     """PNG, one panel per score: each method's mean ± std over runs per sampler (filled) beside the paper's value
     (hollow, same colour), on a log axis."""
-    from bench.html.figures import png_bytes, pyplot
+    from sgbench.bench.html.figures import png_bytes, pyplot
 
     plt = pyplot()
 
@@ -494,7 +495,7 @@ SCALES = {"quick": {"runs": 2, "budget_grads": 3000, "final_grads": 3000},
 def _verdicts(table: Table, summary: pd.DataFrame) -> pd.DataFrame:
     """The printed summary with a verdict per score: ours (mean ± std over runs) against the paper's value, which
     has no interval (the paper gives none for these tables)."""
-    from bench.reproduce.outcome import verdict
+    from sgbench.bench.reproduce.outcome import verdict
 
     shown = render(table, summary)
     for key, label in table.columns:
@@ -508,7 +509,7 @@ def run_table(table: Table, scale: str, options: dict, db, out, progress: bool):
     ``--budget-grads``, ``--final-grads`` override it), its finished cells kept in ``mamba_tableN_runs.jsonl``
     beside the results store ``db``, so that a rerun resumes; the page holds the table with a verdict per score,
     the figure, the paper's comparisons (which of its orderings hold) and every run."""
-    from bench.reproduce.outcome import Outcome, timed
+    from sgbench.bench.reproduce.outcome import Outcome, timed
 
     settings = {**SCALES[scale], **{k: v for k, v in options.items() if k in SCALES[scale]}}
     runs = integer_at_least("--runs", settings["runs"], 1, 1000)

@@ -17,8 +17,8 @@ import math
 import numpy as np
 import pandas as pd
 
-from bench.reproduce._registry import SEED_OPTION, Option, Reproduction, register, seed_of
-from bench.reproduce.outcome import Check, Outcome, timed, verdict
+from sgbench.bench.reproduce._registry import SEED_OPTION, Option, Reproduction, register, seed_of
+from sgbench.bench.reproduce.outcome import Check, Outcome, timed, verdict
 
 FROZEN = 1e-4  # a chain whose draws spread less than this fraction of MILE's (median total variance)
 # The paper's MCLMC NaN rates (Airfoil, Concrete, Energy, Yacht); MILE's are 0 on every data set.
@@ -41,19 +41,19 @@ def failure_counts(num_chains: int, phases=(500, 100, 100), sampling_steps: int 
         with a non-finite step), ``frozen`` (finite chains whose draws' total variance is below ``FROZEN``
         times MILE's median), ``first_nonfinite`` (per chain, -1: none) and ``grad_evals`` (per chain).
     """
-    import bench
-    import targets
-    from samplers import mile
+    from sgbench import targets
+    from sgbench.bench.running import run as running
+    from sgbench.samplers import mile
 
     target = targets.get("bnn", noise="none")
     starts = mile.initial_positions(target, num_chains, seed)
     num_steps = sum(phases) + sampling_steps
     runs = {
-        "mile": bench.run("mile", target, params=dict(tuning_steps=tuple(phases), sampling_steps=sampling_steps,
+        "mile": running.run("mile", target, params=dict(tuning_steps=tuple(phases), sampling_steps=sampling_steps,
                                                       thin=1),
-                          num_chains=num_chains, num_steps=num_steps, seed=seed, initial_position=starts),
-        "naive": bench.run("mclmc", target, params=dict(tuning_steps=tuple(phases), step_size=math.sqrt(target.dim)),
-                           num_chains=num_chains, num_steps=num_steps, seed=seed, initial_position=starts),
+                            num_chains=num_chains, num_steps=num_steps, seed=seed, initial_position=starts),
+        "naive": running.run("mclmc", target, params=dict(tuning_steps=tuple(phases), step_size=math.sqrt(target.dim)),
+                             num_chains=num_chains, num_steps=num_steps, seed=seed, initial_position=starts),
     }
     spread = {name: r.trace.moments.m2.sum(-1) / np.maximum(r.trace.moments.count, 1) for name, r in runs.items()}
     scale = np.median(spread["mile"])
@@ -105,7 +105,7 @@ def checks(counts: dict, num_chains: int) -> tuple[Check, ...]:
 
 def figure(counts: dict, num_chains: int) -> bytes:
     """PNG: per sampler, its chains split into NaN, frozen and healthy, beside the paper's NaN share."""
-    from bench.html.figures import png_bytes, pyplot
+    from sgbench.bench.html.figures import png_bytes, pyplot
 
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(6, 2.6))
@@ -127,7 +127,7 @@ def figure(counts: dict, num_chains: int) -> bytes:
 def run(scale: str, options: dict, db, out, progress: bool) -> Outcome:
     """``sgbench reproduce mile-table5``: :func:`failure_counts` at ``scale`` (``--chains`` and ``--seed``
     override it). ``db`` is not used: the failure counts come from per-chain diagnostics of one run each."""
-    from base.arguments import integer_at_least
+    from sgbench.base.arguments import integer_at_least
 
     chains = integer_at_least("--chains", options.get("chains", SCALES[scale]["chains"]), 2, 10_000)
     seed = seed_of(options)

@@ -2,16 +2,16 @@ r"""The UCI regression benchmark of the MILE paper (``seeds/003_f6a976f0a06f9fc1
 and 10) at a reduced scale, on the regression data available here: hold-out LPPD, RMSE and calibration error of
 the deep-ensemble baseline (DE), naive MCLMC and MILE.
 
-The paper's six UCI data sets cannot be downloaded here. The substitutes are scikit-learn's diabetes data (442 x
-10, real) and Friedman's generated benchmark ``friedman1`` (1000 x 10, noise sd 1; ``targets.datasets``); a user's
+The paper's six UCI data sets cannot be downloaded here. The substitutes are scikit-learn's diabetes data (442 x 10,
+real) and Friedman's generated benchmark ``friedman1`` (1000 x 10, noise sd 1; ``sgbench.targets.datasets``); a user's
 own UCI file runs with ``--dataset-file PATH`` (a ``.csv`` with a label column ``y``, or a ``.npz``). The model is
 the paper's: ``targets.get("bnn", noise="none")``, a distributional ReLU network with two hidden layers of 16
 (location and log-scale outputs), prior N(0, I), a 70/10/20 train/validation/test split per data split. DE is MILE's
-deep ensemble (``samplers.mile.initial_positions``: 12 members, early stopping on the validation split); MILE and
-naive MCLMC (Robnik's tuning as published: initial step :math:`\sqrt d`) run one chain from each member; their
+deep ensemble (``sgbench.samplers.mile.initial_positions``: 12 members, early stopping on the validation split); MILE
+and naive MCLMC (Robnik's tuning as published: initial step :math:`\sqrt d`) run one chain from each member; their
 predictive is the mixture over the kept draws of all chains (naive MCLMC: of its finite chains).
 
-Metrics (``reference.metrics``, in standardised label units as in the paper): LPPD (MILE eq. 4), RMSE of the
+Metrics (``sgbench.reference.metrics``, in standardised label units as in the paper): LPPD (MILE eq. 4), RMSE of the
 predictive mean, and the calibration error of central credible intervals at 0.5, 0.75, 0.9, 0.95 (Definition 2);
 each averaged over ``splits`` data splits with its standard error, as in Table 3.
 """
@@ -23,8 +23,8 @@ import math
 import numpy as np
 import pandas as pd
 
-from bench.reproduce._registry import SEED_OPTION, Option, Reproduction, register, seed_of
-from bench.reproduce.outcome import NO_PAPER_VALUE, NO_RESULT, Check, Outcome, timed
+from sgbench.bench.reproduce._registry import SEED_OPTION, Option, Reproduction, register, seed_of
+from sgbench.bench.reproduce.outcome import NO_PAPER_VALUE, NO_RESULT, Check, Outcome, timed
 
 DATASETS = ("diabetes", "friedman1")
 METHODS = {"de": "DE", "naive": "naive MCLMC", "mile": "MILE", "truth": "true predictive"}
@@ -51,7 +51,7 @@ PAPER_UCI = pd.DataFrame(
 def predictive_metrics(target, positions) -> dict:
     """Hold-out LPPD, RMSE and calibration error on ``target``'s test split of the mixture over ``positions``
     (samples, dim) of its network; NaN for each when no position is given."""
-    from reference.metrics import credible_interval_calibration_error, gaussian_lppd, rmse
+    from sgbench.reference.metrics import credible_interval_calibration_error, gaussian_lppd, rmse
 
     positions = np.asarray(positions)
     if positions.shape[0] == 0:
@@ -64,10 +64,10 @@ def predictive_metrics(target, positions) -> dict:
 
 
 def true_predictive_metrics(target) -> dict:
-    """:func:`predictive_metrics` of friedman1's true predictive :math:`N(f(x), 1)` (``targets.datasets``) on
+    """:func:`predictive_metrics` of friedman1's true predictive :math:`N(f(x), 1)` (``sgbench.targets.datasets``) on
     ``target``'s test split, in its standardised label units: the best a model can do."""
-    from reference.metrics import credible_interval_calibration_error, gaussian_lppd, rmse
-    from targets.datasets import FRIEDMAN1, bundled, friedman1_mean
+    from sgbench.reference.metrics import credible_interval_calibration_error, gaussian_lppd, rmse
+    from sgbench.targets.datasets import FRIEDMAN1, bundled, friedman1_mean
 
     features, _ = bundled("friedman1")
     _, labels = target.splits["test"]
@@ -82,9 +82,9 @@ def one_split(dataset: str, split: int, phases, sampling: int, seed: int, path=N
     one row each with the metrics of :func:`predictive_metrics`, the chains that went non-finite (``nan chains``)
     and the wall ``seconds`` (the DE's fit; the samplers' runs on top of it); on friedman1 also the true
     predictive's row (:func:`true_predictive_metrics`)."""
-    import bench
-    import targets
-    from samplers import mile
+    from sgbench import targets
+    from sgbench.bench.running import run as running
+    from sgbench.samplers import mile
 
     target = targets.get("bnn", noise="none", split_seed=split, dataset=dataset, **({"path": path} if path else {}))
     starts, de_seconds = timed(mile.initial_positions, target, NUM_CHAINS, seed)
@@ -96,12 +96,12 @@ def one_split(dataset: str, split: int, phases, sampling: int, seed: int, path=N
     for method, name, params in (
             ("naive", "mclmc", dict(tuning_steps=tuple(phases), step_size=math.sqrt(target.dim))),
             ("mile", "mile", dict(tuning_steps=tuple(phases), sampling_steps=sampling, thin=THIN))):
-        result, seconds = timed(bench.run, name, target, params=params, **common)
+        result, seconds = timed(running.run, name, target, params=params, **common)
         failed = np.asarray(result.trace.nonfinite_steps) > 0
         kept = np.asarray(result.samples)[~failed].reshape(-1, target.dim)
         rows.append({"method": method, **predictive_metrics(target, kept), "nan chains": int(failed.sum()),
                      "seconds": seconds})
-    from bench.sweeps.store import git_commit
+    from sgbench.bench.sweeps.store import git_commit
 
     return [{"data set": dataset, "split": split, **row, "commit": git_commit()} for row in rows]
 
@@ -109,9 +109,9 @@ def one_split(dataset: str, split: int, phases, sampling: int, seed: int, path=N
 def compute(phases, sampling: int, splits: int, seed: int = 0, datasets=DATASETS, path=None,
             progress=False, record=None) -> pd.DataFrame:
     """:func:`one_split` for every data set and split: one row per (data set, split, method). With ``record`` (a
-    ``bench.reproduce._record`` file) each finished split is kept there and reused by a rerun of the same
+    ``sgbench.bench.reproduce._record`` file) each finished split is kept there and reused by a rerun of the same
     settings."""
-    from bench.reproduce._record import cached
+    from sgbench.bench.reproduce._record import cached
 
     settings = {"phases": list(phases), "sampling": sampling, "seed": seed, "path": path}
     jobs = [(d, s) for d in datasets for s in range(splits)]
@@ -187,7 +187,7 @@ def display(table: pd.DataFrame) -> pd.DataFrame:
 
 def figure(table: pd.DataFrame) -> bytes:
     """PNG: one panel per metric, grouped bars (data set x method) with 2-standard-error bars."""
-    from bench.html.figures import png_bytes, pyplot
+    from sgbench.bench.html.figures import png_bytes, pyplot
 
     plt = pyplot()
     datasets = list(dict.fromkeys(table["data set"]))
@@ -210,18 +210,18 @@ def figure(table: pd.DataFrame) -> bytes:
 def run(scale: str, options: dict, db, out, progress: bool) -> Outcome:
     """``sgbench reproduce mile-uci``: :func:`compute` at ``scale`` (``--splits``, ``--dataset-file`` and ``--seed``
     override it), each finished split kept in ``mile_uci_runs.jsonl`` beside the results store ``db``."""
-    from base.arguments import integer_at_least
+    from sgbench.base.arguments import integer_at_least
 
     splits = integer_at_least("--splits", options.get("splits", SCALES[scale]["splits"]), 1, 100)
     path = options.get("dataset_file")
     if path is not None:
-        import targets
+        from sgbench import targets
 
         targets.get("bnn", noise="none", dataset="file", path=path)  # a bad file is refused before any run
     datasets = ("file",) if path else DATASETS
     seed = seed_of(options)
     phases, sampling = SCALES[scale]["phases"], SCALES[scale]["sampling"]
-    from bench.reproduce._record import record_path
+    from sgbench.bench.reproduce._record import record_path
 
     record = record_path(db, "mile-uci")
     frame, seconds = timed(compute, phases, sampling, splits, seed, datasets, path, progress, record)

@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 from markupsafe import Markup, escape
 
-from bench.html import image, render_page, table as html_table
+from sgbench.bench.html import image, render_page, table as html_table
 
 WITHIN, DIFFERS, NO_PAPER_VALUE, NO_RESULT = "within", "differs", "no paper value", "no result"
 NO_INTERVAL = "no interval"  # neither value has a standard deviation (one run against a bare number)

@@ -8,7 +8,7 @@ split), with minibatches of 128. The protocol is the paper's (appendix D, "Runni
 at the network's He initialisation and run the cyclical step schedule; each cycle's last position is one sample,
 and the ensemble of one chain's samples is scored on the test split. The scores are the classification error
 (ERR), the NLL of the averaged predictive, and the ensemble ambiguity (AMB, eq. 41:
-``reference.metrics.ensemble_ambiguity``, higher = more diverse functions), each as mean ± sd over the chains
+``sgbench.reference.metrics.ensemble_ambiguity``, higher = more diverse functions), each as mean ± sd over the chains
 ("trials"). The frictions are the paper's Table 11: 100 on the base parameters, and 1 on PX's expanded matrices.
 Each sampler's peak step size is picked from ``STEP_GRID`` by the validation NLL at T = 1, as Table 11's search
 did; a step size at which any chain diverges is not eligible.
@@ -21,8 +21,8 @@ import math
 import numpy as np
 import pandas as pd
 
-from bench.reproduce._registry import SEED_OPTION, Option, Reproduction, register, seed_of
-from bench.reproduce.outcome import NO_PAPER_VALUE, Check, Outcome, timed
+from sgbench.bench.reproduce._registry import SEED_OPTION, Option, Reproduction, register, seed_of
+from sgbench.bench.reproduce.outcome import NO_PAPER_VALUE, Check, Outcome, timed
 
 TEMPERATURES = (1.0, 0.1, 0.01)
 STEP_GRID = (1e-4, 2e-4, 5e-4, 1e-3, 2e-3, 5e-3, 1e-2)  # friction 100 x step < 2: SGHMC's range
@@ -39,14 +39,14 @@ PAPER_TABLE10 = {"sghmc": {"ERR": "0.133 ± 0.002", "NLL": "0.422 ± 0.005", "AM
 
 
 def _target():
-    import targets
+    from sgbench import targets
 
     return targets.get("bnn", task="classification", noise="minibatch", noise_batch_size=BATCH_SIZE)
 
 
 def ensemble_scores(target, samples, split: str = "test") -> dict:
     """ERR, NLL and AMB of the ensemble of ``samples`` (members, dim) on ``split``."""
-    from reference.metrics import accuracy, ensemble_ambiguity, nll
+    from sgbench.reference.metrics import accuracy, ensemble_ambiguity, nll
 
     features, labels = target.splits[split]
     logits = np.stack([np.asarray(target.predict(x, features)) for x in samples])
@@ -62,12 +62,12 @@ def run_chains(target, sampler: str, step_size: float, temperature: float, chain
     """``chains`` chains of ``sampler`` from the target's initialisation for ``cycles`` cycles of the cyclical
     schedule at peak ``step_size``, each cycle's last position kept: one :func:`ensemble_scores` per chain on
     ``split``, or None when a chain diverged."""
-    import bench
+    from sgbench.bench.running import run as running
 
     params = dict(step_size=step_size, temperature=temperature,
                   schedule={"kind": "cyclical", "cycle_length": cycle_length}, **SAMPLER_PARAMS[sampler])
-    result = bench.run(sampler, target, params=params, num_chains=chains, num_steps=cycles * cycle_length,
-                       thin=cycle_length, keep_samples=True, seed=seed)
+    result = running.run(sampler, target, params=params, num_chains=chains, num_steps=cycles * cycle_length,
+                         thin=cycle_length, keep_samples=True, seed=seed)
     if np.any(np.asarray(result.trace.first_nonfinite_step) >= 0):
         return None
     samples = np.asarray(result.samples)
@@ -77,7 +77,7 @@ def run_chains(target, sampler: str, step_size: float, temperature: float, chain
 def tune_step_sizes(target, chains: int, cycle_length: int, seed: int, grid=None, record=None) -> pd.DataFrame:
     """Per sampler and step size of ``grid`` (default ``STEP_GRID``) at T = 1: the mean validation NLL over
     ``chains`` chains of ``TUNING_CYCLES`` cycles (NaN where a chain diverged); each kept in ``record``."""
-    from bench.reproduce._record import cached
+    from sgbench.bench.reproduce._record import cached
 
     settings = {"part": "tuning", "chains": chains, "cycle_length": cycle_length, "cycles": TUNING_CYCLES,
                 "seed": seed}
@@ -105,9 +105,9 @@ def compute(chains: int, cycle_length: int, cycles: int, seed: int = 0, temperat
             grid=None, record=None) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
     """Tune, then run every (temperature, sampler). Returns ``(frame, tuning, steps)``: one row per (temperature,
     sampler, chain) with ERR, NLL and AMB (a diverged run's rows hold NaN), the tuning table and the chosen
-    step sizes. With ``record`` (a ``bench.reproduce._record`` file) every finished run is kept and reused by a
+    step sizes. With ``record`` (a ``sgbench.bench.reproduce._record`` file) every finished run is kept and reused by a
     rerun of the same settings."""
-    from bench.reproduce._record import cached
+    from sgbench.bench.reproduce._record import cached
 
     target = _target()
     tuning = tune_step_sizes(target, chains, cycle_length, seed, grid, record)
@@ -165,7 +165,7 @@ def display(table: pd.DataFrame, steps: dict) -> pd.DataFrame:
 
 def figure(table: pd.DataFrame) -> bytes:
     """PNG: ERR, NLL and AMB against the temperature (log scale), one line per sampler, 2-sd bars."""
-    from bench.html.figures import png_bytes, pyplot
+    from sgbench.bench.html.figures import png_bytes, pyplot
 
     plt = pyplot()
     fig, axes = plt.subplots(1, 3, figsize=(11, 3))
@@ -184,13 +184,13 @@ def run(scale: str, options: dict, db, out, progress: bool) -> Outcome:
     """``sgbench reproduce px-cold-posterior``: :func:`compute` at ``scale`` (``--chains``, ``--cycles`` and
     ``--seed`` override it), every finished run kept in ``px_cold_posterior_runs.jsonl`` beside the results store
     ``db``."""
-    from base.arguments import integer_at_least
+    from sgbench.base.arguments import integer_at_least
 
     setting = SCALES[scale]
     chains = integer_at_least("--chains", options.get("chains", setting["chains"]), 2, 1000)
     cycles = integer_at_least("--cycles", options.get("cycles", setting["cycles"]), 1, 10_000)
     seed = seed_of(options)
-    from bench.reproduce._record import record_path
+    from sgbench.bench.reproduce._record import record_path
 
     record = record_path(db, "px-cold-posterior")
     (frame, tuning, steps), seconds = timed(compute, chains, setting["cycle_length"], cycles, seed, record=record)

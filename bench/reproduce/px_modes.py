@@ -2,7 +2,7 @@ r"""Section 5.1 of the PX-SGMCMC paper (``seeds/004_36ef435241ec6d1f.txt``, Figu
 mixture of 25 Gaussians, standard against expanded parametrisation.
 
 The mixture is ``targets.get("gmm", extra_dims=0, component_variance=0.03)`` (centres on the grid
-{-4, -2, 0, 2, 4}^2), wrapped as one 1 x 2 layer by ``targets.single_layer`` so that the expansion (3, 0) gives
+{-4, -2, 0, 2, 4}^2), wrapped as one 1 x 2 layer by ``sgbench.targets.single_layer`` so that the expansion (3, 0) gives
 the paper's :math:`x = W_3 W_2 W_1 v` with 2 x 2 factors and a N(0, 1) prior on them. Each chain is an
 independent single chain from the origin, its samples thinned by 10; a mode counts as visited when a finite
 sample lies within 3 component standard deviations (0.52) of its centre. The samplers (``MODE_RUNS``): SGLD at
@@ -20,8 +20,8 @@ import math
 import numpy as np
 import pandas as pd
 
-from bench.reproduce._registry import SEED_OPTION, Option, Reproduction, register, seed_of
-from bench.reproduce.outcome import Check, Outcome, timed
+from sgbench.bench.reproduce._registry import SEED_OPTION, Option, Reproduction, register, seed_of
+from sgbench.bench.reproduce.outcome import Check, Outcome, timed
 
 MIXTURE = dict(extra_dims=0, component_variance=0.03)
 MODE_RADIUS = 3.0  # component standard deviations
@@ -30,9 +30,9 @@ SCALES = {"quick": {"chains": 8, "steps": 100_000}, "paper": {"chains": 64, "ste
 
 
 def _sampler(name: str, expansion=None, **options):
-    """The sampler ``name``, expanded by ``expansion`` when given (``samplers.px.px``)."""
-    import samplers
-    from samplers import px
+    """The sampler ``name``, expanded by ``expansion`` when given (``sgbench.samplers.px.px``)."""
+    from sgbench import samplers
+    from sgbench.samplers import px
 
     base = samplers.get(name)
     return base if expansion is None else px.px(base, expansion, **options)
@@ -78,16 +78,16 @@ def mode_counts(num_chains: int = 8, num_steps: int = 100_000, seed: int = 0, ru
         ``{label: (modes visited per chain, chains that diverged, the first chain's samples)}`` (JAX driver,
         float64; a diverged chain's finite samples still count).
     """
-    import bench
-    import targets
+    from sgbench import targets
+    from sgbench.bench.running import run as running
 
     gmm = targets.get("gmm", **MIXTURE)
     wrapped, centres = targets.single_layer(gmm), mixture_centres(gmm)
     radius = MODE_RADIUS * math.sqrt(MIXTURE["component_variance"])
     out = {}
     for label, name, expansion, options, params in runs:
-        run = bench.run(_sampler(name, expansion, **options), wrapped, params=params, num_chains=num_chains,
-                        num_steps=num_steps, thin=THIN, keep_samples=True, seed=seed)
+        run = running.run(_sampler(name, expansion, **options), wrapped, params=params, num_chains=num_chains,
+                          num_steps=num_steps, thin=THIN, keep_samples=True, seed=seed)
         samples = np.asarray(run.trace.samples)
         out[label] = ([modes_visited(samples[c], centres, radius) for c in range(num_chains)],
                       int(np.sum(run.trace.first_nonfinite_step >= 0)), samples[0])
@@ -119,7 +119,7 @@ def checks(counts: dict) -> tuple[Check, ...]:
 
 def figure(counts: dict) -> bytes:
     """PNG: the first chain's samples of each sampler over the mixture's centres."""
-    from bench.html.figures import png_bytes, pyplot
+    from sgbench.bench.html.figures import png_bytes, pyplot
 
     plt = pyplot()
 
@@ -139,8 +139,8 @@ def run(scale: str, options: dict, db, out, progress: bool) -> Outcome:
     """``sgbench reproduce px-modes``: :func:`mode_counts` at ``scale`` (``--chains``, ``--steps`` and ``--seed``
     override it). ``db`` is not used: the modes visited are counted from kept samples, which the store does not
     hold."""
-    from base.arguments import integer_at_least
-    from bench.running.config import MAX_CHAINS, MAX_TOTAL_STEPS
+    from sgbench.base.arguments import integer_at_least
+    from sgbench.bench.running.config import MAX_CHAINS, MAX_TOTAL_STEPS
 
     chains = integer_at_least("--chains", options.get("chains", SCALES[scale]["chains"]), 1, MAX_CHAINS)
     steps = integer_at_least("--steps", options.get("steps", SCALES[scale]["steps"]), THIN, MAX_TOTAL_STEPS)

@@ -32,10 +32,19 @@ import numpy as np
 import pandas as pd
 import scipy.stats
 
-from bench.reproduce._registry import SEED_OPTION, Reproduction, register, seed_of
-from bench.reproduce.outcome import Check, Outcome, timed, verdict
-from bench.reproduce.sglrw_table1 import (ITERATIONS_OPTION, LABELS, PARTICLES_OPTION, PREDICTED, SAMPLERS, SCHEDULE,
-                                          final_positions, predicted_moments, progress_callback)
+from sgbench.bench.reproduce._registry import SEED_OPTION, Reproduction, register, seed_of
+from sgbench.bench.reproduce.outcome import Check, Outcome, timed, verdict
+from sgbench.bench.reproduce.sglrw_table1 import (
+    ITERATIONS_OPTION,
+    LABELS,
+    PARTICLES_OPTION,
+    PREDICTED,
+    SAMPLERS,
+    SCHEDULE,
+    final_positions,
+    predicted_moments,
+    progress_callback,
+)
 
 DIM = 50
 NUM_ITERATIONS = 10_000
@@ -85,9 +94,9 @@ def _increments(sampler_name: str, target, step_size: float, num_draws: int):
     import jax
     import jax.numpy as jnp
 
-    import samplers
-    from base.draws import jax_draws
-    from samplers._contract import GradientOracle
+    from sgbench import samplers
+    from sgbench.base.draws import jax_draws
+    from sgbench.samplers._contract import GradientOracle
 
     sampler = samplers.get(sampler_name)
     params = sampler.params(step_size=step_size)
@@ -191,7 +200,7 @@ def clip_shares(target, step_sizes, seed: int, num_states: int = 64) -> list[flo
     recursion (which ignores the clip) does not describe SGLRW."""
     import jax
 
-    from base.draws import jax_draws
+    from sgbench.base.draws import jax_draws
 
     key = jax.random.key(seed)
     positions = target.sample(jax.random.fold_in(key, 0), num_states)
@@ -212,7 +221,7 @@ def measure_lemma(target, seed: int, num_states: int | None = None, num_draws: i
     """
     import jax
 
-    from base.draws import jax_draws
+    from sgbench.base.draws import jax_draws
 
     num_states = LEMMA_STATES if num_states is None else num_states
     num_draws = LEMMA_DRAWS if num_draws is None else num_draws
@@ -236,7 +245,7 @@ def measure_lemma(target, seed: int, num_states: int | None = None, num_draws: i
 
 def _last_step_size(step_size: float, num_iterations: int) -> float:
     """The schedule's step size at the last of ``num_iterations`` iterations from base ``step_size``."""
-    import samplers
+    from sgbench import samplers
 
     params = samplers.get("sglrw").params(step_size=step_size, schedule=SCHEDULE)
     return float(params.step_size_at(num_iterations - 1))
@@ -267,7 +276,7 @@ def sampler_rows(target, name: str, num_particles: int, step_sizes, num_iteratio
 def compute(num_particles: int, batch_sizes, step_sizes=STEP_SIZES, num_iterations: int = NUM_ITERATIONS,
             seed: int = 0, samplers=SAMPLERS, progress=None, record=None) -> tuple[pd.DataFrame, dict]:
     r"""The figure's grid and the lemma per batch size. ``progress``: True for a progress bar over the chain-steps,
-    or a callable told the chain-steps done. With ``record`` (a ``bench.reproduce._record`` file) each finished
+    or a callable told the chain-steps done. With ``record`` (a ``sgbench.bench.reproduce._record`` file) each finished
     (B, sampler) is kept there and reused by a rerun of the same settings; the lemma (seconds) is measured again.
 
     Returns:
@@ -276,8 +285,8 @@ def compute(num_particles: int, batch_sizes, step_sizes=STEP_SIZES, num_iteratio
         exact draws), ``diverged`` particles and, for SGLRW, the ``clip share`` (:func:`clip_shares`) at the last
         iteration's step size :math:`\delta(1+T)^{-0.55}`; ``lemma`` maps B to :func:`measure_lemma`.
     """
-    import targets
-    from bench.reproduce._record import cached
+    from sgbench import targets
+    from sgbench.bench.reproduce._record import cached
 
     settings = {"particles": num_particles, "step_sizes": list(step_sizes), "iterations": num_iterations,
                 "seed": seed}
@@ -348,7 +357,7 @@ def lemma_check(lemma: dict) -> Check:
 def figure(frame: pd.DataFrame) -> bytes:
     """PNG: covariance MSE against the base step size, one panel per B: ours (points with 2 sd bars), the
     recursion's expectation (lines) and the exact-sampling floor."""
-    from bench.html.figures import png_bytes, pyplot
+    from sgbench.bench.html.figures import png_bytes, pyplot
 
     plt = pyplot()
     batches = sorted(frame["B"].unique())
@@ -384,15 +393,15 @@ def run(scale: str, options: dict, db, out, progress: bool) -> Outcome:
     """``sgbench reproduce sglrw-covariance``: :func:`compute` at ``scale`` (``--particles``, ``--iterations`` and
     ``--seed`` override it); exits 1 when :func:`ordering_check` or :func:`lemma_check` fails. ``db`` is not used: the
     covariance MSE needs the particles' final positions."""
-    from base.arguments import integer_at_least
-    from bench.running.config import MAX_CHAINS, MAX_TOTAL_STEPS
+    from sgbench.base.arguments import integer_at_least
+    from sgbench.bench.running.config import MAX_CHAINS, MAX_TOTAL_STEPS
 
     particles = integer_at_least("--particles", options.get("particles", SCALES[scale]["particles"]), DIM + 2,
                                  MAX_CHAINS)
     iterations = integer_at_least("--iterations", options.get("iterations", NUM_ITERATIONS), 1, MAX_TOTAL_STEPS)
     seed = seed_of(options)
     batch_sizes = SCALES[scale]["batch_sizes"]
-    from bench.reproduce._record import record_path
+    from sgbench.bench.reproduce._record import record_path
 
     record = record_path(db, "sglrw-covariance")
     (frame, lemma), seconds = timed(compute, particles, batch_sizes, num_iterations=iterations, seed=seed,

@@ -19,9 +19,9 @@ import numpy as np
 import pandas as pd
 import scipy.stats
 
-from bench.reproduce._registry import SEED_OPTION, Option, Reproduction, register, seed_of
-from bench.reproduce.outcome import Check, Outcome, timed
-from bench.reproduce.sglrw_table1 import LABELS, SAMPLERS
+from sgbench.bench.reproduce._registry import SEED_OPTION, Option, Reproduction, register, seed_of
+from sgbench.bench.reproduce.outcome import Check, Outcome, timed
+from sgbench.bench.reproduce.sglrw_table1 import LABELS, SAMPLERS
 
 ALPHA = 1.5
 NOISE_SCALES = (0.1, 1.0, 10.0, 100.0)
@@ -32,7 +32,7 @@ SCALES = {"quick": {"chains": 100, "steps": 20_000}, "paper": {"chains": 1000, "
 
 
 def _mixture_cdf(x: np.ndarray, mixture) -> np.ndarray:
-    """The CDF of ``mixture`` (``targets._mixture``: weights, means, scales) at finite ``x``."""
+    """The CDF of ``mixture`` (``sgbench.targets._mixture``: weights, means, scales) at finite ``x``."""
     return np.sum(mixture.weights * scipy.stats.norm.cdf((x[..., None] - mixture.means) / mixture.scales), axis=-1)
 
 
@@ -71,16 +71,16 @@ def compute(num_chains: int, num_steps: int, seed: int = 0, noise_scales=NOISE_S
     mean, samples kept every ``THIN`` steps. Returns ``(frame, samples)``: one row per run with its ``ks``
     distance, its bootstrap sd over chains ``ks_sd`` and ``diverged`` chains, and the kept samples per (scale,
     sampler) for the figure."""
-    import bench
-    import targets
+    from sgbench import targets
+    from sgbench.bench.running import run as running
 
     rows, kept = [], {}
     rng = np.random.default_rng(seed)
     for scale in noise_scales:
         target = targets.get("multimodal1d", noise="alpha_stable", noise_alpha=ALPHA, noise_scale=scale)
         for sampler in samplers:
-            run = bench.run(sampler, target, params={"step_size": STEP_SIZE}, num_chains=num_chains,
-                            num_steps=num_steps, thin=THIN, keep_samples=True, seed=seed, dtype="float64")
+            run = running.run(sampler, target, params={"step_size": STEP_SIZE}, num_chains=num_chains,
+                              num_steps=num_steps, thin=THIN, keep_samples=True, seed=seed, dtype="float64")
             samples = np.asarray(run.samples)[..., 0]
             kept[scale, sampler] = samples
             rows.append({"noise scale": scale, "sampler": sampler, "ks": ks_distance(samples, target.mixture),
@@ -111,7 +111,7 @@ def checks(frame: pd.DataFrame, z: float = 2.0) -> tuple[Check, ...]:
 
 def figure(kept: dict, target_mixture) -> bytes:
     """PNG: per noise scale (columns) and sampler (rows), the histogram of the kept samples over the density."""
-    from bench.html.figures import png_bytes, pyplot
+    from sgbench.bench.html.figures import png_bytes, pyplot
 
     plt = pyplot()
 
@@ -138,9 +138,9 @@ def figure(kept: dict, target_mixture) -> bytes:
 def run(scale: str, options: dict, db, out, progress: bool) -> Outcome:
     """``sgbench reproduce sglrw-multimodal``: :func:`compute` at ``scale`` (``--chains``, ``--steps`` and
     ``--seed`` override it). ``db`` is not used: the KS distance needs the kept samples."""
-    import targets
-    from base.arguments import integer_at_least
-    from bench.running.config import MAX_CHAINS, MAX_TOTAL_STEPS
+    from sgbench import targets
+    from sgbench.base.arguments import integer_at_least
+    from sgbench.bench.running.config import MAX_CHAINS, MAX_TOTAL_STEPS
 
     chains = integer_at_least("--chains", options.get("chains", SCALES[scale]["chains"]), 1, MAX_CHAINS)
     steps = integer_at_least("--steps", options.get("steps", SCALES[scale]["steps"]), THIN, MAX_TOTAL_STEPS)

@@ -6,7 +6,7 @@ The paper (``seeds/002_f49e4b1a9ef6e505.txt``, section 5.2 and Table 1): Bayesia
 size B scaled by N/B (eq. 6; ``noise="minibatch"``); the decaying schedule
 :math:`\delta_t = \delta(1 + t)^{-0.55}` (``schedule={"kind": "polynomial_decay"}``); the score is the
 analytic :math:`KL(N(\mu, \Sigma)\,\|\,N(m, S))` from the true posterior to the Gaussian fit of the
-particles' final positions (``reference.metrics.kl_to_fit``). Here with fewer particles (default 500)
+particles' final positions (``sgbench.reference.metrics.kl_to_fit``). Here with fewer particles (default 500)
 and the paper's 10,000 iterations; the table gives each KL with a bootstrap standard error, its excess
 over the exact-sampling floor, and the expected KL of the moment recursion of SGLD and SGLRW
 (:func:`predicted_moments`, :func:`expected_fit_kl`).
@@ -18,7 +18,7 @@ Reproduce (the quick scale: 6 minutes on 2 shared CPU cores; ``--scale paper`` f
 or, in Python, ``table = reproduce(); print(render(table))``.
 
 Which samples, the reduced scale, the prediction and the differences from the paper:
-docs/reproductions.md, section bench.reproduce.sglrw_table1.
+docs/reproductions.md, section sgbench.bench.reproduce.sglrw_table1.
 """
 
 from __future__ import annotations
@@ -32,12 +32,11 @@ import pandas as pd
 import scipy.special
 import threadpoolctl
 
-import bench
-import samplers as sampler_registry
-import targets
-from bench.reproduce._registry import SEED_OPTION, Option, Reproduction, register, seed_of
-from reference.metrics import GaussianFit, exact_sampling_kl, kl_to_fit
-from base.arguments import integer_at_least
+from sgbench import samplers as sampler_registry, targets
+from sgbench.base.arguments import integer_at_least
+from sgbench.bench.reproduce._registry import SEED_OPTION, Option, Reproduction, register, seed_of
+from sgbench.bench.running import run as running
+from sgbench.reference.metrics import GaussianFit, exact_sampling_kl, kl_to_fit
 
 SAMPLERS = ("sgld", "sglrw", "clipped_sgld")
 LABELS = {"sgld": "SGLD", "sglrw": "SGLRW", "clipped_sgld": "Clipped SGLD"}
@@ -110,7 +109,7 @@ def final_positions(sampler: str, target, step_sizes, num_particles: int, num_it
     numbers (``bench.run_grid`` with ``keep_samples``; ``progress`` is told the chain-steps done)."""
     batch_size = target.params.get("noise_batch_size") or 1
     block = _block_size(num_particles, len(step_sizes), batch_size, target.dim, num_iterations)
-    results = bench.run_grid(
+    results = running.run_grid(
         sampler, target, params_grid=[{"step_size": h, "schedule": SCHEDULE} for h in step_sizes],
         num_chains=num_particles, num_steps=1, num_burnin=num_iterations - 1, keep_samples=True,
         seed=seed, dtype=dtype, block_size=block, progress=progress)
@@ -191,9 +190,9 @@ def predicted_moments(sampler: str, target, step_size: float,
 def expected_fit_kl(truth, mean, covariance, num_draws: int | None = None) -> float:
     r"""E[KL(truth || Gaussian fit of ``num_draws`` independent draws of N(mean, covariance))]; the
     KL to N(mean, covariance) itself when ``num_draws`` is None. With n draws in d dimensions the
-    fit's covariance is Wishart and its mean independent, so with :math:`c = rac{n-1}{n-d-2}` and
-    :math:`\ell` of ``reference.metrics.exact_sampling_kl``:
-    :math:`	frac12[c\,\mathrm{tr}(S^{-1}\Sigma) + c\,(d/n + (m-\mu)^	op S^{-1}(m-\mu)) - d
+    fit's covariance is Wishart and its mean independent, so with :math:`c = \frac{n-1}{n-d-2}` and
+    :math:`\ell` of ``sgbench.reference.metrics.exact_sampling_kl``:
+    :math:`\tfrac12[c\,\mathrm{tr}(S^{-1}\Sigma) + c\,(d/n + (m-\mu)^\top S^{-1}(m-\mu)) - d
     + \log\det S - \log\det\Sigma + \ell]`. Equal to ``exact_sampling_kl(d, n)`` when
     N(mean, covariance) is the truth."""
     fit = GaussianFit(np.asarray(mean, dtype=np.float64), np.asarray(covariance, dtype=np.float64))
@@ -243,7 +242,7 @@ def reproduce(num_particles: int = 500, num_iterations: int = PAPER_NUM_ITERATIO
     ``num_particles`` chains (>= 23 in d = 20) each run ``num_iterations`` steps of the schedule
     :math:`\delta(1+t)^{-0.55}`. ``target_params`` override the linreg defaults (the paper's
     setting). ``progress``: True for a progress bar, or a callable told the chain-steps done. ``record``: a
-    ``bench.reproduce._record`` file keeping each finished (B, sampler), reused by a rerun of the same settings
+    ``sgbench.bench.reproduce._record`` file keeping each finished (B, sampler), reused by a rerun of the same settings
     (None: nothing kept).
 
     ``table.attrs`` holds the setting, ``mc_reference_kl`` and ``mc_reference_se`` (the KL of the fit
@@ -251,7 +250,7 @@ def reproduce(num_particles: int = 500, num_iterations: int = PAPER_NUM_ITERATIO
     ``expected_exact_kl`` (its expectation), the paper's references, ``seconds`` (wall time) and
     ``acceptance`` (:func:`acceptance`).
     """
-    from bench.reproduce._record import cached
+    from sgbench.bench.reproduce._record import cached
 
     start = time.perf_counter()
     integer_at_least("num_particles", num_particles, 23)  # the expected exact-sampling KL in d = 20 needs n > d + 2
@@ -458,15 +457,15 @@ def run(scale: str, options: dict, db, out, progress: bool):
     interrupted run resumes."""
     from markupsafe import Markup
 
-    from bench.html.figures import png_bytes
-    from bench.reproduce.outcome import Check, Outcome, verdict
-    from bench.running.config import MAX_CHAINS, MAX_TOTAL_STEPS
+    from sgbench.bench.html.figures import png_bytes
+    from sgbench.bench.reproduce.outcome import Check, Outcome, verdict
+    from sgbench.bench.running.config import MAX_CHAINS, MAX_TOTAL_STEPS
 
     particles = options.get("particles", PAPER_NUM_PARTICLES if scale == "paper" else QUICK_NUM_PARTICLES)
     integer_at_least("--particles", particles, 23, MAX_CHAINS)  # the exact-sampling KL in d = 20 needs n > 22
     iterations = integer_at_least("--iterations", options.get("iterations", PAPER_NUM_ITERATIONS), 1, MAX_TOTAL_STEPS)
     seed = seed_of(options)
-    from bench.reproduce._record import record_path
+    from sgbench.bench.reproduce._record import record_path
 
     table = reproduce(num_particles=particles, num_iterations=iterations, seed=seed, progress=progress,
                       record=record_path(db, "sglrw-table1"))

@@ -18,9 +18,9 @@ import math
 import numpy as np
 import pandas as pd
 
-from bench.reproduce._registry import Option, Reproduction, register
-from bench.reproduce.outcome import Check, Outcome, timed, verdict
-from bench.reproduce.sglrw_table1 import LABELS, PARTICLES_OPTION, SAMPLERS, final_positions, fit_kl
+from sgbench.bench.reproduce._registry import Option, Reproduction, register
+from sgbench.bench.reproduce.outcome import Check, Outcome, timed, verdict
+from sgbench.bench.reproduce.sglrw_table1 import LABELS, PARTICLES_OPTION, SAMPLERS, final_positions, fit_kl
 
 BATCH_SIZES = (1, 2, 4, 8, 16, 32, 64)
 STEP_SIZES = (1.0, 0.1, 0.01)
@@ -42,9 +42,9 @@ PAPER_TABLE2 = {(b, h): dict(zip(SAMPLERS, kls)) for b, h, *kls in [
 def _reference_fit():
     """The Gaussian fit of the stored NUTS draws of the breast-cancer posterior (an error naming the build command
     when none is stored)."""
-    import targets
-    from reference import store
-    from reference.metrics import GaussianFit
+    from sgbench import targets
+    from sgbench.reference import store
+    from sgbench.reference.metrics import GaussianFit
 
     target = targets.get("logreg", dataset="breast_cancer")
     return GaussianFit.of(store.load_draws(target), "reference")
@@ -62,8 +62,8 @@ def compute(num_particles: int, seeds, batch_sizes=BATCH_SIZES, step_sizes=STEP_
         samplers: the samplers (default: SGLD, SGLRW, Clipped-SGLD).
         num_iterations: steps per particle (the paper: 1000).
         progress: a progress bar of chain-steps.
-        record: a ``bench.reproduce._record`` file keeping each finished (seed, B, sampler), reused by a rerun of
-            the same settings (None: nothing kept).
+        record: a ``sgbench.bench.reproduce._record`` file keeping each finished (seed, B, sampler), reused by a rerun
+            of the same settings (None: nothing kept).
 
     Returns:
         one row per (batch_size, step_size, sampler, seed): ``kl`` (inf past ``INF_KL`` or with too few finite
@@ -71,7 +71,7 @@ def compute(num_particles: int, seeds, batch_sizes=BATCH_SIZES, step_sizes=STEP_
     """
     from tqdm.auto import tqdm
 
-    from bench.reproduce._record import cached
+    from sgbench.bench.reproduce._record import cached
 
     reference = _reference_fit()
     settings = {"particles": num_particles, "step_sizes": list(step_sizes), "iterations": num_iterations}
@@ -90,7 +90,7 @@ def _unit_rows(reference, seed: int, b: int, sampler: str, num_particles: int, s
                progress) -> list[dict]:
     """:func:`compute`'s rows of one (seed, B, sampler); its bootstrap draws from ``(seed, B, the sampler's place
     in SAMPLERS)``, so they do not depend on which rows were computed before."""
-    import targets
+    from sgbench import targets
 
     rng = np.random.default_rng([seed, b, SAMPLERS.index(sampler)])
     target = targets.get("logreg", dataset="breast_cancer", noise="minibatch", noise_batch_size=b)
@@ -146,7 +146,7 @@ def acceptance(summary: pd.DataFrame, z: float = 2.0) -> Check:
 
 def figure(summary: pd.DataFrame) -> bytes:
     """PNG: KL against B, one panel per δ, ours (solid, inf drawn at the top) and the paper's (dashed)."""
-    from bench.html.figures import png_bytes, pyplot
+    from sgbench.bench.html.figures import png_bytes, pyplot
 
     plt = pyplot()
 
@@ -168,14 +168,14 @@ def figure(summary: pd.DataFrame) -> bytes:
 def run(scale: str, options: dict, db, out, progress: bool) -> Outcome:
     """``sgbench reproduce sglrw-table2``: :func:`compute` at ``scale`` (``--particles``, ``--seeds`` override
     it), each finished (seed, B, sampler) kept in ``sglrw_table2_runs.jsonl`` beside the results store ``db``."""
-    from base.arguments import integer_at_least
-    from bench.running.config import MAX_CHAINS
-    from reference.metrics import exact_sampling_kl
+    from sgbench.base.arguments import integer_at_least
+    from sgbench.bench.running.config import MAX_CHAINS
+    from sgbench.reference.metrics import exact_sampling_kl
 
     settings = {**SCALES[scale], **{k: v for k, v in options.items() if k in SCALES[scale]}}
     particles = integer_at_least("--particles", settings["particles"], 32, MAX_CHAINS)  # a fit in d = 31
     seeds = range(integer_at_least("--seeds", settings["seeds"], 1, 100))
-    from bench.reproduce._record import record_path
+    from sgbench.bench.reproduce._record import record_path
 
     runs, seconds = timed(compute, particles, seeds, progress=progress, record=record_path(db, "sglrw-table2"))
     summary = summarise(runs)
@@ -197,7 +197,7 @@ def run(scale: str, options: dict, db, out, progress: bool) -> Outcome:
                    "The reference is our NumPyro NUTS reference (posteriordb contract), not the paper's Pyro run; "
                    "minibatches are drawn with replacement; the particles start at the posterior mode "
                    "(the target's initial position; the paper does not state its initialisation); the features "
-                   "are standardised (targets.datasets); float64.")))
+                   "are standardised (sgbench.targets.datasets); float64.")))
 
 
 REPRODUCTION = register(Reproduction(

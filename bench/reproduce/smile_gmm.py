@@ -8,7 +8,7 @@ cycle exploration: SMILE's cSGLD baseline) at a step size tuned so that its mean
 pSMILE-naive's, as the paper does: pilot runs over a grid of step sizes, then the step whose update norm is
 interpolated (log-log) to pSMILE-naive's. Each chain starts at the target's initial position. A mode of the
 first two coordinates counts as visited when a kept sample lies within 3 component standard deviations of its
-centre (``bench.reproduce.px_modes.modes_visited``). The paper's Figure 4 shows the samples; its claims are the
+centre (``sgbench.bench.reproduce.px_modes.modes_visited``). The paper's Figure 4 shows the samples; its claims are the
 acceptance checks: a single pSMILE-naive chain traverses the barriers (visits more than one mode), and 10 chains
 together recover all 25 modes.
 """
@@ -20,9 +20,9 @@ import math
 import numpy as np
 import pandas as pd
 
-from bench.reproduce._registry import SEED_OPTION, Option, Reproduction, register, seed_of
-from bench.reproduce.outcome import Check, Outcome, timed
-from bench.reproduce.px_modes import MODE_RADIUS, mixture_centres, modes_visited
+from sgbench.bench.reproduce._registry import SEED_OPTION, Option, Reproduction, register, seed_of
+from sgbench.bench.reproduce.outcome import Check, Outcome, timed
+from sgbench.bench.reproduce.px_modes import MODE_RADIUS, mixture_centres, modes_visited
 
 TARGET = {"noise": "isotropic", "noise_variance": 256.0}  # targets.get("gmm") defaults: the paper's mixture
 PSMILE_STEP = 0.6
@@ -49,11 +49,11 @@ def matched_csgld_step(target, reference_norm: float, seed: int, pilot_steps: in
     """cSGLD's step size whose mean update norm matches ``reference_norm``: pilot runs of ``pilot_steps`` at
     ``PILOT_GRID`` (one vmapped program), then log-log interpolation between the two grid points around it (the
     nearest end of the grid when it lies outside). Returns the step and the pilot table (a DataFrame)."""
-    import bench
+    from sgbench.bench.running import run as running
 
     grid = [{"step_size": float(h), "schedule": CYCLE, "exploration_fraction": EXPLORATION} for h in PILOT_GRID]
-    runs = bench.run_grid("csgld", target, params_grid=grid, num_chains=2, num_steps=pilot_steps, seed=seed,
-                          keep_samples=True, dtype="float32")
+    runs = running.run_grid("csgld", target, params_grid=grid, num_chains=2, num_steps=pilot_steps, seed=seed,
+                            keep_samples=True, dtype="float32")
     norms = np.array([_mean_update_norm(np.asarray(r.samples, dtype=np.float64)) for r in runs])
     pilot = pd.DataFrame({"cSGLD step size": PILOT_GRID, "mean update norm": norms})
     finite = np.isfinite(norms) & (norms > 0)
@@ -72,25 +72,25 @@ def compute(steps: int, seed: int = 0) -> dict:
         all chains together}, "update_norm": {label: mean update norm}, "csgld_step": float, "pilot": DataFrame,
         "b2": {label: b^2 averaged over dims and chains}, "thin": int}``.
     """
-    import bench
-    import targets
+    from sgbench import targets
+    from sgbench.bench.running import run as running
 
     target = targets.get("gmm", **TARGET)
     centres = mixture_centres(target)
     radius = MODE_RADIUS * math.sqrt(target.component_variance)
     pilot_steps = min(PILOT_STEPS, steps)
-    pilot_smile = bench.run("psmile_naive", target, params={"step_size": PSMILE_STEP}, num_chains=2,
-                            num_steps=pilot_steps, seed=seed, keep_samples=True, dtype="float32")
+    pilot_smile = running.run("psmile_naive", target, params={"step_size": PSMILE_STEP}, num_chains=2,
+                              num_steps=pilot_steps, seed=seed, keep_samples=True, dtype="float32")
     smile_norm = _mean_update_norm(np.asarray(pilot_smile.samples, dtype=np.float64))
     csgld_step, pilot = matched_csgld_step(target, smile_norm, seed, pilot_steps)
     thin = _thin(steps)
-    runs = {"pSMILE-naive": bench.run("psmile_naive", target, params={"step_size": PSMILE_STEP},
-                                      num_chains=NUM_CHAINS, num_steps=steps, thin=thin, seed=seed,
-                                      keep_samples=True, dtype="float32"),
-            "cSGLD": bench.run("csgld", target, params={"step_size": csgld_step, "schedule": CYCLE,
+    runs = {"pSMILE-naive": running.run("psmile_naive", target, params={"step_size": PSMILE_STEP},
+                                        num_chains=NUM_CHAINS, num_steps=steps, thin=thin, seed=seed,
+                                        keep_samples=True, dtype="float32"),
+            "cSGLD": running.run("csgld", target, params={"step_size": csgld_step, "schedule": CYCLE,
                                                        "exploration_fraction": EXPLORATION},
-                               num_chains=NUM_CHAINS, num_steps=steps, thin=thin, seed=seed, keep_samples=True,
-                               dtype="float32")}
+                                 num_chains=NUM_CHAINS, num_steps=steps, thin=thin, seed=seed, keep_samples=True,
+                                 dtype="float32")}
     samples = {label: np.asarray(run.samples, dtype=np.float64)[..., :2] for label, run in runs.items()}
     return {"samples": samples,
             "modes": {label: [modes_visited(s[c], centres, radius) for c in range(len(s))] for label, s in
@@ -130,7 +130,7 @@ def checks(result: dict) -> tuple[Check, ...]:
 
 def figure(result: dict) -> bytes:
     """PNG: the first two coordinates: one cSGLD chain, one pSMILE-naive chain, all pSMILE-naive chains."""
-    from bench.html.figures import png_bytes, pyplot
+    from sgbench.bench.html.figures import png_bytes, pyplot
 
     plt = pyplot()
 
@@ -152,8 +152,8 @@ def figure(result: dict) -> bytes:
 def run(scale: str, options: dict, db, out, progress: bool) -> Outcome:
     """``sgbench reproduce smile-gmm``: :func:`compute` at ``scale`` (``--steps`` and ``--seed`` override it).
     ``db`` is not used: the modes are counted from kept samples, which the store does not hold."""
-    from base.arguments import integer_at_least
-    from bench.running.config import MAX_TOTAL_STEPS
+    from sgbench.base.arguments import integer_at_least
+    from sgbench.bench.running.config import MAX_TOTAL_STEPS
 
     steps = integer_at_least("--steps", options.get("steps", SCALES[scale]), 1000, MAX_TOTAL_STEPS)
     seed = seed_of(options)

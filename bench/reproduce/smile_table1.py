@@ -7,17 +7,18 @@ full-batch MCLMC baseline.
   Neal's funnel (:math:`\theta_1 \sim N(0, 3^2)`), each started at its mean.
 - Noise (eq. 24, :math:`\log p + \epsilon^\top\theta`): isotropic :math:`V = 256 I`, diagonal :math:`256\Lambda`,
   correlated :math:`R'^\top V_{diag} R'`, spatially varied :math:`V_{corr}\exp(-\theta_2/\sigma(\theta_2))`
-  (``targets.noise``). The baseline runs MCLMC on the exact gradient with :math:`L = \sqrt{\mathrm{tr}\,\Sigma}`.
+  (``sgbench.targets.noise``). The baseline runs MCLMC on the exact gradient with
+  :math:`L = \sqrt{\mathrm{tr}\,\Sigma}`.
 - 10 chains per step size, one vmapped program per stage of a cell: first :math:`h = 10^i`, i = -6..0; then
   15 step sizes log-spaced from :math:`10^{i_{opt}-1}` to :math:`10^{i_{opt}+1}`; the table gives the best of
   the second stage among step sizes with no diverged chain.
 - Score: b^2 averaged over dimensions (maximum over dimensions for the funnel), averaged over chains, with the
-  bootstrap standard deviation of that average over chains (``reference.metrics.b2``).
+  bootstrap standard deviation of that average over chains (``sgbench.reference.metrics.b2``).
 
 The scales: ``quick`` runs 20,000 steps per chain, ``paper`` the paper's 10^6. Every run lands in the results
-store under its configuration hash (``bench.sweeps``), so a rerun reuses the runs it has and an interrupted one
+store under its configuration hash (``sgbench.bench.sweeps``), so a rerun reuses the runs it has and an interrupted one
 resumes; ``--jobs N`` shares the work between N processes through the store's claims, and ``--executor dask`` makes
-each run a task on Dask distributed (``bench.sweeps.dask_tasks``). The acceptance check is the
+each run a task on Dask distributed (``sgbench.bench.sweeps.dask_tasks``). The acceptance check is the
 paper's claim that pSMILE-naive has the lowest bias under anisotropic noise, per target on average over the three
 anisotropic noises.
 """
@@ -31,9 +32,17 @@ import multiprocessing
 import numpy as np
 import pandas as pd
 
-from bench.reproduce._registry import (EXECUTOR_OPTIONS, PER_TASK_OPTION, SEED_OPTION, Option, Reproduction,
-                                      executor_context, register, seed_of)
-from bench.reproduce.outcome import Check, Outcome, timed, verdict
+from sgbench.bench.reproduce._registry import (
+    EXECUTOR_OPTIONS,
+    PER_TASK_OPTION,
+    SEED_OPTION,
+    Option,
+    Reproduction,
+    executor_context,
+    register,
+    seed_of,
+)
+from sgbench.bench.reproduce.outcome import Check, Outcome, timed, verdict
 
 TARGETS = {"icg": ("ICG", {"dim": 10, "condition_number": 1e4}),
            "rosenbrock": ("Rosenbrock", {"dim": 10, "Q": 0.1}),
@@ -84,11 +93,10 @@ def _cells(targets, noises, samplers) -> list[tuple[str, str, str]]:
 
 def _entry(cell, step_sizes, steps: int, seed: int):
     """The sweep entry of one stage of ``cell``: its step sizes in one vmapped program, 10 float32 chains."""
-    import samplers as sampler_registry
-    import targets as target_registry
-    from bench.running.config import RunConfig
-    from bench.running.jax_driver import cached_block_size
-    from bench.sweeps.run_suites import Entry, step_size_grid
+    from sgbench import samplers as sampler_registry, targets as target_registry
+    from sgbench.bench.running.config import RunConfig
+    from sgbench.bench.running.jax_driver import cached_block_size
+    from sgbench.bench.sweeps.run_suites import Entry, step_size_grid
 
     target, noise, sampler = cell
     params = {**TARGETS[target][1], "noise": noise}
@@ -109,9 +117,9 @@ def _entry(cell, step_sizes, steps: int, seed: int):
 
 def _sweep_in_worker(entries, db, progress: bool) -> None:
     """Run ``entries`` into the store at ``db`` (a worker process of ``--jobs``)."""
-    from bench.running.compilation_cache import enable_compilation_cache
-    from bench.sweeps.store import ResultsStore
-    from bench.sweeps.sweep import run_suite
+    from sgbench.bench.running.compilation_cache import enable_compilation_cache
+    from sgbench.bench.sweeps.store import ResultsStore
+    from sgbench.bench.sweeps.sweep import run_suite
 
     enable_compilation_cache()
     with ResultsStore(db) as store:
@@ -123,8 +131,8 @@ def _sweep(entries, db, progress: bool, jobs: int, client=None, per_task: str = 
     spawned processes that each go through all entries from a different starting point, the store's claims giving
     each run to one of them."""
     if client is not None:
-        from bench.sweeps.store import ResultsStore
-        from bench.sweeps.sweep import run_suite
+        from sgbench.bench.sweeps.store import ResultsStore
+        from sgbench.bench.sweeps.sweep import run_suite
 
         with ResultsStore(db) as store:
             run_suite(entries, store, suite_name="smile-table1", progress=progress, client=client, per_task=per_task)
@@ -143,8 +151,8 @@ def _sweep(entries, db, progress: bool, jobs: int, client=None, per_task: str = 
 def _stored_rows(entries, db) -> list[pd.DataFrame]:
     """Per entry, its runs in the store (one row per step size, in the entry's order; of a run stored by several
     code versions, the newest)."""
-    from bench.sweeps.store import ResultsStore
-    from bench.sweeps.sweep import points
+    from sgbench.bench.sweeps.store import ResultsStore
+    from sgbench.bench.sweeps.sweep import points
 
     with ResultsStore(db) as store:
         frame = store.to_frame().drop_duplicates(["config_hash", "seed"], keep="last")
@@ -172,7 +180,8 @@ def compute(steps: int, seed: int = 0, db="reports/results.sqlite", jobs: int = 
         targets: a subset of ``TARGETS``.
         noises: a subset of ``NOISES``.
         samplers: a subset of ``SAMPLERS``.
-        client: a ``distributed.Client``: each run a Dask task (``bench.sweeps.dask_tasks``), instead of ``jobs``.
+        client: a ``distributed.Client``: each run a Dask task (``sgbench.bench.sweeps.dask_tasks``), instead of
+            ``jobs``.
         per_task: with ``client``, "point" (a task per step size) or "entry" (a task per stage of a cell).
 
     Returns:
@@ -270,7 +279,7 @@ def figure(frame: pd.DataFrame) -> bytes:
     """PNG: per (target, noise), b^2 against the step size over both stages for each sampler (cut at
     ``FIGURE_TOP``; crosses there: a step size where a chain diverged), and the paper's value as a dashed line in
     the sampler's colour."""
-    from bench.html.figures import png_bytes, pyplot
+    from sgbench.bench.html.figures import png_bytes, pyplot
 
     plt = pyplot()
 
@@ -299,7 +308,7 @@ def figure(frame: pd.DataFrame) -> bytes:
 
 
 def _choices(options: dict, key: str, allowed) -> tuple:
-    from base.arguments import one_of
+    from sgbench.base.arguments import one_of
 
     chosen = tuple(options.get(key) or allowed)
     for value in chosen:
@@ -310,10 +319,9 @@ def _choices(options: dict, key: str, allowed) -> tuple:
 def run(scale: str, options: dict, db, out, progress: bool) -> Outcome:
     """``sgbench reproduce smile-table1``: :func:`compute` at ``scale`` (or ``--steps``), then the table, the
     checks and the figure."""
-    from base.arguments import integer_at_least
-    from bench.running.config import MAX_TOTAL_STEPS
-    from base.arguments import one_of
-    from bench.sweeps.dask_tasks import PER_TASK
+    from sgbench.base.arguments import integer_at_least, one_of
+    from sgbench.bench.running.config import MAX_TOTAL_STEPS
+    from sgbench.bench.sweeps.dask_tasks import PER_TASK
 
     steps = integer_at_least("--steps", options.get("steps", STEPS[scale]), 1, MAX_TOTAL_STEPS)
     seed = seed_of(options)

@@ -6,7 +6,7 @@ import dataclasses
 
 import numpy as np
 
-from base.arguments import integer_at_least, one_of
+from sgbench.base.arguments import integer_at_least, one_of
 
 BACKENDS = ("jax", "numpy")
 DTYPES = ("float32", "float64")

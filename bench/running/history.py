@@ -14,10 +14,9 @@ import jax.numpy as jnp
 import numpy as np
 import pandas as pd
 
-import samplers
-import targets as targets_registry
-from samplers._contract import GradientOracle
-from base.draws import jax_draws
+from sgbench import samplers, targets as targets_registry
+from sgbench.base.draws import jax_draws
+from sgbench.samplers._contract import GradientOracle
 
 
 def state_history(sampler, target, params: dict, *, num_steps: int, num_chains: int = 1, seed: int = 0,

@@ -8,7 +8,7 @@ vectorised: thinning and burn-in masks, one float64 pass of power sums of the ke
 the running mean, turned into moments and merged into the running ones
 (Chan et al.; skipped for a block that keeps no step, e.g. every block but one in ten at ``thin=10`` and
 ``block_size=1``), non-finite counts and gradient evaluations. Products with small matrices are fused into the
-step when at most ``FEW_PARALLEL_CHAINS`` chains run at once (``base.backend.matvec``).
+step when at most ``FEW_PARALLEL_CHAINS`` chains run at once (``sgbench.base.backend.matvec``).
 Memory is bounded by one block, whatever the number of steps (unless ``keep_samples`` asks for the thinned
 draws); a block over 2^28 numbers is refused with the largest ``block_size`` that fits (many chains in high dimension).
 The program runs a range of blocks per call, so a long run is a few calls that report progress.
@@ -25,14 +25,15 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from bench.running.config import RunConfig
-from bench.running.sharding import chain_devices, shard_chains
-from samplers import Variate
-from samplers._contract import GradientOracle
-from base.backend import fused_products
-from base.draws import jax_draws
-from bench.running.trace import ChainTrace, Checkpoints
-from reference.metrics import Moments
+from sgbench.base.backend import fused_products
+from sgbench.base.draws import jax_draws
+from sgbench.base.float64 import in_float64_mode
+from sgbench.bench.running.config import RunConfig
+from sgbench.bench.running.sharding import chain_devices, shard_chains
+from sgbench.bench.running.trace import ChainTrace, Checkpoints
+from sgbench.reference.metrics import Moments
+from sgbench.samplers import Variate
+from sgbench.samplers._contract import GradientOracle
 
 PROGRESS_UPDATES = 20
 BLOCK_NUMBERS_LIMIT = 2**28
@@ -40,7 +41,8 @@ BLOCK_NUMBERS_LIMIT = 2**28
 # 150 chains x 1000 steps of 10-d SGLD (4.5 x 10^6 numbers) ran 2.9 times slower per step than one of 500 steps
 # (docs/performance.md). Callers that pick their block size use it through ``cached_block_size``.
 CACHED_BLOCK_NUMBERS = 2**21
-FEW_PARALLEL_CHAINS = 32  # up to this many chains at once, small matrix products are fused (base.backend.matvec)
+# up to this many chains at once, small matrix products are fused (sgbench.base.backend.matvec)
+FEW_PARALLEL_CHAINS = 32
 
 
 class _Carry(NamedTuple):
@@ -56,9 +58,10 @@ class CompiledGrid:
     """The compiled program for one grid of parameters: call it to run (and time) it.
 
     Every grid point uses the same chain keys (common random numbers across the grid). The chains are split over
-    up to ``devices`` local devices (None: all; ``bench.running.sharding``), with the same numbers.
+    up to ``devices`` local devices (None: all; ``sgbench.bench.running.sharding``), with the same numbers.
     """
 
+    @in_float64_mode
     def __init__(self, sampler, target, params_grid: list, config: RunConfig, initial_positions,
                  devices: int | None = None):
         check_block_memory(sampler, target, params_grid, config)
@@ -71,7 +74,8 @@ class CompiledGrid:
         init = functools.partial(_init_chain, sampler, target, config)
         init = jax.jit(jax.vmap(jax.vmap(init, in_axes=(None, 0, 0)), in_axes=(0, None, None)))
         self._carry0 = init(self._params, self._keys, positions)
-        self.devices = chain_devices(config.num_chains, devices)  # chains split over them (bench.running.sharding)
+        # chains split over them (sgbench.bench.running.sharding)
+        self.devices = chain_devices(config.num_chains, devices)
         self._keys = shard_chains(self._keys, self.devices, chain_axis=0)
         self._carry0 = shard_chains(self._carry0, self.devices, chain_axis=1)
         blocks = functools.partial(_run_blocks, sampler, target, config)
@@ -79,7 +83,7 @@ class CompiledGrid:
         blocks = jax.vmap(jax.vmap(blocks, in_axes=(None, 0, 0, *scalars)), in_axes=(0, None, 0, *scalars))
         shardings = jax.tree.map(lambda leaf: leaf.sharding, self._carry0)  # the carry stays split the same way
         program = jax.jit(blocks, donate_argnums=2, out_shardings=shardings)
-        with fused_products(self.num_points * config.num_chains <= FEW_PARALLEL_CHAINS):  # base.backend.matvec
+        with fused_products(self.num_points * config.num_chains <= FEW_PARALLEL_CHAINS):  # sgbench.base.backend.matvec
             self._compiled = program.lower(self._params, self._keys, self._carry0, 0, 0, False).compile()
         self.compile_seconds = time.perf_counter() - start
 
@@ -87,6 +91,7 @@ class CompiledGrid:
         """XLA's buffer sizes of the compiled program (temporaries, outputs)."""
         return self._compiled.memory_analysis()
 
+    @in_float64_mode
     def __call__(self, progress=None) -> list[ChainTrace]:
         """Run the program; one ChainTrace per grid point, each with an equal share of the time.
 

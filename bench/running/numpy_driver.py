@@ -10,11 +10,11 @@ import time
 
 import numpy as np
 
-from bench.running.config import RunConfig
-from samplers._contract import GradientOracle
-from base.draws import numpy_draws
-from bench.running.trace import ChainTrace, Checkpoints
-from reference.metrics import Moments
+from sgbench.base.draws import numpy_draws
+from sgbench.bench.running.config import RunConfig
+from sgbench.bench.running.trace import ChainTrace, Checkpoints
+from sgbench.reference.metrics import Moments
+from sgbench.samplers._contract import GradientOracle
 
 
 def run_chains(sampler, target, params, config: RunConfig, initial_positions: np.ndarray, progress=None) -> ChainTrace:

@@ -8,9 +8,9 @@ import json
 
 import numpy as np
 
-from bench.running.config import RunConfig
-from bench.running.trace import ChainTrace
-from samplers.schedules import describe
+from sgbench.bench.running.config import RunConfig
+from sgbench.bench.running.trace import ChainTrace
+from sgbench.samplers.schedules import describe
 
 
 def params_dict(params) -> dict:
@@ -46,7 +46,7 @@ class RunResult:
 
     ``trace`` holds per-chain moments (and samples, checkpoints if asked for); ``metrics`` the
     scores against the target's truth; ``curves`` running metrics against gradient evaluations
-    (``bench.running.scoring``); ``diagnostics`` per-chain divergence and gradient counts.
+    (``sgbench.bench.running.scoring``); ``diagnostics`` per-chain divergence and gradient counts.
     """
 
     sampler: str

@@ -6,12 +6,12 @@ import dataclasses
 
 import jax
 
-import samplers
-import targets
-from bench.running import jax_driver, numpy_driver
-from bench.running.config import RunConfig
-from bench.running.result import RunResult, params_dict
-from bench.running.scoring import score, score_predictions
+from sgbench import samplers, targets
+from sgbench.base.float64 import in_float64_mode
+from sgbench.bench.running import jax_driver, numpy_driver
+from sgbench.bench.running.config import RunConfig
+from sgbench.bench.running.result import RunResult, params_dict
+from sgbench.bench.running.scoring import score, score_predictions
 
 
 def _resolve(sampler, target, target_params):
@@ -31,6 +31,7 @@ def _as_params(sampler, target, params):
     return params
 
 
+@in_float64_mode
 def run_grid(sampler, target, *, params_grid, num_chains=10, num_steps=10_000, seed=0,
              backend="jax", target_params=None, initial_position=None, progress=None, devices=None,
              **config) -> list[RunResult]:
@@ -41,9 +42,10 @@ def run_grid(sampler, target, *, params_grid, num_chains=10, num_steps=10_000, s
     (shape (dim,) or (num_chains, dim)) defaults to the sampler's own starting points where it
     has them (MILE's deep ensemble), else to the target's. ``progress(n)``, if given, is
     called as chain-steps complete (``n`` at a time). ``devices``: the JAX backend splits the chains over up
-    to this many local devices (None: all of them; ``bench.running.sharding``; the numbers do not depend on
+    to this many local devices (None: all of them; ``sgbench.bench.running.sharding``; the numbers do not depend on
     it). Further keyword arguments are
-    :class:`bench.running.config.RunConfig` fields (num_burnin, thin, dtype, keep_samples, block_size).
+    :class:`sgbench.bench.running.config.RunConfig` fields (num_burnin, thin, dtype, keep_samples, block_size).
+    It runs in JAX's 64-bit mode (``sgbench.base.float64``), so the numbers do not depend on the caller's setting.
     """
     sampler, target = _resolve(sampler, target, target_params)
     grid = [_as_params(sampler, target, p) for p in params_grid]
@@ -75,6 +77,7 @@ def run_grid(sampler, target, *, params_grid, num_chains=10, num_steps=10_000, s
     return results
 
 
+@in_float64_mode
 def run(sampler, target, *, params, num_chains=10, num_steps=10_000, seed=0, backend="jax",
         target_params=None, initial_position=None, progress=None, **config) -> RunResult:
     """Run one parameter setting; see :func:`run_grid`. Returns a :class:`RunResult` with

@@ -9,15 +9,15 @@ and the gradient evaluations (per chain) until it stays below 0.01 (Hoffman & So
 From kept samples: the full-covariance Gaussian-fit KL (NaN where the fit is singular) and
 covariance MSE (SGLRW paper), bulk
 and tail ESS and the rank-normalised split R-hat. Against a function-space NUTS reference, where the
-target has one stored (``bnn``): the predictive-moment scores of ``reference.function_space``.
+target has one stored (``bnn``): the predictive-moment scores of ``sgbench.reference.function_space``.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from bench.running.trace import ChainTrace
-from reference.metrics import (
+from sgbench.bench.running.trace import ChainTrace
+from sgbench.reference.metrics import (
     Moments,
     b2_curve,
     b2_summary,
@@ -67,10 +67,10 @@ def score(trace: ChainTrace, truth) -> tuple[dict[str, float], dict[str, dict]]:
 
 
 def score_predictions(trace: ChainTrace, target) -> dict[str, float]:
-    """Where ``target`` has a stored function-space reference (``reference.function_space``: a ``bnn`` whose
+    """Where ``target`` has a stored function-space reference (``sgbench.reference.function_space``: a ``bnn`` whose
     predictive means NUTS has a gold standard of) and the run kept samples, the run's predictive-moment scores
     against it from its healthy chains; else nothing."""
-    from reference import function_space
+    from sgbench.reference import function_space
 
     if trace.samples is None or not function_space.has_reference(target):
         return {}

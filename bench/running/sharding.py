@@ -13,7 +13,7 @@ from __future__ import annotations
 import jax
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-from base.arguments import integer_at_least
+from sgbench.base.arguments import integer_at_least
 
 
 def chain_devices(num_chains: int, devices: int | None = None) -> list:

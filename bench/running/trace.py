@@ -6,7 +6,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from reference.metrics import Moments
+from sgbench.reference.metrics import Moments
 
 
 class Checkpoints(NamedTuple):

@@ -21,7 +21,7 @@ import contextlib
 import dataclasses
 import os
 
-from base.arguments import integer_at_least, one_of
+from sgbench.base.arguments import integer_at_least, one_of
 
 EXECUTORS = ("local", "dask")
 PER_TASK = ("point", "entry")  # what one Dask task computes
@@ -96,15 +96,16 @@ def run_points(entry, params_grid: list[dict]):
     """Grid points of ``entry`` run together, in one vmapped program (on a worker).
 
     Args:
-        entry: a ``bench.sweeps.run_suites.Entry``.
+        entry: a ``sgbench.bench.sweeps.run_suites.Entry``.
         params_grid: some of its ``params_grid`` dicts (one, for a task per point).
 
     Returns:
-        (the points' ``bench.running.result.RunResult`` list, the worker's ``bench.sweeps.store.machine()``).
+        (the points' ``sgbench.bench.running.result.RunResult`` list, the worker's
+        ``sgbench.bench.sweeps.store.machine()``).
     """
-    from bench.running.compilation_cache import enable_compilation_cache
-    from bench.running.run import run_grid
-    from bench.sweeps.store import machine
+    from sgbench.bench.running.compilation_cache import enable_compilation_cache
+    from sgbench.bench.running.run import run_grid
+    from sgbench.bench.sweeps.store import machine
 
     enable_compilation_cache()  # a worker compiles the same program for each point of an entry
     results = run_grid(entry.sampler, entry.target, target_params=entry.target_params, params_grid=params_grid,
@@ -175,7 +176,7 @@ def run_claimed(client, tasks, store, suite_name, on_done) -> list:
     """
     from distributed import as_completed
 
-    from bench.sweeps.store import DuplicateRunError
+    from sgbench.bench.sweeps.store import DuplicateRunError
 
     futures = {client.submit(run_points, entry, list(params_grid), pure=False,
                              key=f"sgbench-{keys[0][0]}-{keys[0][1]}-{len(keys)}"): (entry, keys)

@@ -1,7 +1,7 @@
 r"""Named suites: fixed lists of sweeps that ``sgbench run --suite NAME`` runs and stores.
 
 An :class:`Entry` is one sampler on one target over a grid of hyperparameters (a step-size
-grid), with the :class:`bench.running.config.RunConfig` (chains, steps, seed, thinning, burn-in, dtype)
+grid), with the :class:`sgbench.bench.running.config.RunConfig` (chains, steps, seed, thinning, burn-in, dtype)
 shared by the grid; a sweep runs the whole grid of an entry in one compiled call.
 
 ``quick`` (the default of ``sgbench run``): SGLD on the ICG of appendix C of the SMILE paper (dim
@@ -26,8 +26,8 @@ import dataclasses
 
 import numpy as np
 
-from bench.running.config import RunConfig
-from base.registry import UnknownNameError
+from sgbench.base.registry import UnknownNameError
+from sgbench.bench.running.config import RunConfig
 
 
 @dataclasses.dataclass(frozen=True)

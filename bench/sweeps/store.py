@@ -1,4 +1,4 @@
-"""The results store: one SQLite row per run (one :class:`bench.running.result.RunResult`).
+"""The results store: one SQLite row per run (one :class:`sgbench.bench.running.result.RunResult`).
 
 Stdlib ``sqlite3`` in WAL journal mode (readers never block the writer), every ``add`` committed
 at once so an interrupted sweep loses no finished row, and ``UNIQUE(config_hash, seed,
@@ -9,7 +9,7 @@ already stored raises :class:`DuplicateRunError`: a sweep asks :meth:`ResultsSto
 
 Concurrent sweeps into one store share the work: before computing a run, a sweep claims its key
 (:meth:`ResultsStore.claim`, one transaction under the write lock). A key stored or claimed by a
-live process (:mod:`bench.sweeps.claims`) is not computed again; storing a run or
+live process (:mod:`sgbench.bench.sweeps.claims`) is not computed again; storing a run or
 :meth:`ResultsStore.release` drops the claim, and a claim whose process died is taken over.
 
 The schema is versioned with ``PRAGMA user_version``: ``MIGRATIONS[i]`` takes a database from
@@ -38,9 +38,9 @@ from typing import NamedTuple, Self
 import numpy as np
 import pandas as pd
 
-from base.provenance import library_versions
-from bench.running.result import RunResult
-from bench.sweeps.claims import Owner, is_live, new_owner
+from sgbench.base.provenance import library_versions
+from sgbench.bench.running.result import RunResult
+from sgbench.bench.sweeps.claims import Owner, is_live, new_owner
 
 MIGRATIONS: list[tuple[str, ...]] = [
     (

@@ -1,7 +1,7 @@
 """Sweeps: run the entries of a suite into a results store, resuming where a previous run stopped.
 
 Each grid point is identified by its ``(config_hash, seed)``, computed from the same validated
-inputs :class:`bench.running.result.RunResult` hashes. Points already in the store are skipped; the
+inputs :class:`sgbench.bench.running.result.RunResult` hashes. Points already in the store are skipped; the
 missing points of an entry are claimed in the store and run in one :func:`bench.run_grid` call
 (one compilation); each result is committed as soon as the call returns, so an interruption loses
 at most the entry being run and never repeats a stored row, and concurrent sweeps into one store
@@ -16,14 +16,13 @@ from typing import NamedTuple
 
 from tqdm import tqdm
 
-import samplers
-import targets
-from bench.running.result import RunResult, config_hash, params_dict
-from bench.running.run import run_grid
-from base.arguments import one_of
-from bench.sweeps.dask_tasks import PER_TASK, run_claimed
-from bench.sweeps.store import DuplicateRunError, ResultsStore
-from bench.sweeps.run_suites import Entry
+from sgbench import samplers, targets
+from sgbench.base.arguments import one_of
+from sgbench.bench.running.result import RunResult, config_hash, params_dict
+from sgbench.bench.running.run import run_grid
+from sgbench.bench.sweeps.dask_tasks import PER_TASK, run_claimed
+from sgbench.bench.sweeps.run_suites import Entry
+from sgbench.bench.sweeps.store import DuplicateRunError, ResultsStore
 
 
 class Point(NamedTuple):
@@ -71,8 +70,8 @@ def run_suite(entries, store: ResultsStore, suite_name: str | None = None, progr
     a terminal). An interruption releases the claims of the points in flight. ``planned``: the
     entries' :func:`points`, where the caller has them already (they are computed otherwise). ``client``: a
     ``distributed.Client`` to run each claimed point as a task of its own (``per_task="entry"``: each entry's
-    claimed points as one task; ``bench.sweeps.dask_tasks``; the results are stored here as they arrive); None runs
-    each entry's points in this process, in one call.
+    claimed points as one task; ``sgbench.bench.sweeps.dask_tasks``; the results are stored here as they arrive); None
+    runs each entry's points in this process, in one call.
     """
     one_of("per_task", per_task, PER_TASK)
     entries = list(entries)

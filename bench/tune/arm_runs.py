@@ -9,7 +9,7 @@ except for a run's final short block). The budget is charged for the new steps o
 Algorithm 1; the re-run costs at most :math:`1/(\eta - 1)` more computation than continuing would.
 
 The arms of one round that share a batch size and a step count (so one target and one program) run
-as one vmapped JAX program (:func:`bench.running.run.run_grid`): with a gradient budget, every arm
+as one vmapped JAX program (:func:`sgbench.bench.running.run.run_grid`): with a gradient budget, every arm
 of a batch size gets the same steps.
 """
 
@@ -20,9 +20,9 @@ import math
 
 import numpy as np
 
-from bench.running.jax_driver import cached_block_size
-from bench.running.run import run, run_grid
-from bench.running.result import RunResult
+from sgbench.bench.running.jax_driver import cached_block_size
+from sgbench.bench.running.result import RunResult
+from sgbench.bench.running.run import run, run_grid
 
 PAPER_THIN = 10  # section 4.1 / appendix C.1.3: "we thin the samples by 10"
 MIN_DRAWS = 10  # per chain: FSSD-opt holds out 80 % of the draws and needs 2 to train on

@@ -24,7 +24,7 @@ import math
 
 import numpy as np
 
-from base.arguments import integer_at_least, positive_finite
+from sgbench.base.arguments import integer_at_least, positive_finite
 
 BATCH_FRACTION = "batch_fraction"
 DEFAULT_BATCH_FRACTIONS = (1.0, 0.1, 0.01, 0.001)

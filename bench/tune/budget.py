@@ -22,7 +22,7 @@ from __future__ import annotations
 import dataclasses
 import math
 
-from base.arguments import integer_at_least, one_of, positive_finite
+from sgbench.base.arguments import integer_at_least, one_of, positive_finite
 
 KINDS = ("grads", "seconds")
 

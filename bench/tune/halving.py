@@ -35,7 +35,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import scipy.stats
 
-from base.arguments import integer_at_least, positive_finite
+from sgbench.base.arguments import integer_at_least, positive_finite
 
 DEFAULT_ETA = 3
 

@@ -1,9 +1,9 @@
 r"""The MAMBA tuner and the paper's two baselines (``seeds/001_cba5cf4c86b7500e.txt``: Algorithm 1,
 section 4 and appendix B.1).
 
-- :func:`mamba`: successive halving (:mod:`bench.tune.halving`) over the grid of arms
-  (:mod:`bench.tune.arms`), reward -KSD or -FSSD-opt (:mod:`bench.tune.rewards`), budget in gradient
-  evaluations or seconds (:mod:`bench.tune.budget`).
+- :func:`mamba`: successive halving (:mod:`sgbench.bench.tune.halving`) over the grid of arms
+  (:mod:`sgbench.bench.tune.arms`), reward -KSD or -FSSD-opt (:mod:`sgbench.bench.tune.rewards`), budget in gradient
+  evaluations or seconds (:mod:`sgbench.bench.tune.budget`).
 - :func:`grid_search`: every arm of the same grid with an equal share :math:`T/M` of the same budget,
   the best reward wins: one round of uniform allocation, the search MAMBA improves on. (The paper's grid
   search fixes the batch at 10 % and ranks by a test-set loss, appendix C.1.2; ours ranks like MAMBA so
@@ -23,14 +23,20 @@ from collections.abc import Callable
 
 import numpy as np
 
-import samplers
-import targets
-from base.arguments import integer_at_least
-from bench.tune import arms as arm_grid
-from bench.tune.arm_runs import MIN_STEPS, ArmRun, ArmRunner
-from bench.tune.budget import Budget, StepCost
-from bench.tune.halving import DEFAULT_ETA, Halving, best_first, check_arms_and_eta, num_rounds, successive_halving
-from bench.tune.rewards import discrepancy
+from sgbench import samplers, targets
+from sgbench.base.arguments import integer_at_least
+from sgbench.bench.tune import arms as arm_grid
+from sgbench.bench.tune.arm_runs import MIN_STEPS, ArmRun, ArmRunner
+from sgbench.bench.tune.budget import Budget, StepCost
+from sgbench.bench.tune.halving import (
+    DEFAULT_ETA,
+    Halving,
+    best_first,
+    check_arms_and_eta,
+    num_rounds,
+    successive_halving,
+)
+from sgbench.bench.tune.rewards import discrepancy
 
 HEURISTIC_BATCH_FRACTION = 0.1
 CALIBRATION_STEPS = 200
@@ -123,8 +129,8 @@ class Problem:
               initial_position=None, store=None, on_round=None, progress=None) -> Problem:
         """Validate everything and prepare the arms' targets, hyperparameters and step costs.
 
-        ``arms`` (a list of :class:`~bench.tune.arms.Arm`) gives the grid, or else the axes of
-        :func:`bench.tune.arms.default_axes` with those of ``axes`` (name -> values) in their place (one value
+        ``arms`` (a list of :class:`~sgbench.bench.tune.arms.Arm`) gives the grid, or else the axes of
+        :func:`sgbench.bench.tune.arms.default_axes` with those of ``axes`` (name -> values) in their place (one value
         fixes a hyperparameter). Every chain starts at ``initial_position`` (default: the target's). Arms
         whose hyperparameters the sampler refuses (a friction too large for the step size, say) are left out
         and listed in ``skipped``.
@@ -214,7 +220,7 @@ class Problem:
                 f"least {math.ceil(needed):d} here")
 
     def evaluator(self, method: str):
-        """``evaluate(round, arms, budget) -> rewards`` for :func:`bench.tune.halving.successive_halving`, and
+        """``evaluate(round, arms, budget) -> rewards`` for :func:`sgbench.bench.tune.halving.successive_halving`, and
         the records and last runs it fills in."""
         steps_so_far: dict[int, int] = {}
         records: list[ArmRecord] = []
@@ -250,7 +256,7 @@ class Problem:
         return evaluate, records, last_runs
 
     def _store(self, method: str, record: ArmRecord, run: ArmRun) -> None:
-        from bench.sweeps.store import DuplicateRunError
+        from sgbench.bench.sweeps.store import DuplicateRunError
 
         metrics = {**run.result.metrics, f"tune_{self.metric}": record.discrepancy, "tune_round": record.round,
                    "tune_method": method, "tune_batch_fraction": self.arms[record.arm].batch_fraction}

@@ -1,5 +1,5 @@
 """The page of ``sgbench tune``: the winner, the halving tree, the discrepancy curves and every round's
-arms (tables and matplotlib figures through :func:`bench.html.render_page`)."""
+arms (tables and matplotlib figures through :func:`sgbench.bench.html.render_page`)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from bench.html import image, render_page, table
+from sgbench.bench.html import image, render_page, table
 
 METRIC_NAMES = {"ksd": "KSD", "fssd": "FSSD"}
 
@@ -98,7 +98,7 @@ def write_page(path: Path, tunings: list, command: str = "") -> Path:
     main = tunings[0]
     sections = []
     if len(tunings) > 1:
-        from bench.tune.mamba import summary
+        from sgbench.bench.tune.mamba import summary
 
         sections.append(("Methods compared", table(pd.DataFrame([summary(t) for t in tunings]))))
     for tuning in tunings:

@@ -2,11 +2,11 @@ r"""MAMBA's rewards: :math:`\nu_s = -\mathrm{KSD}(\tilde\pi_s, \pi)` or :math:`-
 (``seeds/001_cba5cf4c86b7500e.txt``, section 3.2 "Evaluate and Prune", eqs. (3) and (4)), computed as in
 section 4.1 on the arm's thinned draws with full-batch gradients (section 3.3 "Estimating KSD/FSSD").
 
-- ``ksd``: the V-statistic of :func:`reference.metrics.ksd.ksd` with the IMQ kernel
+- ``ksd``: the V-statistic of :func:`sgbench.reference.metrics.ksd.ksd` with the IMQ kernel
   :math:`(c^2 + \lVert x - y\rVert^2)^\beta`, :math:`c = 1`, :math:`\beta = -1/2` (Gorham & Mackey 2017,
   whom the paper follows), the chains pooled; the reward is :math:`-\sqrt{\mathrm{KSD}^2}`.
 - ``fssd``: FSSD-opt (appendix C.1.3): :math:`J = 10` test locations drawn from a Gaussian fit to the
-  draws and optimised with Adam (:func:`reference.metrics.fssd.fssd_test`, its defaults), the unbiased
+  draws and optimised with Adam (:func:`sgbench.reference.metrics.fssd.fssd_test`, its defaults), the unbiased
   :math:`\widehat{\mathrm{FSSD}}^2_U` on the held-out draws; the reward is
   :math:`-\operatorname{sign}(F)\sqrt{|F|}` of that estimate :math:`F` (monotone in it; it may be negative).
 
@@ -19,10 +19,10 @@ import math
 
 import numpy as np
 
-from base.arguments import one_of
-from reference.metrics.fssd import fssd_test
-from reference.metrics.ksd import ksd
-from reference.metrics.scores import target_scores
+from sgbench.base.arguments import one_of
+from sgbench.reference.metrics.fssd import fssd_test
+from sgbench.reference.metrics.ksd import ksd
+from sgbench.reference.metrics.scores import target_scores
 
 METRICS = ("ksd", "fssd")
 KSD_C, KSD_BETA = 1.0, -0.5

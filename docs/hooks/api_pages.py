@@ -1,7 +1,8 @@
-"""MkDocs hook: the API reference pages of base, samplers, targets, reference and bench, generated at build time.
+"""MkDocs hook: the API reference pages of ``sgbench`` and its subpackages base, samplers, targets, reference
+and bench (the repository's top-level folders), generated at build time.
 
-One page per package directory (``api/<dotted package>.md``), one mkdocstrings section per module found
-on disk, so a new module (a new sampler is one file) is documented without editing anything here.
+One page per package directory (``api/sgbench.<dotted package>.md``), one mkdocstrings section per module
+found on disk, so a new module (a new sampler is one file) is documented without editing anything here.
 Directories that are not importable packages (the asv suite under ``bench/perf/asv``) are left out.
 """
 
@@ -30,7 +31,7 @@ def _ancestors(root: pathlib.Path, directory: pathlib.Path) -> list[pathlib.Path
 
 def page(root: pathlib.Path, directory: pathlib.Path) -> tuple[str, str]:
     """(page path, markdown) of the API page of the package in ``directory``."""
-    package = ".".join(directory.relative_to(root).parts)
+    package = ".".join(("sgbench", *directory.relative_to(root).parts))
     modules = sorted(p.stem for p in directory.glob("*.py") if p.stem != "__init__")
     subpackages = sorted(d.name for d in directory.iterdir() if (d / "__init__.py").is_file())
     lines = [f"# `{package}`", "",
@@ -47,4 +48,8 @@ def on_files(files, config):
     for directory in package_dirs(root):
         path, markdown = page(root, directory)
         files.append(File.generated(config, path, content=markdown))
+    files.append(File.generated(config, "api/sgbench.md", content=(
+        "# `sgbench`\n\nGenerated from the docstrings (`docs/hooks/api_pages.py`).\n\n"
+        + "Subpackages: " + ", ".join(f"[`sgbench.{name}`](sgbench.{name}.md)" for name in PACKAGES) + ".\n\n"
+        + "::: sgbench\n    options:\n      show_submodules: false\n")))
     return files

@@ -29,7 +29,7 @@ def hyperparameters(params: dict | None) -> str:
 
 def table() -> str:
     """The Markdown tables of every registered sampler: its benchmark settings, then its hyperparameters."""
-    import samplers
+    from sgbench import samplers
 
     settings_rows = ["| name | citation | gate `icg4` | gate `linreg` | target adapter |", "|---|---|---|---|---|"]
     params_rows = ["| name | hyperparameters (the fields of `Params`) |", "|---|---|"]

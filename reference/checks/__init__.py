@@ -17,17 +17,23 @@ Every check returns a :class:`CheckResult` (``assert_passed``, ``assert_failed``
 - ``rates``: the Clopper-Pearson upper bound on a measured rate (``rate_upper_bound``).
 """
 
-from reference.checks.b2_bound import b2_check, b2_noise_bound
-from reference.checks.empirical import EmpiricalNull
-from reference.checks.family import all_of, bonferroni, holm
-from reference.checks.moments import ExpectationMCSE, expectation_mcse, moment_check, moment_law_check, z_critical
-from reference.checks.normal_draws import normal_draws_check
-from reference.checks.p_values import binomial_p_values, p_value_check
-from reference.checks.quantiles import quantile_check
-from reference.checks.rates import rate_upper_bound
-from reference.checks.replicates import johnson_t, law_check, mean_check, standard_error, student_t, t_critical
-from reference.checks.result import POWER, Z_POWER, CheckResult, detection_quantile
-from reference.checks.wrong_answers import wrong_answer_check
+from sgbench.reference.checks.b2_bound import b2_check, b2_noise_bound
+from sgbench.reference.checks.empirical import EmpiricalNull
+from sgbench.reference.checks.family import all_of, bonferroni, holm
+from sgbench.reference.checks.moments import (
+    ExpectationMCSE,
+    expectation_mcse,
+    moment_check,
+    moment_law_check,
+    z_critical,
+)
+from sgbench.reference.checks.normal_draws import normal_draws_check
+from sgbench.reference.checks.p_values import binomial_p_values, p_value_check
+from sgbench.reference.checks.quantiles import quantile_check
+from sgbench.reference.checks.rates import rate_upper_bound
+from sgbench.reference.checks.replicates import johnson_t, law_check, mean_check, standard_error, student_t, t_critical
+from sgbench.reference.checks.result import POWER, Z_POWER, CheckResult, detection_quantile
+from sgbench.reference.checks.wrong_answers import wrong_answer_check
 
 __all__ = [
     "rate_upper_bound",

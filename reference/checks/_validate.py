@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from base.arguments import in_interval
+from sgbench.base.arguments import in_interval
 
 ALTERNATIVES = ("two-sided", "greater", "less")
 

@@ -14,7 +14,7 @@ so it fails with probability at most :math:`\alpha` (:math:`q = d\,F_{d, df}(1 -
 
 fails the check with probability at least 0.9: that is ``detectable``, in :math:`b^2` units.
 
-Derivation: docs/gates.md, section reference.checks.b2_bound.
+Derivation: docs/gates.md, section sgbench.reference.checks.b2_bound.
 """
 
 from __future__ import annotations
@@ -24,9 +24,9 @@ import math
 import numpy as np
 import scipy.special
 
-from reference.checks._validate import check_alpha, finite_array, on_coordinates
-from reference.checks.result import POWER, CheckResult
-from base.arguments import integer_at_least
+from sgbench.base.arguments import integer_at_least
+from sgbench.reference.checks._validate import check_alpha, finite_array, on_coordinates
+from sgbench.reference.checks.result import POWER, CheckResult
 
 
 def _quantile(probability: float, d: int, df: int | None) -> float:

@@ -17,8 +17,8 @@ import math
 
 import numpy as np
 
-from reference.checks._validate import check_alpha, finite_array
-from reference.checks.result import CheckResult
+from sgbench.reference.checks._validate import check_alpha, finite_array
+from sgbench.reference.checks.result import CheckResult
 
 
 class EmpiricalNull:

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from reference.checks._validate import check_alpha, finite_array
-from reference.checks.result import CheckResult
-from base.arguments import integer_at_least
+from sgbench.base.arguments import integer_at_least
+from sgbench.reference.checks._validate import check_alpha, finite_array
+from sgbench.reference.checks.result import CheckResult
 
 
 def bonferroni(alpha, m) -> float:

@@ -17,7 +17,7 @@ false-failure rate at most :math:`\alpha`. Detectable deviation per coordinate:
 :func:`expectation_mcse`: :math:`\mathrm{MCSE}(\hat E[f]) = \operatorname{sd}(f)/\sqrt{\mathrm{ESS}_{mean}(f)}`
 per coordinate of the values :math:`f(x)` (chains, draws, dim), over all chains together, with the
 multi-chain ESS of Vehtari, Gelman, Simpson, Carpenter & Buerkner (2021), Bayesian Analysis 16(2),
-as ``reference.metrics.mcse`` computes it for :math:`f(x) = x` and :math:`x^2` (ArviZ).
+as ``sgbench.reference.metrics.mcse`` computes it for :math:`f(x) = x` and :math:`x^2` (ArviZ).
 """
 
 from __future__ import annotations
@@ -29,13 +29,20 @@ import arviz as az
 import numpy as np
 import scipy.special
 
-from reference.checks._validate import ALTERNATIVES, check_alpha, decide, on_coordinates, tail_probability, worst
-from reference.checks.result import POWER, CheckResult, detection_quantile
-from reference.checks.wrong_answers import law
-from reference.metrics._arviz import per_dimension
-from reference.metrics._chains import chain_draws
-from reference.metrics.mcse import MIN_DRAWS
-from base.arguments import integer_at_least, one_of
+from sgbench.base.arguments import integer_at_least, one_of
+from sgbench.reference.checks._validate import (
+    ALTERNATIVES,
+    check_alpha,
+    decide,
+    on_coordinates,
+    tail_probability,
+    worst,
+)
+from sgbench.reference.checks.result import POWER, CheckResult, detection_quantile
+from sgbench.reference.checks.wrong_answers import law
+from sgbench.reference.metrics._arviz import per_dimension
+from sgbench.reference.metrics._chains import chain_draws
+from sgbench.reference.metrics.mcse import MIN_DRAWS
 
 
 def z_critical(alpha, comparisons=1, two_sided=True) -> float:

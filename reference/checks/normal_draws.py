@@ -18,8 +18,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.special
 
-from reference.checks._validate import check_alpha, finite_array, on_coordinates, worst
-from reference.checks.result import POWER, CheckResult, detection_quantile
+from sgbench.reference.checks._validate import check_alpha, finite_array, on_coordinates, worst
+from sgbench.reference.checks.result import POWER, CheckResult, detection_quantile
 
 
 def _chi2_on_normal_scale(c, dof):

@@ -18,10 +18,10 @@ import math
 import numpy as np
 import scipy.stats
 
-from reference.checks._validate import check_alpha, finite_array
-from reference.checks.family import holm
-from reference.checks.result import CheckResult
-from base.arguments import one_of
+from sgbench.base.arguments import one_of
+from sgbench.reference.checks._validate import check_alpha, finite_array
+from sgbench.reference.checks.family import holm
+from sgbench.reference.checks.result import CheckResult
 
 METHODS = ("holm", "bonferroni")
 

@@ -24,8 +24,8 @@ import math
 import numpy as np
 import scipy.stats
 
-from reference.checks._validate import check_alpha, on_coordinates, replicates
-from reference.checks.result import POWER, Z_POWER, CheckResult
+from sgbench.reference.checks._validate import check_alpha, on_coordinates, replicates
+from sgbench.reference.checks.result import POWER, Z_POWER, CheckResult
 
 
 def quantile_check(x, quantiles, *, alpha, probability=0.5, reference_count=None, name="quantile") -> CheckResult:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import scipy.stats
 
-from base.arguments import integer_at_least
+from sgbench.base.arguments import integer_at_least
 
 
 def rate_upper_bound(events: int, runs: int, confidence: float = 0.95) -> float:

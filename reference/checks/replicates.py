@@ -16,7 +16,7 @@ Student's :math:`t = (\bar x - \mu_0)/(s/\sqrt n)`, or Johnson's (1978, JASA 73:
 :func:`law_check` adds power against named wrong answers, each rejected with probability at least
 :math:`1 - \alpha_{sure}` by design.
 
-Derivation and notes: docs/gates.md, section reference.checks.replicates.
+Derivation and notes: docs/gates.md, section sgbench.reference.checks.replicates.
 """
 
 from __future__ import annotations
@@ -26,12 +26,18 @@ import math
 import numpy as np
 import scipy.special
 
-from reference.checks._validate import (
-    ALTERNATIVES, check_alpha, decide, on_coordinates, replicates, tail_probability, worst,
+from sgbench.base.arguments import integer_at_least, one_of
+from sgbench.reference.checks._validate import (
+    ALTERNATIVES,
+    check_alpha,
+    decide,
+    on_coordinates,
+    replicates,
+    tail_probability,
+    worst,
 )
-from reference.checks.result import POWER, CheckResult, detection_quantile
-from reference.checks.wrong_answers import law
-from base.arguments import integer_at_least, one_of
+from sgbench.reference.checks.result import POWER, CheckResult, detection_quantile
+from sgbench.reference.checks.wrong_answers import law
 
 
 def standard_error(x, axis: int = 0) -> np.ndarray:

@@ -1,6 +1,6 @@
 r"""The outcome of one statistical check: :class:`CheckResult`.
 
-Every check of :mod:`reference.checks` answers with one: whether it passed, the family-wise
+Every check of :mod:`sgbench.reference.checks` answers with one: whether it passed, the family-wise
 false-failure rate ``alpha`` it was designed for (the probability that it fails when the claim
 it tests holds), its worst standardized statistic against the critical value, the estimate with
 its standard error against the expected value, and the deviation from the expected value that it

@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from reference.checks._validate import check_alpha, on_coordinates
-from reference.checks.family import all_of
-from reference.checks.result import CheckResult, detection_quantile
+from sgbench.reference.checks._validate import check_alpha, on_coordinates
+from sgbench.reference.checks.family import all_of
+from sgbench.reference.checks.result import CheckResult, detection_quantile
 
 
 def wrong_answer_check(null: CheckResult, wrong, against: CheckResult, *, sure: float, name: str) -> CheckResult:

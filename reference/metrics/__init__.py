@@ -4,7 +4,7 @@ Each metric is a pure function, registered by name with :func:`register`, its de
 source in its docstring, and tested against a closed form. ``names()`` lists them.
 """
 
-from base.registry import Registry
+from sgbench.base.registry import Registry
 
 _REGISTRY = Registry("metric", __name__)
 
@@ -28,34 +28,51 @@ def names() -> list[str]:
     return _REGISTRY.names()
 
 
-from reference.metrics.b2 import B2Summary, b2, b2_summary  # noqa: E402
-from reference.metrics.b2_curve import B2Curve, b2_curve, gradient_evaluations_to_threshold  # noqa: E402
-from reference.metrics.chainwise_rhat import chainwise_split_rhat  # noqa: E402
-from reference.metrics.classic_rhat import gelman_rubin_from_moments  # noqa: E402
-from reference.metrics.classification import (  # noqa: E402
-    accuracy, aurc, auroc, brier_score, categorical_lppd, ece, mce, nll, ood_auroc, perplexity,
+from sgbench.reference.metrics.b2 import B2Summary, b2, b2_summary  # noqa: E402
+from sgbench.reference.metrics.b2_curve import B2Curve, b2_curve, gradient_evaluations_to_threshold  # noqa: E402
+from sgbench.reference.metrics.chainwise_rhat import chainwise_split_rhat  # noqa: E402
+from sgbench.reference.metrics.classic_rhat import gelman_rubin_from_moments  # noqa: E402
+from sgbench.reference.metrics.classification import (  # noqa: E402
+    accuracy,
+    aurc,
+    auroc,
+    brier_score,
+    categorical_lppd,
+    ece,
+    mce,
+    nll,
+    ood_auroc,
+    perplexity,
 )
-from reference.metrics.covariance_error import (  # noqa: E402
-    covariance_difference, covariance_frobenius_error, covariance_mse,
+from sgbench.reference.metrics.covariance_error import (  # noqa: E402
+    covariance_difference,
+    covariance_frobenius_error,
+    covariance_mse,
 )
-from reference.metrics.ensemble_diversity import ensemble_ambiguity, prediction_variance  # noqa: E402
-from reference.metrics.ess import ess  # noqa: E402
-from reference.metrics.fssd import FSSDTest, fssd, fssd_test  # noqa: E402
-from reference.metrics.gaussian_fit import GaussianFit  # noqa: E402
-from reference.metrics.gaussian_kl import (  # noqa: E402
-    exact_sampling_kl, gaussian_kl, kl_diagonal_fit_from_moments, kl_to_fit,
+from sgbench.reference.metrics.ensemble_diversity import ensemble_ambiguity, prediction_variance  # noqa: E402
+from sgbench.reference.metrics.ess import ess  # noqa: E402
+from sgbench.reference.metrics.fssd import FSSDTest, fssd, fssd_test  # noqa: E402
+from sgbench.reference.metrics.gaussian_fit import GaussianFit  # noqa: E402
+from sgbench.reference.metrics.gaussian_kl import (  # noqa: E402
+    exact_sampling_kl,
+    gaussian_kl,
+    kl_diagonal_fit_from_moments,
+    kl_to_fit,
 )
-from reference.metrics.ksd import ksd, ksd_of_target  # noqa: E402
-from reference.metrics.ksd_test import KSDTest, ksd_test  # noqa: E402
-from reference.metrics.lppd import lppd  # noqa: E402
-from reference.metrics.mcse import MomentMCSE, moment_mcse  # noqa: E402
-from reference.metrics.moments import Moments  # noqa: E402
-from reference.metrics.regression import (  # noqa: E402
-    credible_interval_calibration_error, credible_interval_coverage, gaussian_lppd, rmse,
+from sgbench.reference.metrics.ksd import ksd, ksd_of_target  # noqa: E402
+from sgbench.reference.metrics.ksd_test import KSDTest, ksd_test  # noqa: E402
+from sgbench.reference.metrics.lppd import lppd  # noqa: E402
+from sgbench.reference.metrics.mcse import MomentMCSE, moment_mcse  # noqa: E402
+from sgbench.reference.metrics.moments import Moments  # noqa: E402
+from sgbench.reference.metrics.regression import (  # noqa: E402
+    credible_interval_calibration_error,
+    credible_interval_coverage,
+    gaussian_lppd,
+    rmse,
 )
-from reference.metrics.scores import target_scores  # noqa: E402
-from reference.metrics.split_rhat import split_rhat  # noqa: E402
-from reference.metrics.std_error import std_relative_error  # noqa: E402
+from sgbench.reference.metrics.scores import target_scores  # noqa: E402
+from sgbench.reference.metrics.split_rhat import split_rhat  # noqa: E402
+from sgbench.reference.metrics.std_error import std_relative_error  # noqa: E402
 
 __all__ = [
     "B2Curve", "B2Summary", "FSSDTest", "GaussianFit", "KSDTest", "MomentMCSE", "Moments", "accuracy", "aurc", "auroc",

@@ -1,5 +1,5 @@
 """Validation of the inputs of the sample-quality metrics: draws (chains, draws, dim) and per-chain
-streamed :class:`~reference.metrics.moments.Moments`.
+streamed :class:`~sgbench.reference.metrics.moments.Moments`.
 
 Non-finite draws are reported (how many chains and draws) and never dropped: a metric of the
 finite draws only would silently score a diverged run as a healthy one. The driver reports
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from reference.metrics.moments import Moments
+from sgbench.reference.metrics.moments import Moments
 
 
 def _first(indices: np.ndarray, limit: int = 10) -> str:
@@ -52,7 +52,7 @@ def chain_moments(moments: Moments, name: str = "moments", *, min_chains: int = 
     ValueError naming ``name``: at least ``min_chains`` chains, each with ``count >= min_count``
     draws, and only finite values."""
     if not isinstance(moments, Moments):
-        raise TypeError(f"{name} must be a reference.metrics.Moments, got {type(moments).__name__}")
+        raise TypeError(f"{name} must be a sgbench.reference.metrics.Moments, got {type(moments).__name__}")
     m = Moments(*(np.asarray(field, dtype=np.float64) for field in moments))
     if m.mean.ndim != 2 or m.count.shape != m.mean.shape[:1]:
         raise ValueError(f"{name} must be per chain: count (chains,) and mean (chains, dim), got shapes "

@@ -18,8 +18,8 @@ import dataclasses
 
 import numpy as np
 
-from reference.metrics import register
-from base.arguments import integer_at_least, one_of
+from sgbench.base.arguments import integer_at_least, one_of
+from sgbench.reference.metrics import register
 
 REDUCTIONS = {"mean": np.mean, "max": np.max}
 

@@ -1,7 +1,7 @@
 r"""The running :math:`b^2` curve and the gradient evaluations a sampler needs to reach a small
 bias, following Hoffman & Sountsov (2022, "Tuning-free generalized Hamiltonian Monte Carlo",
 AISTATS), whose :math:`b^2` the SMILE paper (``seeds/000_10079a2df2a8e854.txt`` section 3.2,
-appendix C) reports; :math:`b^2` itself is ``reference.metrics.b2``.
+appendix C) reports; :math:`b^2` itself is ``sgbench.reference.metrics.b2``.
 
 At checkpoints :math:`k = 1..K` (after :math:`g_k` gradient evaluations) a driver records the
 running estimate :math:`\hat E_k[x^2]` of each chain (the average of its draws so far);
@@ -24,9 +24,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from reference.metrics import register
-from reference.metrics.b2 import b2
-from base.arguments import one_of, positive_finite
+from sgbench.base.arguments import one_of, positive_finite
+from sgbench.reference.metrics import register
+from sgbench.reference.metrics.b2 import b2
 
 OVER_DIMS = ("mean", "max")
 

@@ -21,10 +21,10 @@ from __future__ import annotations
 import numpy as np
 import scipy.stats
 
-from reference.metrics import register
-from reference.metrics._chains import chain_draws
-from reference.metrics.classic_rhat import potential_scale_reduction
-from base.arguments import integer_at_least
+from sgbench.base.arguments import integer_at_least
+from sgbench.reference.metrics import register
+from sgbench.reference.metrics._chains import chain_draws
+from sgbench.reference.metrics.classic_rhat import potential_scale_reduction
 
 
 @register("chainwise_split_rhat")

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from reference.metrics import register
-from reference.metrics._chains import chain_moments
-from reference.metrics.moments import Moments
+from sgbench.reference.metrics import register
+from sgbench.reference.metrics._chains import chain_moments
+from sgbench.reference.metrics.moments import Moments
 
 
 def potential_scale_reduction(chain_means, chain_variances, draws_per_chain: int) -> np.ndarray:

@@ -19,15 +19,15 @@ from __future__ import annotations
 import numpy as np
 import scipy.special
 
-from reference.metrics import register
-from reference.metrics._predictive import (
+from sgbench.base.arguments import integer_at_least, one_of
+from sgbench.reference.metrics import register
+from sgbench.reference.metrics._predictive import (
     class_log_probs,
     classification_inputs,
     label_log_probs,
     log_sample_mean,
     rank_auroc,
 )
-from base.arguments import integer_at_least, one_of
 
 NLL_KINDS = ("ensemble", "individual")
 DEFAULT_BINS = 15  # Guo et al. (2017) and PX-SGMCMC appendix B.2
@@ -43,7 +43,7 @@ def _bma(labels, probs, log_probs):
 
 @register("categorical_lppd")
 def categorical_lppd(labels, probs=None, log_probs=None) -> float:
-    r"""LPPD (SMILE eq. 23; :func:`reference.metrics.lppd.lppd`) of the labels:
+    r"""LPPD (SMILE eq. 23; :func:`sgbench.reference.metrics.lppd.lppd`) of the labels:
     :math:`\frac1n \sum_i \log \frac1S \sum_s p_{s i y_i}`; higher is better. Equals ``-nll(kind="ensemble")``;
     -inf if all samples give some point's label probability 0."""
     labels, log_p = classification_inputs(labels, probs, log_probs)

@@ -3,7 +3,7 @@ and appendix B.1, ``seeds/004_36ef435241ec6d1f.txt``): ensemble ambiguity (AMB, 
 the variance of predictions (VAR, Ortega et al. 2022). Both are 0 when all samples predict alike and
 grow with their disagreement.
 
-Inputs as in :mod:`reference.metrics.classification`: exactly one of ``probs`` or ``log_probs``
+Inputs as in :mod:`sgbench.reference.metrics.classification`: exactly one of ``probs`` or ``log_probs``
 (samples, points, classes), ``labels`` (points,). Pooled over all samples of all chains, the
 "members" :math:`m = 1..M`; pass one chain's draws for a per-chain value.
 """
@@ -13,8 +13,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.special
 
-from reference.metrics import register
-from reference.metrics._predictive import class_log_probs, classification_inputs, label_log_probs
+from sgbench.reference.metrics import register
+from sgbench.reference.metrics._predictive import class_log_probs, classification_inputs, label_log_probs
 
 
 @register("ensemble_ambiguity")

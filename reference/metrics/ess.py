@@ -16,10 +16,10 @@ from __future__ import annotations
 import arviz as az
 import numpy as np
 
-from reference.metrics import register
-from reference.metrics._arviz import per_dimension
-from reference.metrics._chains import chain_draws
-from base.arguments import one_of
+from sgbench.base.arguments import one_of
+from sgbench.reference.metrics import register
+from sgbench.reference.metrics._arviz import per_dimension
+from sgbench.reference.metrics._chains import chain_draws
 
 METHODS = ("bulk", "tail")
 MIN_DRAWS = 4

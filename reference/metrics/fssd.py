@@ -34,10 +34,11 @@ import numpy as np
 import optax
 import scipy.spatial
 
-from reference.metrics import register
-from reference.metrics.gaussian_fit import GaussianFit
-from reference.metrics.scores import chain_groups, check_samples_and_scores
-from base.arguments import integer_at_least, one_of, positive_finite
+from sgbench.base.arguments import integer_at_least, one_of, positive_finite
+from sgbench.base.float64 import in_float64_mode
+from sgbench.reference.metrics import register
+from sgbench.reference.metrics.gaussian_fit import GaussianFit
+from sgbench.reference.metrics.scores import chain_groups, check_samples_and_scores
 
 STATISTICS = ("u", "v")
 MEDIAN_HEURISTIC_DRAWS = 1000
@@ -117,6 +118,7 @@ def _check_locations(locations, dim: int) -> np.ndarray:
 
 
 @register("fssd")
+@in_float64_mode
 def fssd(samples, scores, locations, sigma, *, statistic="u", over_chains="pooled", thin=1):
     r""":math:`\mathrm{FSSD}^2` (the square) of draws ``samples`` with scores :math:`\nabla\log p`
     ``scores`` (same shape, (n, d) or (chains, n, d)), Gaussian kernel of width ``sigma`` > 0 and test
@@ -162,6 +164,7 @@ def null_eigenvalues(tau: np.ndarray) -> np.ndarray:
     return np.clip(np.linalg.eigvalsh(small / tau.shape[0]), 0.0, None)
 
 
+@in_float64_mode
 def fssd_test(samples, scores, *, num_locations=10, locations=None, sigma=None, optimise=True,
               train_fraction=0.2, num_steps=200, learning_rate=0.01, gamma=0.01, null_draws=3000,
               seed=0, thin=1) -> FSSDTest:

@@ -6,7 +6,7 @@ unbiased covariance of all :math:`N` draws **pooled over chains** (the chains' d
 concatenated), as SGLRW (``seeds/002_f49e4b1a9ef6e505.txt`` section 5.2, appendix A.5) fits
 "the estimated mean and covariance" of its particles. Of streamed per-chain moments: the same
 pooled mean and the diagonal of :math:`S` only (the moments hold no cross products). Of a
-:class:`~targets._truth.Truth`: its exact mean and covariance.
+:class:`~sgbench.targets._truth.Truth`: its exact mean and covariance.
 
 ``covariance`` is a (dim, dim) matrix, or a (dim,) vector of variances for a diagonal fit.
 """
@@ -17,9 +17,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from reference.metrics._chains import chain_draws, chain_moments, pooled_moments
-from reference.metrics.moments import Moments
-from targets._truth import Truth
+from sgbench.reference.metrics._chains import chain_draws, chain_moments, pooled_moments
+from sgbench.reference.metrics.moments import Moments
+from sgbench.targets._truth import Truth
 
 
 class GaussianFit(NamedTuple):

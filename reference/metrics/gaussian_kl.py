@@ -24,11 +24,11 @@ from __future__ import annotations
 import numpy as np
 import scipy.special
 
-from reference.metrics import register
-from reference.metrics._chains import check_dim
-from reference.metrics.gaussian_fit import GaussianFit
-from reference.metrics.moments import Moments
-from base.arguments import integer_at_least, one_of
+from sgbench.base.arguments import integer_at_least, one_of
+from sgbench.reference.metrics import register
+from sgbench.reference.metrics._chains import check_dim
+from sgbench.reference.metrics.gaussian_fit import GaussianFit
+from sgbench.reference.metrics.moments import Moments
 
 DIRECTIONS = ("truth_to_fit", "fit_to_truth")
 

@@ -38,9 +38,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from reference.metrics import register
-from reference.metrics.scores import chain_groups, check_samples_and_scores, target_scores
-from base.arguments import integer_at_least, one_of, positive_finite
+from sgbench.base.arguments import integer_at_least, one_of, positive_finite
+from sgbench.base.float64 import in_float64_mode
+from sgbench.reference.metrics import register
+from sgbench.reference.metrics.scores import chain_groups, check_samples_and_scores, target_scores
 
 STATISTICS = ("v", "u")
 DTYPES = ("float64", "float32")
@@ -121,6 +122,7 @@ def _stein_kernel_sums(x, s, c, beta, block_size):
 
 
 @register("ksd")
+@in_float64_mode
 def ksd(samples, scores, *, c=1.0, beta=-0.5, statistic="v", over_chains="pooled", thin=1,
         block_size=DEFAULT_BLOCK_SIZE, dtype="float64"):
     r""":math:`\mathrm{KSD}^2` (the square) of draws ``samples`` whose scores

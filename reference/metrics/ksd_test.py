@@ -3,7 +3,7 @@ discrepancy for goodness-of-fit tests", ICML, section 4; Chwialkowski, Strathman
 "A kernel test of goodness of fit", ICML, section 2.2).
 
 For draws :math:`x_1..x_n` with scores :math:`s_i = \nabla\log p(x_i)` of the target and the IMQ
-Stein kernel :math:`k_0` of ``reference.metrics.ksd`` (matrix :math:`K_{ij} = k_0(x_i, x_j)`), the
+Stein kernel :math:`k_0` of ``sgbench.reference.metrics.ksd`` (matrix :math:`K_{ij} = k_0(x_i, x_j)`), the
 statistic is :math:`n\,\widehat{\mathrm{KSD}}^2_V = \frac1n \sum_{i,j} K_{ij}`. Under :math:`H_0`: the draws
 come from p, :math:`k_0` is a degenerate kernel (:math:`E_y k_0(x, y) = 0`) and the statistic converges
 to an infinite weighted sum of chi-squares; the wild bootstrap reproduces that law with
@@ -18,7 +18,7 @@ so its resolution is :math:`1/(1 + \text{num\_bootstrap})`. Under an alternative
 The draws must be (approximately) independent: Chwialkowski et al.'s bootstrap for a Markov
 chain needs correlated weights, and with iid weights autocorrelated draws give p-values that are
 too small. Thin MCMC output by its integrated autocorrelation time first (e.g. ``thin`` = the
-largest over coordinates of n / ESS, ``reference.metrics.ess``). Cost: O(n^2 d) for the kernel
+largest over coordinates of n / ESS, ``sgbench.reference.metrics.ess``). Cost: O(n^2 d) for the kernel
 matrix, O(num_bootstrap n^2) for the bootstrap (blocks of ``BOOTSTRAP_BLOCK`` weight vectors),
 O(n^2) memory (n = 5000: 200 MB).
 """
@@ -29,9 +29,9 @@ import dataclasses
 
 import numpy as np
 
-from reference.metrics.ksd import check_beta, stein_kernel_matrix
-from reference.metrics.scores import check_samples_and_scores
-from base.arguments import integer_at_least, positive_finite
+from sgbench.base.arguments import integer_at_least, positive_finite
+from sgbench.reference.metrics.ksd import check_beta, stein_kernel_matrix
+from sgbench.reference.metrics.scores import check_samples_and_scores
 
 BOOTSTRAP_BLOCK = 256
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from reference.metrics import register
-from reference.metrics._predictive import finite_array, log_sample_mean
+from sgbench.reference.metrics import register
+from sgbench.reference.metrics._predictive import finite_array, log_sample_mean
 
 
 @register("lppd")

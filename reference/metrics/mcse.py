@@ -17,9 +17,9 @@ from typing import NamedTuple
 import arviz as az
 import numpy as np
 
-from reference.metrics import register
-from reference.metrics._arviz import per_dimension
-from reference.metrics._chains import chain_draws
+from sgbench.reference.metrics import register
+from sgbench.reference.metrics._arviz import per_dimension
+from sgbench.reference.metrics._chains import chain_draws
 
 MIN_DRAWS = 4
 

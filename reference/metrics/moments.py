@@ -12,7 +12,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from base.backend import namespace
+from sgbench.base.backend import namespace
 
 
 class Moments(NamedTuple):

@@ -18,16 +18,16 @@ import math
 import numpy as np
 import scipy.special
 
-from reference.metrics import register
-from reference.metrics._predictive import credible_levels, finite_array, regression_inputs
-from reference.metrics.lppd import lppd
+from sgbench.reference.metrics import register
+from sgbench.reference.metrics._predictive import credible_levels, finite_array, regression_inputs
+from sgbench.reference.metrics.lppd import lppd
 
 MILE_LEVELS = (0.5, 0.75, 0.9, 0.95)  # nominal coverages of MILE's Table 10 and Figure 7
 
 
 @register("gaussian_lppd")
 def gaussian_lppd(y, means, scales) -> float:
-    r"""LPPD (SMILE eq. 23, MILE eq. 4; :func:`reference.metrics.lppd.lppd`) of Gaussian predictive
+    r"""LPPD (SMILE eq. 23, MILE eq. 4; :func:`sgbench.reference.metrics.lppd.lppd`) of Gaussian predictive
     densities, :math:`\log p(y_i \mid \theta_s) = -\tfrac12\log 2\pi - \log\sigma_{si}
     - \tfrac12 ((y_i - \mu_{si})/\sigma_{si})^2`."""
     y, means, scales = regression_inputs(y, means, scales)

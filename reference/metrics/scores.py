@@ -21,9 +21,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from base.draws import jax_draws
-from reference.metrics._chains import chain_draws
-from base.arguments import integer_at_least, one_of
+from sgbench.base.arguments import integer_at_least, one_of
+from sgbench.base.draws import jax_draws
+from sgbench.base.float64 import in_float64_mode
+from sgbench.reference.metrics._chains import chain_draws
 
 OVER_CHAINS = ("pooled", "per_chain")
 # Samples whose exact gradients are evaluated together: bounds the (batch, N) intermediates of
@@ -48,7 +49,7 @@ def _full_batch_scores(target):
 
 def thin_draws(x: np.ndarray, thin: int) -> np.ndarray:
     """Every ``thin``-th draw along axis -2, the last of each group (draws thin-1, 2 thin-1, ...),
-    as the drivers thin (``bench.running.config.RunConfig``)."""
+    as the drivers thin (``sgbench.bench.running.config.RunConfig``)."""
     integer_at_least("thin", thin, 1)
     if thin > x.shape[-2]:
         raise ValueError(f"thin must be an integer in [1, n={x.shape[-2]}], got {thin}")
@@ -77,13 +78,14 @@ def chain_groups(x: np.ndarray, over_chains: str) -> np.ndarray:
     return x.reshape(1, -1, x.shape[-1]) if over_chains == "pooled" else x
 
 
+@in_float64_mode
 def target_scores(samples, target, *, stochastic: bool = False, key=None, thin: int = 1):
     """(thinned samples, their scores), both float64 NumPy arrays of the shape of ``samples``,
     (n', d) or (chains, n', d).
 
     Full batch: ``target.grad_logdensity`` at each kept draw. Stochastic: ``target.stochastic_grad``
     with an independent draw of ``target.draw_spec`` per kept draw, drawn by
-    ``base.draws.jax_draws`` from the JAX PRNG ``key`` (float64 variates).
+    ``sgbench.base.draws.jax_draws`` from the JAX PRNG ``key`` (float64 variates).
     """
     x = chain_draws(samples, "samples", allow_single_chain=True)
     if x.shape[-1] != target.dim:

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from reference.metrics import register
-from reference.metrics._chains import check_dim
-from reference.metrics.gaussian_fit import GaussianFit
+from sgbench.reference.metrics import register
+from sgbench.reference.metrics._chains import check_dim
+from sgbench.reference.metrics.gaussian_fit import GaussianFit
 
 
 @register("std_relative_error")

@@ -1,6 +1,6 @@
 """The quick gate's measured false-failure and INCONCLUSIVE rates (docs/gates.md, "Measured false-failure rate").
 
-Reseeds every cell of the quick suite ``N`` times (``bench.gate.runner.reseed``, one cell at a time, each at
+Reseeds every cell of the quick suite ``N`` times (``sgbench.bench.gate.runner.reseed``, one cell at a time, each at
 the whole suite's per-check rate): the g-th run of every cell is the g-th run of the suite. Each finished
 cell is appended to ``records.jsonl`` beside this script, so a rerun resumes where it stopped; the summary
 (runs FAILED and INCONCLUSIVE with Clopper-Pearson 95 % bounds, check failures per cell) is printed from the
@@ -26,9 +26,9 @@ def recorded() -> dict:
 
 
 def measure(num_runs: int) -> None:
-    from bench.cli._common import progress
-    from bench.gate.cells import suite
-    from bench.gate.runner import reseed
+    from sgbench.bench.cli._common import progress
+    from sgbench.bench.gate.cells import suite
+    from sgbench.bench.gate.runner import reseed
 
     done = recorded()
     for cell in suite("quick"):
@@ -44,7 +44,7 @@ def measure(num_runs: int) -> None:
 def summary() -> str:
     import numpy as np
 
-    from reference.checks import rate_upper_bound
+    from sgbench.reference.checks import rate_upper_bound
 
     rows = list(recorded().values())
     if not rows:

@@ -9,9 +9,9 @@ takes ``noise=NAME`` and the model's parameters as ``noise_<parameter>=value``.
 
 from __future__ import annotations
 
-from base.arguments import check_keywords
-from base.registry import Registry
-from targets.noise._base import AdditiveNoise, NoiseModel
+from sgbench.base.arguments import check_keywords
+from sgbench.base.registry import Registry
+from sgbench.targets.noise._base import AdditiveNoise, NoiseModel
 
 _REGISTRY: Registry[type] = Registry("noise model", __name__)
 

@@ -6,13 +6,13 @@ import abc
 
 import numpy as np
 
-from base.variates import Variate
+from sgbench.base.variates import Variate
 
 
 class NoiseModel(abc.ABC):
     """How a sampler sees the gradient of ``target``: :meth:`stochastic_grad` from this step's draw.
 
-    Built by ``targets.noise.make_noise`` once the target's dimension and truth (and, for data
+    Built by ``sgbench.targets.noise.make_noise`` once the target's dimension and truth (and, for data
     targets, its data) are set; models that scale with the target read them from ``target``
     (``spatial`` uses the marginal standard deviation of :math:`x_2`, ``minibatch`` the data).
     Subclasses take their parameters as keyword arguments, validate them, and report them in

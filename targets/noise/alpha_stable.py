@@ -22,11 +22,11 @@ import numbers
 
 import numpy as np
 
-from base.variates import Variate
-from base.arguments import positive_finite
-from base.backend import constant, namespace
-from targets.noise import register
-from targets.noise._base import AdditiveNoise
+from sgbench.base.arguments import positive_finite
+from sgbench.base.backend import constant, namespace
+from sgbench.base.variates import Variate
+from sgbench.targets.noise import register
+from sgbench.targets.noise._base import AdditiveNoise
 
 
 def symmetric_stable(uniform, exponential, alpha: float):

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from base.arguments import integer_at_least
-from base.backend import matvec
-from targets.icg import random_rotation
-from targets.noise import register
-from targets.noise.diagonal import DiagonalNoise
+from sgbench.base.arguments import integer_at_least
+from sgbench.base.backend import matvec
+from sgbench.targets.icg import random_rotation
+from sgbench.targets.noise import register
+from sgbench.targets.noise.diagonal import DiagonalNoise
 
 
 @register("correlated")

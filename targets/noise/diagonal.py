@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from base.variates import Variate
-from base.arguments import positive_finite
-from base.backend import constant
-from targets.icg import log_spaced_eigenvalues
-from targets.noise import register
-from targets.noise._base import AdditiveNoise
+from sgbench.base.arguments import positive_finite
+from sgbench.base.backend import constant
+from sgbench.base.variates import Variate
+from sgbench.targets.icg import log_spaced_eigenvalues
+from sgbench.targets.noise import register
+from sgbench.targets.noise._base import AdditiveNoise
 
 
 @register("diagonal")

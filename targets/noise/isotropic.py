@@ -6,10 +6,10 @@ import math
 
 import numpy as np
 
-from base.variates import Variate
-from base.arguments import positive_finite
-from targets.noise import register
-from targets.noise._base import AdditiveNoise
+from sgbench.base.arguments import positive_finite
+from sgbench.base.variates import Variate
+from sgbench.targets.noise import register
+from sgbench.targets.noise._base import AdditiveNoise
 
 
 @register("isotropic")

@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from base.variates import Variate
-from base.arguments import integer_at_least
-from targets._data import DataTarget
-from targets.noise import register
-from targets.noise._base import NoiseModel
+from sgbench.base.arguments import integer_at_least
+from sgbench.base.variates import Variate
+from sgbench.targets._data import DataTarget
+from sgbench.targets.noise import register
+from sgbench.targets.noise._base import NoiseModel
 
 DEFAULT_BATCH_SIZE = 32
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from targets.noise import register
-from targets.noise._base import NoiseModel
+from sgbench.targets.noise import register
+from sgbench.targets.noise._base import NoiseModel
 
 
 @register("none")

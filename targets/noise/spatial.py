@@ -11,9 +11,9 @@ import math
 
 import numpy as np
 
-from base.backend import constant, namespace
-from targets.noise import register
-from targets.noise.correlated import CorrelatedNoise
+from sgbench.base.backend import constant, namespace
+from sgbench.targets.noise import register
+from sgbench.targets.noise.correlated import CorrelatedNoise
 
 
 @register("spatial")

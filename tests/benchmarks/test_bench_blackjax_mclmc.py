@@ -17,10 +17,10 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-import samplers
-import targets
-from bench.running.config import RunConfig
-from bench.running.jax_driver import CompiledGrid
+from sgbench import samplers, targets
+from sgbench.bench.running.config import RunConfig
+from sgbench.bench.running.jax_driver import CompiledGrid
+
 from .test_bench_samplers import NUM_STEPS, ROUNDS, _report, _timed
 
 NUM_CHAINS = 10

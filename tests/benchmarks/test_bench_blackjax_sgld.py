@@ -1,4 +1,4 @@
-"""pytest-benchmark: blackjax's own SGLD (``bench.perf.native_sgld.blackjax_program``: ``blackjax.sgld`` in
+"""pytest-benchmark: blackjax's own SGLD (``sgbench.bench.perf.native_sgld.blackjax_program``: ``blackjax.sgld`` in
 ``lax.scan`` with its own key splitting, vmapped over chains, one ``jit``), per chain-step, beside ours on the
 same job (the workload of ``test_bench_samplers.py``: the 10-d icg with isotropic gradient noise of variance 256,
 10 chains from the mean, step size 1e-2, float32), in the group ``icg10-isotropic-sgld``. Sizes: N =
@@ -16,13 +16,11 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-import samplers
-import targets
-from bench.perf import native_sgld
-from bench.running.config import RunConfig
+from sgbench import samplers, targets
+from sgbench.bench.perf import native_sgld
+from sgbench.bench.running.config import RunConfig
 
-from .test_bench_samplers import JAX_DTYPE, NUM_CHAINS, NUM_STEPS, ROUNDS, SEED, TARGET, TARGET_PARAMS
-from .test_bench_samplers import _report, _timed
+from .test_bench_samplers import JAX_DTYPE, NUM_CHAINS, NUM_STEPS, ROUNDS, SEED, TARGET, TARGET_PARAMS, _report, _timed
 
 STEP_SIZE = samplers.benchmark_settings("sgld").speed["step_size"]
 

@@ -26,8 +26,9 @@ import time
 import numpy as np
 import pytest
 
+from sgbench.reference.metrics.ksd import ksd
+
 from .test_bench_samplers import ROUNDS, _env_int, _timed
-from reference.metrics.ksd import ksd
 
 NUM_DRAWS = _env_int("SGBENCH_BENCH_KSD_DRAWS", 1000)
 DIMS = (10, 1000)
@@ -35,8 +36,7 @@ DIMS = (10, 1000)
 _PEAK_MEMORY_SCRIPT = """
 import sys
 import numpy as np
-import samplers  # JAX float64 mode, as in the suite
-from reference.metrics.ksd import ksd
+from sgbench.reference.metrics.ksd import ksd
 
 def peak_mb():
     with open("/proc/self/status") as status:

@@ -1,4 +1,4 @@
-"""pytest-benchmark: posteriors' SGLD (torch, CPU; ``bench.perf.native_sgld.posteriors_program``: its documented
+"""pytest-benchmark: posteriors' SGLD (torch, CPU; ``sgbench.bench.perf.native_sgld.posteriors_program``: its documented
 ``sgld.build`` with ``init``/``update`` in a Python loop, the 10 chains as one (10, 10) tensor), per chain-step,
 beside ours on the same job (the workload of ``test_bench_samplers.py``), in the group ``icg10-isotropic-sgld``,
 over N/100 steps (``NUMPY_STEPS_DIVISOR``, as for our NumPy reference). Skipped without torch and posteriors.
@@ -15,13 +15,21 @@ import warnings
 import numpy as np
 import pytest
 
-import samplers
-import targets
-from bench.perf import native_sgld
-from bench.running.config import RunConfig
+from sgbench import samplers, targets
+from sgbench.bench.perf import native_sgld
+from sgbench.bench.running.config import RunConfig
 
-from .test_bench_samplers import NUM_CHAINS, NUM_STEPS, NUMPY_STEPS_DIVISOR, ROUNDS, SEED, TARGET
-from .test_bench_samplers import TARGET_PARAMS, _report, _timed
+from .test_bench_samplers import (
+    NUM_CHAINS,
+    NUM_STEPS,
+    NUMPY_STEPS_DIVISOR,
+    ROUNDS,
+    SEED,
+    TARGET,
+    TARGET_PARAMS,
+    _report,
+    _timed,
+)
 
 torch = pytest.importorskip("torch")  # the [test] extra; skipped where it is not installed, as tests/test_adapters.py
 with warnings.catch_warnings():  # tensordict warns once per posteriors state class (a TensorClass default)

@@ -40,14 +40,21 @@ import time
 import numpy as np
 import pytest
 
-import samplers
-import targets
-from bench.running import numpy_driver
-from bench.running.config import RunConfig
-from bench.running.jax_driver import CompiledGrid
-
-from bench.perf.speed_workload import (  # noqa: F401  (the workload, also imported by the other benchmark files)
-    BACKENDS, JAX_DTYPE, NUM_CHAINS, NUMPY_STEPS_DIVISOR, SEED, TARGET, TARGET_PARAMS, gradient_evaluations, problem)
+from sgbench import samplers, targets
+from sgbench.bench.perf.speed_workload import (  # noqa: F401  (the workload, also imported by the other benchmark files)
+    BACKENDS,
+    JAX_DTYPE,
+    NUM_CHAINS,
+    NUMPY_STEPS_DIVISOR,
+    SEED,
+    TARGET,
+    TARGET_PARAMS,
+    gradient_evaluations,
+    problem,
+)
+from sgbench.bench.running import numpy_driver
+from sgbench.bench.running.config import RunConfig
+from sgbench.bench.running.jax_driver import CompiledGrid
 
 
 def _env_int(name: str, default: int) -> int:

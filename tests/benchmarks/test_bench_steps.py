@@ -4,7 +4,7 @@
 
 What is timed is one call of the compiled step: Python dispatch of the jitted function, the step of 10
 chains, and ``block_until_ready`` on its output. The state (``Sampler.start``, as the JAX driver makes it)
-and the step's draws (``base.draws.jax_draws`` of ``{"sampler": draw_spec(dim, params), "gradient":
+and the step's draws (``sgbench.base.draws.jax_draws`` of ``{"sampler": draw_spec(dim, params), "gradient":
 target.draw_spec}``, as ``bench/running/jax_driver.py`` draws them) are made for all samplers by one compiled call
 before the timed calls, and the step is compiled ahead (``compile_seconds`` in ``extra_info``). Every call
 steps from the same state with the same draws. The time is dominated by dispatch (tens of microseconds
@@ -29,14 +29,22 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-import samplers
-import targets
-from bench.running.config import RunConfig
-from samplers._contract import GradientOracle
-from base.draws import jax_draws
+from sgbench import samplers, targets
+from sgbench.base.draws import jax_draws
+from sgbench.bench.running.config import RunConfig
+from sgbench.samplers._contract import GradientOracle
 
-from .test_bench_samplers import JAX_DTYPE, NUM_CHAINS, SEED, TARGET, TARGET_PARAMS, _report, _timed
-from .test_bench_samplers import gradient_evaluations, problem
+from .test_bench_samplers import (
+    JAX_DTYPE,
+    NUM_CHAINS,
+    SEED,
+    TARGET,
+    TARGET_PARAMS,
+    _report,
+    _timed,
+    gradient_evaluations,
+    problem,
+)
 
 
 @pytest.fixture(scope="module")

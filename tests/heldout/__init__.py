@@ -1,10 +1,10 @@
 """Held-out samplers for ``sgbench validate``: written from the public docs alone (docs/tutorial.md, "Adding a
-sampler"; ``samplers._contract``; the conventions of ``samplers/sgld.py`` and ``samplers/sghmc.py``), never
+sampler"; ``sgbench.samplers._contract``; the conventions of ``samplers/sgld.py`` and ``samplers/sghmc.py``), never
 registered, without ``benchmarks``, independently of the verification code, so that a validator can be
 tested against samplers it was not written beside.
 
 Each module is one sampler, ``SAMPLER = samplers.Sampler.from_namespace(...)`` (load it with
-``bench.adapters.load_sampler("tests.heldout.NAME:SAMPLER")``; the repository root must be importable, as
+``sgbench.bench.adapters.load_sampler("tests.heldout.NAME:SAMPLER")``; the repository root must be importable, as
 it is for ``python -m ...`` run there, or with ``PYTHONPATH=.``). Its docstring gives the update, what is
 right or wrong with it, the measurements behind its expectation, and the verdict a correct validator must
 give.

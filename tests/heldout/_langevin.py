@@ -15,8 +15,8 @@ from typing import Any, NamedTuple
 import jax.numpy as jnp
 import numpy as np
 
-import samplers
-from base.arguments import positive_finite
+from sgbench import samplers
+from sgbench.base.arguments import positive_finite
 
 
 @samplers.hyperparameters

@@ -21,10 +21,9 @@ import time
 import jax
 import numpy as np
 
-import bench
-import samplers
-import targets
-from bench.adapters import load_sampler
+from sgbench import samplers, targets
+from sgbench.bench.adapters import load_sampler
+from sgbench.bench.running import run as running
 from tests.heldout import TARGETS
 
 
@@ -41,8 +40,8 @@ def measure(spec: str, target_key: str, params: dict, chains: int = 64, steps: i
     tgt = target(target_key)
     start = np.asarray(tgt.sample(jax.random.PRNGKey(start_seed), chains))
     began = time.perf_counter()
-    result = bench.run(sampler, tgt, params=params, num_chains=chains, num_steps=steps, seed=seed,
-                       initial_position=start)
+    result = running.run(sampler, tgt, params=params, num_chains=chains, num_steps=steps, seed=seed,
+                         initial_position=start)
     validated = sampler.params(**params)
     temperature = float(getattr(validated, "temperature", getattr(validated, "temp", 1.0)))
     mu, var = tgt.truth.mean, np.diag(tgt.truth.covariance) * temperature

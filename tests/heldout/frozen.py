@@ -18,7 +18,7 @@ changes samples nothing but its start, whatever the moments of that start.
 
 from __future__ import annotations
 
-import samplers
+from sgbench import samplers
 from tests.heldout._langevin import Params, State, draw_spec, init, langevin_steps  # noqa: F401
 
 

@@ -26,7 +26,7 @@ error is of order one and does not shrink with the step.
 
 from __future__ import annotations
 
-import samplers
+from sgbench import samplers
 from tests.heldout.sghmc_independent import FORMS, Params, State, draw_spec, init, noise_variance, steps  # noqa: F401
 
 NOISE_FACTOR = 0.5  # the bug: half the injected variance

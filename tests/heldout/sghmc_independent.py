@@ -49,8 +49,8 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-import samplers
-from base.arguments import finite, one_of, positive_finite
+from sgbench import samplers
+from sgbench.base.arguments import finite, one_of, positive_finite
 from tests.heldout._langevin import both_backends, draw_spec  # noqa: F401
 
 FORMS = ("chen", "practical")

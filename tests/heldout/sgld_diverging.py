@@ -20,7 +20,7 @@ with truth and with the suite's ``sgld`` where they have not yet; never a crash.
 
 from __future__ import annotations
 
-import samplers
+from sgbench import samplers
 from tests.heldout._langevin import Params, State, draw_spec, init, langevin_steps  # noqa: F401
 
 

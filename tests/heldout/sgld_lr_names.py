@@ -16,8 +16,8 @@ the parameters), never a pass or a fail on numbers.
 
 from __future__ import annotations
 
-import samplers
-from base.arguments import positive_finite
+from sgbench import samplers
+from sgbench.base.arguments import positive_finite
 from tests.heldout._langevin import State, draw_spec, init, langevin_steps  # noqa: F401
 
 

@@ -23,7 +23,7 @@ weakest coordinate's z against truth drops to 1 to 2 at h = 0.01 (3 at h = 0.02)
 
 from __future__ import annotations
 
-import samplers
+from sgbench import samplers
 from tests.heldout._langevin import Params, State, draw_spec, init, langevin_steps  # noqa: F401
 
 INFLATION = 0.2  # the bug: the injected variance is 2 h T (1 + INFLATION)

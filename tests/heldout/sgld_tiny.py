@@ -26,7 +26,7 @@ at a larger step (``tests.heldout.CASES`` gives one).
 
 from __future__ import annotations
 
-import samplers
+from sgbench import samplers
 from tests.heldout._langevin import Params, State, draw_spec, init, langevin_steps  # noqa: F401
 
 

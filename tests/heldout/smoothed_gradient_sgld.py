@@ -27,8 +27,8 @@ mixture, against truth and against SGLD alike.
 
 from __future__ import annotations
 
-import samplers
-from base.arguments import positive_finite
+from sgbench import samplers
+from sgbench.base.arguments import positive_finite
 from tests.heldout._langevin import State, draw_spec, init, langevin_steps  # noqa: F401
 
 

@@ -33,7 +33,7 @@ FAILED: the reference runs and disagrees.)
 
 from __future__ import annotations
 
-import samplers
+from sgbench import samplers
 from tests.heldout._langevin import Params, State, draw_spec, init, langevin_steps  # noqa: F401
 
 

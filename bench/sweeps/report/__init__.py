@@ -14,12 +14,12 @@ the best step size, the headline), ``tables`` (the table of runs, the terminal t
 (the plots) and ``page`` (the HTML page).
 """
 
-from bench.sweeps.report.best import STD_MEANING, best_table, headline
-from bench.sweeps.report.figures import b2_figure, plot_b2, plot_running_b2, running_b2_figure
-from bench.sweeps.report.page import HOW_TO_READ, run_summary, write_report
-from bench.sweeps.report.settings import group_settings, shared_settings
-from bench.sweeps.report.tables import TERMINAL_WIDTH, display_frame, format_table, no_truth_note
-from bench.sweeps.report.values import B2, B2_STD, STEP_SIZE, THRESHOLD
+from sgbench.bench.sweeps.report.best import STD_MEANING, best_table, headline
+from sgbench.bench.sweeps.report.figures import b2_figure, plot_b2, plot_running_b2, running_b2_figure
+from sgbench.bench.sweeps.report.page import HOW_TO_READ, run_summary, write_report
+from sgbench.bench.sweeps.report.settings import group_settings, shared_settings
+from sgbench.bench.sweeps.report.tables import TERMINAL_WIDTH, display_frame, format_table, no_truth_note
+from sgbench.bench.sweeps.report.values import B2, B2_STD, STEP_SIZE, THRESHOLD
 
 __all__ = [
     "B2", "B2_STD", "HOW_TO_READ", "STD_MEANING", "STEP_SIZE", "TERMINAL_WIDTH", "THRESHOLD",

@@ -8,8 +8,8 @@ import math
 import numpy as np
 import pandas as pd
 
-from bench.sweeps.report.settings import line_keys, line_labels, sorted_runs, without_absent_settings
-from bench.sweeps.report.values import B2, B2_STD, STEP_SIZE, is_missing, metric, number_text
+from sgbench.bench.sweeps.report.settings import line_keys, line_labels, sorted_runs, without_absent_settings
+from sgbench.bench.sweeps.report.values import B2, B2_STD, STEP_SIZE, is_missing, metric, number_text
 
 STD_MEANING = "± 1 bootstrap std over chains"
 

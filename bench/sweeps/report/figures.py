@@ -11,9 +11,9 @@ import textwrap
 import numpy as np
 import pandas as pd
 
-from bench.sweeps.report.best import lines_of_runs
-from bench.sweeps.report.settings import sorted_runs, without_absent_settings
-from bench.sweeps.report.values import B2, B2_STD, STEP_SIZE, count_text, metric, number_text
+from sgbench.bench.sweeps.report.best import lines_of_runs
+from sgbench.bench.sweeps.report.settings import sorted_runs, without_absent_settings
+from sgbench.bench.sweeps.report.values import B2, B2_STD, STEP_SIZE, count_text, metric, number_text
 
 _MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">")
 _LINESTYLES = ("-", "--", ":", "-.")

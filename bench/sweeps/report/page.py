@@ -8,17 +8,23 @@ import re
 from pathlib import Path
 
 import pandas as pd
-
 from markupsafe import Markup, escape
 
-from bench.html import image, render_page, table
-from bench.sweeps.report.best import best_table, headline, lines_of_runs
-from bench.sweeps.report.figures import b2_figure, plot_running_b2, png_bytes
-from bench.sweeps.report.settings import (group_settings, line_keys, shared_settings, short_name, target_columns,
-                                          varying, without_absent_settings)
-from bench.sweeps.report.tables import display_frame, no_truth_note
-from bench.sweeps.report.values import STEP_SIZE, count_text, is_missing, number_text
-from bench.sweeps.store import ResultsStore
+from sgbench.bench.html import image, render_page, table
+from sgbench.bench.sweeps.report.best import best_table, headline, lines_of_runs
+from sgbench.bench.sweeps.report.figures import b2_figure, plot_running_b2, png_bytes
+from sgbench.bench.sweeps.report.settings import (
+    group_settings,
+    line_keys,
+    shared_settings,
+    short_name,
+    target_columns,
+    varying,
+    without_absent_settings,
+)
+from sgbench.bench.sweeps.report.tables import display_frame, no_truth_note
+from sgbench.bench.sweeps.report.values import STEP_SIZE, count_text, is_missing, number_text
+from sgbench.bench.sweeps.store import ResultsStore
 
 HOW_TO_READ = """\
 <p><b>b&sup2;</b> is the second-moment bias of Hoffman &amp; Sountsov (2022): for dimension

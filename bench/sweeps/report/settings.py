@@ -7,8 +7,8 @@ import dataclasses
 
 import pandas as pd
 
-from bench.running.config import RunConfig
-from bench.sweeps.report.values import STEP_SIZE, is_missing, number_text
+from sgbench.bench.running.config import RunConfig
+from sgbench.bench.sweeps.report.values import STEP_SIZE, is_missing, number_text
 
 _CONFIG_COLUMNS = [f.name for f in dataclasses.fields(RunConfig) if f.name != "seed"]
 

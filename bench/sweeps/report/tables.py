@@ -8,10 +8,17 @@ import textwrap
 
 import pandas as pd
 
-from bench.sweeps.report.best import headline, lines_of_runs
-from bench.sweeps.report.settings import (group_settings, name_with_settings, sampler_settings, shared_settings,
-                                          sorted_runs, target_settings, without_absent_settings)
-from bench.sweeps.report.values import B2, B2_STD, STEP_SIZE, THRESHOLD, metric, number_text
+from sgbench.bench.sweeps.report.best import headline, lines_of_runs
+from sgbench.bench.sweeps.report.settings import (
+    group_settings,
+    name_with_settings,
+    sampler_settings,
+    shared_settings,
+    sorted_runs,
+    target_settings,
+    without_absent_settings,
+)
+from sgbench.bench.sweeps.report.values import B2, B2_STD, STEP_SIZE, THRESHOLD, metric, number_text
 
 TERMINAL_WIDTH = 120
 

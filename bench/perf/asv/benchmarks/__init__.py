@@ -38,4 +38,11 @@ that way.
 
 The project must be importable in the environment (``pip install -e ".[bench]"``; the adapter
 backends also need blackjax, torch and posteriors, else they are skipped).
+
+The benchmarks run in JAX's 64-bit mode, as the ``sgbench`` command does (``sgbench.base.float64``): their
+setups build the inputs of the drivers and steps themselves, in each implementation's explicit dtype.
 """
+
+import jax
+
+jax.config.update("jax_enable_x64", True)

@@ -13,11 +13,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from base.arguments import integer_at_least, positive_finite
-from base.backend import constant, namespace
-from targets._contract import Target
-from targets.icg import log_spaced_eigenvalues
-from targets.noise import make_noise
+from sgbench.base.arguments import integer_at_least, positive_finite
+from sgbench.base.backend import constant, namespace
+from sgbench.targets._contract import Target
+from sgbench.targets.icg import log_spaced_eigenvalues
+from sgbench.targets.noise import make_noise
 
 
 class DiagonalICG(Target):

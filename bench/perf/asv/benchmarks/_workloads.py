@@ -6,9 +6,9 @@ memory) and ``quality.py`` (statistical quality).
 Backends (the ``backend`` parameter):
 
 - ``jax``: the suite's optimized implementation (``optimized_step``) under the JAX driver
-  (``bench.running.jax_driver.CompiledGrid``), float32;
+  (``sgbench.bench.running.jax_driver.CompiledGrid``), float32;
 - ``numpy``: the suite's reference implementation (``reference_step``) under the NumPy driver
-  (``bench.running.numpy_driver.run_chains``), float64, one chain at a time;
+  (``sgbench.bench.running.numpy_driver.run_chains``), float64, one chain at a time;
 - ``blackjax``: the blackjax adapter that claims the sampler (``AdaptedSampler.claims``; adapters of
   sgld, sghmc, sgnht, mclmc), on the JAX driver, float32;
 - ``posteriors``: the posteriors adapter that claims it (sgld, sghmc, sgnht, sglrw), on the NumPy
@@ -63,10 +63,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-import samplers
-import targets
-from bench.perf.speed_workload import JAX_DTYPE, SEED, TARGET_PARAMS  # noqa: F401 (SEED: workloads.SEED)
-from samplers._contract import GradientOracle
+from sgbench import samplers, targets
+from sgbench.bench.perf.speed_workload import JAX_DTYPE, SEED, TARGET_PARAMS  # noqa: F401 (SEED: workloads.SEED)
+from sgbench.samplers._contract import GradientOracle
 
 from ._diagonal_icg import DiagonalICG
 
@@ -91,9 +90,9 @@ DEFAULT_BLOCK_SIZE = 1024
 
 # Adapter modules and the attributes that are adapters, per backend label.
 ADAPTERS = {
-    "blackjax": ("bench.adapters.blackjax", ("sgld", "sghmc", "sgnht", "mclmc")),
-    "posteriors": ("bench.adapters.posteriors", ("sgld", "sghmc", "sgnht", "sglrw")),
-    "posteriors_baoa": ("bench.adapters.posteriors", ("baoa",)),
+    "blackjax": ("sgbench.bench.adapters.blackjax", ("sgld", "sghmc", "sgnht", "mclmc")),
+    "posteriors": ("sgbench.bench.adapters.posteriors", ("sgld", "sghmc", "sgnht", "sglrw")),
+    "posteriors_baoa": ("sgbench.bench.adapters.posteriors", ("baoa",)),
 }
 
 # Hyperparameters per implementation and target: a suite sampler's are those its file declares
@@ -188,7 +187,7 @@ def settings(name: str, target_kind: str) -> dict:
 
     Args:
         name: a registered sampler (its file's ``BenchmarkSettings.asv``) or an adapter (``ADAPTER_SETTINGS``).
-        target_kind: one of ``samplers._benchmarks.ASV_TARGETS``.
+        target_kind: one of ``sgbench.samplers._benchmarks.ASV_TARGETS``.
 
     Returns:
         the hyperparameters. A missing entry is an error, not a skip: the benchmark fails (a new sampler

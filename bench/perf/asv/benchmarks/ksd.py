@@ -12,8 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-import samplers  # noqa: F401  (JAX float64 mode, as in the suite)
-from reference.metrics.ksd import ksd
+from sgbench.reference.metrics.ksd import ksd
 
 NUM_DRAWS = 10_000
 DIMS = (10, 1000)

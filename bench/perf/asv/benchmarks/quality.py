@@ -15,7 +15,7 @@ evaluations of one step: 2 x 10^5 gradient evaluations per chain. The posteriors
 run on the NumPy driver at about 1 ms per step (``tests/test_adapters.py``), get
 ``REDUCED_BUDGET`` = 10^3 (their values are only comparable with themselves). MILE runs with exact
 gradients (its file's ``gate.exact_gradients``, as in the gate). Every tracked value is the median
-over the 5 groups of the metric ``bench.running.scoring.score`` computes for that group (``RunResult.metrics``
+over the 5 groups of the metric ``sgbench.bench.running.scoring.score`` computes for that group (``RunResult.metrics``
 names), a group that failed (all chains diverged, or the threshold never reached) counting as worse
 than any other. Hyperparameters: ``_workloads.settings`` (``icg``, ``rosenbrock``, ``linreg`` entries).
 
@@ -46,13 +46,12 @@ from pathlib import Path
 
 import numpy as np
 
-import bench
-import samplers
-import targets
-from bench.running.scoring import score
-from bench.perf.speed_workload import gradient_evaluations
-from bench.running.trace import Checkpoints
-from reference.metrics import Moments
+from sgbench import samplers, targets
+from sgbench.bench.perf.speed_workload import gradient_evaluations
+from sgbench.bench.running import run as running
+from sgbench.bench.running.scoring import score
+from sgbench.bench.running.trace import Checkpoints
+from sgbench.reference.metrics import Moments
 
 from . import _workloads as workloads
 
@@ -118,9 +117,9 @@ def measure(target_kind: str, name: str, backend: str) -> dict:
     options = dict(RUN_OPTIONS[target_kind])
     if options.get("keep_samples"):
         options["thin"] = max(1, steps // KEPT_DRAWS)
-    result = bench.run(implementation.sampler, target, params=params, num_chains=GROUPS * CHAINS_PER_GROUP,
-                       num_steps=steps, seed=workloads.SEED, backend=implementation.driver,
-                       dtype=implementation.dtype, **options)
+    result = running.run(implementation.sampler, target, params=params, num_chains=GROUPS * CHAINS_PER_GROUP,
+                         num_steps=steps, seed=workloads.SEED, backend=implementation.driver,
+                         dtype=implementation.dtype, **options)
     groups = []
     for group in range(GROUPS):
         metrics, _ = score(chain_group(result.trace, group), target.truth)

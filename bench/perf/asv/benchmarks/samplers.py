@@ -40,12 +40,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-import bench
-import samplers
-from bench.running import numpy_driver
-from bench.running.jax_driver import CompiledGrid
-from samplers._contract import GradientOracle
-from base.draws import jax_draws, numpy_draws
+from sgbench import samplers
+from sgbench.base.draws import jax_draws, numpy_draws
+from sgbench.bench.running import numpy_driver, run as running
+from sgbench.bench.running.config import RunConfig
+from sgbench.bench.running.jax_driver import CompiledGrid
+from sgbench.samplers._contract import GradientOracle
 
 from . import _workloads as workloads
 
@@ -106,9 +106,9 @@ def _whole_run(implementation, target, params, chains: int):
     steps = workloads.run_steps(implementation.driver, chains, target.dim)
     positions = np.broadcast_to(target.initial_position(), (chains, target.dim))
     if implementation.driver == "numpy":
-        config = bench.RunConfig(num_chains=chains, num_steps=steps, seed=workloads.SEED, backend="numpy")
+        config = RunConfig(num_chains=chains, num_steps=steps, seed=workloads.SEED, backend="numpy")
         return lambda: numpy_driver.run_chains(sampler, target, params, config, positions)
-    config = bench.RunConfig(num_chains=chains, num_steps=steps, seed=workloads.SEED, dtype=implementation.dtype,
+    config = RunConfig(num_chains=chains, num_steps=steps, seed=workloads.SEED, dtype=implementation.dtype,
                              block_size=workloads.run_block_size(implementation, target, params, chains))
     program = CompiledGrid(sampler, target, [params], config, positions)
     program()
@@ -181,6 +181,6 @@ class PeakMemRun:
         pass
 
     def peakmem_run(self, name, backend, num_steps):
-        bench.run(self.implementation.sampler, self.target, params=self.sampler_params, num_chains=PEAKMEM_CHAINS,
-                  num_steps=num_steps, seed=workloads.SEED, backend=self.implementation.driver,
-                  dtype=self.implementation.dtype)
+        running.run(self.implementation.sampler, self.target, params=self.sampler_params, num_chains=PEAKMEM_CHAINS,
+                    num_steps=num_steps, seed=workloads.SEED, backend=self.implementation.driver,
+                    dtype=self.implementation.dtype)

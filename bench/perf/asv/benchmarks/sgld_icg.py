@@ -1,6 +1,6 @@
 """SGLD on the 10-d ill-conditioned Gaussian (icg) with isotropic gradient noise.
 
-The workload of the speed figure, ``bench.perf.speed_workload`` (10 chains, float32, SGLD's declared
+The workload of the speed figure, ``sgbench.bench.perf.speed_workload`` (10 chains, float32, SGLD's declared
 speed step size 1e-2, seed 0; chains start at the mean; the icg rotation is seeded by its default
 ``rotation_seed=0``).
 
@@ -15,13 +15,12 @@ speed step size 1e-2, seed 0; chains start at the mean; the icg rotation is seed
 
 from __future__ import annotations
 
-import bench
-import samplers
-from bench.perf import speed_workload
-from bench.perf.speed_workload import NUM_CHAINS, SEED, TARGET, TARGET_PARAMS
-from bench.perf.speed_workload import JAX_DTYPE as DTYPE
-from bench.running import numpy_driver
-from bench.running.jax_driver import CompiledGrid
+from sgbench import samplers
+from sgbench.bench.perf import speed_workload
+from sgbench.bench.perf.speed_workload import JAX_DTYPE as DTYPE, NUM_CHAINS, SEED, TARGET, TARGET_PARAMS
+from sgbench.bench.running import numpy_driver, run as running
+from sgbench.bench.running.config import RunConfig
+from sgbench.bench.running.jax_driver import CompiledGrid
 
 SAMPLER = "sgld"
 
@@ -33,13 +32,13 @@ def _problem():
 def _compile_jax_run(num_steps: int):
     """The JAX driver's compiled program for one grid point, reusable."""
     sampler, target, params, positions = _problem()
-    config = bench.RunConfig(num_chains=NUM_CHAINS, num_steps=num_steps, seed=SEED, dtype=DTYPE)
+    config = RunConfig(num_chains=NUM_CHAINS, num_steps=num_steps, seed=SEED, dtype=DTYPE)
     return CompiledGrid(sampler, target, [params], config, positions)
 
 
 def _bench_run(num_steps: int, **kwargs):
-    return bench.run(SAMPLER, TARGET, params=samplers.benchmark_settings(SAMPLER).speed, num_chains=NUM_CHAINS,
-                     num_steps=num_steps, seed=SEED, target_params=TARGET_PARAMS, **kwargs)
+    return running.run(SAMPLER, TARGET, params=samplers.benchmark_settings(SAMPLER).speed, num_chains=NUM_CHAINS,
+                       num_steps=num_steps, seed=SEED, target_params=TARGET_PARAMS, **kwargs)
 
 
 class TimeJaxDriver:
@@ -72,7 +71,7 @@ class TimeNumpyDriver:
 
     def setup(self, num_steps):
         self.sampler, self.target, self.sampler_params, self.positions = _problem()
-        self.config = bench.RunConfig(num_chains=NUM_CHAINS, num_steps=num_steps, seed=SEED, backend="numpy")
+        self.config = RunConfig(num_chains=NUM_CHAINS, num_steps=num_steps, seed=SEED, backend="numpy")
 
     def time_run(self, num_steps):
         numpy_driver.run_chains(self.sampler, self.target, self.sampler_params, self.config, self.positions)

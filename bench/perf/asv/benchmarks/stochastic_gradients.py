@@ -15,8 +15,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-import targets
-from base.draws import numpy_draws
+from sgbench import targets
+from sgbench.base.draws import numpy_draws
 
 EVALUATIONS = 1000
 

@@ -1,0 +1,12 @@
+"""sgmcmc-bench: reference and optimized stochastic-gradient MCMC samplers, targets with known truth, and the
+statistics, gates and benchmarks that check them.
+
+The subpackages, imports only downward (docs/architecture.md):
+
+- ``sgbench.base``: argument checks, registries, random variates, provenance;
+- ``sgbench.targets`` and ``sgbench.samplers``: what is sampled and the samplers (one file each);
+- ``sgbench.reference``: gold standards and the metrics and checks that compare samples with them;
+- ``sgbench.bench``: drivers, sweeps, gates, performance, reproductions, tuning and the ``sgbench`` CLI.
+
+Importing any of them changes no global state (JAX's configuration included).
+"""
