@@ -14,10 +14,10 @@ from sgbench import targets
 from sgbench.base.draws import numpy_draws
 from sgbench.base.registry import UnknownNameError
 from sgbench.bench.running import run as running
-from sgbench.noise.alpha_stable import symmetric_stable
-from sgbench.noise.spatial import SpatialNoise
 from sgbench.reference.checks import z_critical
 from sgbench.targets import noise as noise_models
+from sgbench.targets.noise.alpha_stable import symmetric_stable
+from sgbench.targets.noise.spatial import SpatialNoise
 
 ALPHA = 1e-3
 # Models that work on any analytic target ('minibatch' needs a data target and is tested with them).
