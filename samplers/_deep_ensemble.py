@@ -1,4 +1,4 @@
-r"""Deep-ensemble (DE) initialisation of MILE (``seeds/003_f6a976f0a06f9fc1.txt``).
+r"""Deep-ensemble (DE) initialisation of MILE (MILE paper).
 
 MILE, section 3.1: before sampling, :math:`K` networks are fitted by optimisation; their parameters
 :math:`\theta^{*(k)}` start the :math:`K` chains (and form a deep ensemble). Appendix, "Optimization &

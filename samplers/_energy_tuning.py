@@ -1,4 +1,4 @@
-r"""The energy-error model of SMILE's Algorithm 1 (``seeds/000``, section 4.2, appendix F.3): moving
+r"""The energy-error model of SMILE's Algorithm 1 (SMILE paper, section 4.2, appendix F.3): moving
 averages of :math:`|\Delta E|`, a Gamma fit by moment matching, Wilson-Hilferty quantiles, and the
 decisions they drive. One formula for NumPy and JAX arrays (``xp`` is ``numpy`` or ``jax.numpy``).
 

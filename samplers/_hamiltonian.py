@@ -4,13 +4,13 @@ momentum, counter), and the two implementations of one step (one gradient evalua
 
 Two forms of the same dynamics (:math:`g = \widehat{\nabla\log p}`, :math:`\xi \sim \mathcal N(0, I)`):
 
-- ``form="chen"``: Chen et al. (2014), eq. (15) and Algorithm 2; MAMBA (``seeds/001``), appendix
+- ``form="chen"``: Chen et al. (2014), eq. (15) and Algorithm 2; MAMBA paper, appendix
   D.1, eq. (6). Step size :math:`h`, per-step friction :math:`\alpha`, momentum :math:`v`:
 
   .. math:: \theta \leftarrow \theta + v, \qquad
             v \leftarrow (1 - \alpha) v + h\,g(\theta) + \sqrt{h(2\alpha T - h\hat\beta)}\,\xi;
 
-- ``form="practical"``: Algorithm 3 of the PX paper (``seeds/004``, appendix C), its sign
+- ``form="practical"``: Algorithm 3 of the PX paper (appendix C), its sign
   convention included (:math:`r` is minus the usual momentum). Step size :math:`\epsilon`,
   friction rate :math:`\gamma`, momentum :math:`r`:
 

@@ -1,6 +1,6 @@
 r"""Online tuning of MCLMC's step size :math:`\epsilon` and decoherence length :math:`L`: the three
 phases of Robnik et al. (2023) ("Microcanonical Hamiltonian Monte Carlo", JMLR 24; blackjax's
-``mclmc_find_L_and_step_size``), with the changes of MILE (``seeds/003``, section 3.2) available as
+``mclmc_find_L_and_step_size``), with the changes of MILE (section 3.2) available as
 parameters, run inside the chain's step and selected by its step counter :math:`t` (0-based). With
 phase lengths :math:`(n_1, n_2, n_3)` (``tuning_steps``):
 

@@ -2,7 +2,7 @@ r"""What the microcanonical samplers share: the isokinetic integrators as data, 
 update, the partial momentum refreshment, and the energy error, each in NumPy (reference) and JAX
 (optimized).
 
-The dynamics (MCLMC; SMILE paper ``seeds/000``, eq. 1; MILE paper ``seeds/003``, eq. 3), with
+The dynamics (MCLMC; SMILE paper, eq. 1; MILE paper, eq. 3), with
 :math:`g = \nabla\log p` and the momentum a unit direction :math:`u`:
 
 .. math:: d\theta = u\,dt, \qquad du = (1 - uu^\top)\big((d-1)^{-1} g\,dt + \eta\,dW\big).

@@ -1,5 +1,5 @@
 r"""Stochastic microcanonical Langevin dynamics: what SMILE-naive, pSMILE-naive, SMILE and pSMILE
-share (SMILE paper, ``seeds/000``): hyperparameters, state, and the two implementations of a step.
+share (SMILE paper): hyperparameters, state, and the two implementations of a step.
 
 - SMILE-naive (section 3.1, eq. 3): the deterministic MCLMC dynamics driven by the stochastic gradient
   (scaled by :math:`N/B`), no explicit noise (:math:`\eta = 0`), the minimal-norm integrator of appendix

@@ -1,6 +1,6 @@
 r"""Clipped-SGLD: SGLD whose drift, not whole increment, is clipped componentwise.
 
-Eq. (18) of the SGLRW paper (``seeds/002_f49e4b1a9ef6e505.txt``), written for the log density:
+Eq. (18) of the SGLRW paper, written for the log density:
 
 .. math:: x_{t+1} = x_t + \mathrm{clip}(h_t\,\widehat{\nabla\log p}(x_t); R_t) + \sqrt{2 h_t T}\,\xi_t,
           \qquad \mathrm{clip}(x; R)_i = \mathrm{sign}(x_i)\min\{|x_i|, R\},

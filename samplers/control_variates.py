@@ -1,7 +1,7 @@
 r"""Control-variate gradients around a mode: the centre :math:`\hat x` (the MAP, found here with
 optax's L-BFGS on the full-data log density) and the full-data gradient there, computed once.
 
-The estimator (Baker et al. 2019; MAMBA, ``seeds/001``, appendix D.3, eq. 8, written for
+The estimator (Baker et al. 2019; MAMBA paper, appendix D.3, eq. 8, written for
 :math:`\log p = -U`):
 
 .. math:: \widehat{\nabla\log p}_{cv}(x) = \nabla\log p(\hat x)

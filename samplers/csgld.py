@@ -1,10 +1,10 @@
 r"""Cyclical SGLD (cSGLD).
 
 Zhang et al. (2020), "Cyclical stochastic gradient MCMC for Bayesian deep learning", Algorithm 1;
-the PX paper's cyclical schedule (``seeds/004``, appendix C); the baseline of the SMILE paper
-(``seeds/000``). The step size follows the cosine cycle of ``sgbench.samplers.schedules.Cyclical``
-(``schedule`` must be one), and each cycle starts with an exploration stage: while the phase
-:math:`r(t) = \mathrm{mod}(t, K)/K` is below the exploration fraction :math:`\beta`, the step is an
+the PX paper's cyclical schedule (appendix C); the baseline of the SMILE paper. The step size follows
+the cosine cycle of ``sgbench.samplers.schedules.Cyclical`` (``schedule`` must be one), and each
+cycle starts with an exploration stage: while the phase :math:`r(t) = \mathrm{mod}(t, K)/K` is
+below the exploration fraction :math:`\beta`, the step is an
 optimisation step without noise, and afterwards it is SGLD:
 
 .. math:: x_{t+1} = x_t + h_t\,\widehat{\nabla\log p}(x_t)

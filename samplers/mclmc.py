@@ -1,7 +1,7 @@
 r"""Microcanonical Langevin Monte Carlo (MCLMC), full batch, with optional online tuning.
 
-Robnik et al. (2023), Robnik & Seljak (2024); as written in the SMILE paper (``seeds/000``), eq. 1
-and appendix F.2, and the MILE paper (``seeds/003``), eq. 3. One step of size :math:`\Delta t`:
+Robnik et al. (2023), Robnik & Seljak (2024); as written in the SMILE paper, eq. 1
+and appendix F.2, and the MILE paper, eq. 3. One step of size :math:`\Delta t`:
 
 .. math:: u \leftarrow R_{\Delta t/2}(u), \quad
           (\theta, u) \leftarrow \Phi_{\Delta t}(\theta, u), \quad

@@ -1,4 +1,4 @@
-r"""Microcanonical Langevin Ensembles (MILE; ``seeds/003_f6a976f0a06f9fc1.txt``): MCLMC (eq. 3) with
+r"""Microcanonical Langevin Ensembles (MILE; the MILE paper): MCLMC (eq. 3) with
 Robnik et al.'s three tuning phases (section 2.2) as MILE changes them (section 3.2), each chain of
 the ensemble tuning itself from its own deep-ensemble start (section 3.1). The step is
 ``sgbench.samplers.mclmc``'s with its online tuning (``sgbench.samplers._mclmc_tuning``); this module only sets
@@ -117,4 +117,4 @@ benchmarks = samplers.BenchmarkSettings(
 )
 
 SAMPLER = samplers.register(samplers.Sampler.from_namespace(
-    "mile", "MILE paper (seeds/003), sections 2.2, 3.1-3.3; Robnik et al. (2023) tuning", globals()))
+    "mile", "MILE paper, sections 2.2, 3.1-3.3; Robnik et al. (2023) tuning", globals()))

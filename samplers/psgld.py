@@ -1,6 +1,6 @@
 r"""Preconditioned SGLD (pSGLD) with an RMSprop preconditioner.
 
-Li et al. (2016); Algorithm 2 of the PX paper (``seeds/004_36ef435241ec6d1f.txt``, appendix C), written
+Li et al. (2016); Algorithm 2 of the PX paper (appendix C), written
 for the log density (:math:`\hat g_t = \widehat{\nabla\log p}(x_t) = -\nabla\tilde U`):
 
 .. math::

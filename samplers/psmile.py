@@ -1,4 +1,4 @@
-r"""pSMILE (sections 3.2 and 4.2, Algorithm 1 of the SMILE paper, ``seeds/000``).
+r"""pSMILE (sections 3.2 and 4.2, Algorithm 1 of the SMILE paper).
 
 SMILE with the gradient-noise preconditioning of pSMILE-naive.
 Equations, defaults, the choices where the paper is silent and the cost (three gradient

@@ -1,4 +1,4 @@
-r"""pSMILE-naive (section 3.2 of the SMILE paper, ``seeds/000``).
+r"""pSMILE-naive (section 3.2 of the SMILE paper).
 
 SMILE-naive with the diagonal gradient-noise preconditioning (moving mean and standard deviation
 of the stochastic gradient, alpha = 0.01, normalised by sqrt(d)/||sigma||), fixed step size.

@@ -2,7 +2,7 @@ r"""Parameter expansion (PX-SGMCMC): any sampler run on an expanded parametrisat
 layer matrices, with its samples mapped back to the network's parameters.
 
 Kim, Nam, Yun, Yang & Lee (2025), "Parameter Expanded Stochastic Gradient Markov Chain Monte Carlo"
-(``seeds/004_36ef435241ec6d1f.txt``), section 3, eq. (9): every layer's weight matrix and bias are
+(PX-SGMCMC paper), section 3, eq. (9): every layer's weight matrix and bias are
 products of new parameters,
 
 .. math:: \mathbf W = \mathbf P_{1:c}\,\mathbf V\,\mathbf Q_{1:d}, \qquad \mathbf b = \mathbf P_{1:c}\,\mathbf a,
@@ -42,7 +42,7 @@ from sgbench.base.backend import namespace
 from sgbench.samplers._contract import static_field
 
 DEFAULT_FRICTION_RATIO = 100.0  # PX table 11: friction 100 for V, 1 for P and Q
-CITATION = "Kim et al. (2025), PX-SGMCMC (seeds/004), eq. (9)"
+CITATION = "Kim et al. (2025), PX-SGMCMC paper, eq. (9)"
 
 
 # --------------------------------------------------------------------------------------------

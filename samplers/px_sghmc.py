@@ -1,6 +1,6 @@
 r"""PX-SGHMC: SGHMC in the practical form of the PX paper's Algorithm 3 (``sgbench.samplers.sghmc``,
-``form="practical"``) on the expanded parametrisation of eq. (9) of the PX-SGMCMC paper
-(``seeds/004_36ef435241ec6d1f.txt``), one left and one right expanded matrix per layer (c = d = 1):
+``form="practical"``) on the expanded parametrisation of eq. (9) of the PX-SGMCMC paper,
+one left and one right expanded matrix per layer (c = d = 1):
 
 .. math:: \mathbf W = \mathbf P_1 \mathbf V \mathbf Q_1, \qquad \mathbf b = \mathbf P_1 \mathbf a,
 

@@ -4,13 +4,13 @@ r"""Step-size schedules: the step size :math:`h_t` a sampler uses at step :math:
 - :class:`Constant`: :math:`h_t = h`.
 - :class:`PolynomialDecay`: :math:`h_t = h\,(b + t)^{-\gamma}` (Welling & Teh 2011, section 3, with
   :math:`a = h`); the defaults :math:`b = 1`, :math:`\gamma = 0.55` are the schedule
-  :math:`\delta_t = \delta (1 + t)^{-0.55}` of the SGLRW paper (``seeds/002``, section 5 and eq. 120).
+  :math:`\delta_t = \delta (1 + t)^{-0.55}` of the SGLRW paper (section 5 and eq. 120).
   :math:`0.5 < \gamma \le 1` meets the Robbins-Monro conditions; any :math:`0 < \gamma \le 1` is accepted.
 - :class:`Cyclical`: :math:`h_t = h\,\{f + \tfrac{1-f}{2}[\cos(\pi\,\mathrm{mod}(t, K) / K) + 1]\}` with
   cycle length :math:`K` steps and final fraction :math:`f` (default 0: Zhang et al. 2020, eq. 1,
   with :math:`t = k - 1`; the PX paper, appendix C, writes the same with its counter starting at 1).
   Each cycle starts at the peak :math:`h` and ends near :math:`f h`; SMILE's cSGLD baseline
-  (``seeds/000``, appendix on the ResNet-18 runs: peak 5e-5, target 1e-6) is :math:`f = 0.02`.
+  (SMILE paper, appendix on the ResNet-18 runs: peak 5e-5, target 1e-6) is :math:`f = 0.02`.
   :meth:`Cyclical.phase` is :math:`r(t) = \mathrm{mod}(t, K)/K \in [0, 1)`, which cyclical SGLD
   compares with its exploration fraction.
 

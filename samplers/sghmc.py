@@ -1,6 +1,6 @@
 r"""Stochastic gradient Hamiltonian Monte Carlo (SGHMC).
 
-Chen et al. (2014), eq. (15) and Algorithm 2, in the parametrisation of MAMBA (``seeds/001``),
+Chen et al. (2014), eq. (15) and Algorithm 2, in the parametrisation of the MAMBA paper,
 appendix D.1, eq. (6), written for the log density (:math:`g = \widehat{\nabla\log p}`):
 
 .. math:: \Delta\theta = v, \qquad \Delta v = h\,g(\theta) - \alpha v
@@ -10,7 +10,7 @@ with step size :math:`h` from the schedule, friction :math:`\alpha` (MAMBA: 0.01
 estimate :math:`\hat\beta` (MAMBA: 0), temperature :math:`T`. Integrator: semi-implicit Euler
 (drift with the old momentum, then friction and a kick with the gradient at the new position) by
 default, or the BAOAB splitting (``integrator="splitting"``). ``form="practical"`` is Algorithm 3
-of the PX paper (``seeds/004``, appendix C): step :math:`\epsilon`, friction rate :math:`\gamma`
+of the PX paper (appendix C): step :math:`\epsilon`, friction rate :math:`\gamma`
 (PX table 11: 100), :math:`r \leftarrow (1 - \gamma\epsilon) r + \epsilon\nabla\tilde U +
 \sqrt{2\gamma\epsilon T}\,z`, :math:`\theta \leftarrow \theta - \epsilon r`. Both forms, both
 integrators, the noise condition and the momentum refresh are in ``sgbench.samplers._hamiltonian``.

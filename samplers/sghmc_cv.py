@@ -1,6 +1,6 @@
 r"""SGHMC with control variates (SGHMC-CV).
 
-MAMBA (``seeds/001``), appendix D.3: the SGHMC update of ``sgbench.samplers.sghmc`` (Chen et al. 2014,
+MAMBA paper, appendix D.3: the SGHMC update of ``sgbench.samplers.sghmc`` (Chen et al. 2014,
 eq. 15; MAMBA eq. 6) with the control-variate gradient of eq. (8),
 
 .. math:: \hat g_{cv}(\theta) = \nabla\log p(\hat\theta) + \widehat{\nabla\log p}(\theta)

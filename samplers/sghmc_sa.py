@@ -2,8 +2,8 @@ r"""Scale-adapted SGHMC (SGHMC-SA).
 
 Springenberg, Klein, Falkner & Hutter (2016), "Bayesian optimization with robust Bayesian neural
 networks", NeurIPS 29, section 3, eqs. 8-10 (as the implementations of the authors' group, pybnn's
-``AdaptiveSGHMC`` and pysgmcmc, cite them); the main SGHMC baseline of the SMILE paper (``seeds/000``,
-section 2.2). Per coordinate, with :math:`\hat g_t = \widehat{\nabla\log p}(\theta_t)`, step size
+``AdaptiveSGHMC`` and pysgmcmc, cite them); the main SGHMC baseline of the SMILE paper
+(section 2.2). Per coordinate, with :math:`\hat g_t = \widehat{\nabla\log p}(\theta_t)`, step size
 :math:`\epsilon_t`, momentum decay :math:`\alpha`, temperature :math:`T`, burn-in length :math:`B`,
 :math:`\delta = 10^{-16}` and :math:`\xi_t \sim \mathcal N(0, I)`:
 

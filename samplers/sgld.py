@@ -1,7 +1,7 @@
 r"""Stochastic gradient Langevin dynamics (SGLD).
 
-Welling & Teh (2011); in the form of eq. (7) of the SGLRW paper (``seeds/002_f49e4b1a9ef6e505.txt``)
-and Algorithm 1 of the PX paper (``seeds/004``), written for the log density :math:`\log p = -U`:
+Welling & Teh (2011); in the form of eq. (7) of the SGLRW paper
+and Algorithm 1 of the PX paper, written for the log density :math:`\log p = -U`:
 
 .. math:: x_{t+1} = x_t + h_t\,\widehat{\nabla \log p}(x_t) + \sqrt{2 h_t T}\,\xi_t,
           \qquad \xi_t \sim \mathcal N(0, I),

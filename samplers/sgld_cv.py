@@ -1,6 +1,6 @@
 r"""SGLD with control variates (SGLD-CV).
 
-Baker et al. (2019); MAMBA (``seeds/001_cba5cf4c86b7500e.txt``), appendix D.3: the SGLD update
+Baker et al. (2019); MAMBA paper, appendix D.3: the SGLD update
 
 .. math:: x_{t+1} = x_t + h_t\,\hat g_{cv}(x_t) + \sqrt{2 h_t T}\,\xi_t, \qquad
           \hat g_{cv}(x) = \nabla\log p(\hat x) + \widehat{\nabla\log p}(x) - \widehat{\nabla\log p}(\hat x),

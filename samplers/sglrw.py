@@ -1,6 +1,6 @@
 r"""Stochastic gradient lattice random walk (SGLRW).
 
-Definition 4.1 of the SGLRW paper (``seeds/002_f49e4b1a9ef6e505.txt``) with the clipping of its
+Definition 4.1 of the SGLRW paper with the clipping of its
 section 4.3.1, written for the log density (:math:`\hat g = \widehat{\nabla\log p} = -\widehat{\partial U}`):
 each coordinate moves one lattice step,
 

@@ -3,7 +3,7 @@ r"""Stochastic gradient Nosé-Hoover thermostat (SGNHT).
 Ding et al. (2014), Algorithm 1, in two parametrisations (:math:`g = \widehat{\nabla\log p}`,
 :math:`\zeta \sim \mathcal N(0, I)`, dimension :math:`D`, temperature :math:`T`):
 
-- ``form="chen"`` (default): MAMBA (``seeds/001``), appendix D.2, eq. (7), in the units of Chen et al.'s
+- ``form="chen"`` (default): MAMBA paper, appendix D.2, eq. (7), in the units of Chen et al.'s
   SGHMC (``sgbench.samplers.sghmc``): with Ding et al.'s step :math:`\delta`, step size :math:`h = \delta^2`,
   momentum :math:`v = p\delta`, per-step thermostat :math:`\alpha = \xi\delta`, diffusion :math:`a = A\delta`:
 
@@ -11,7 +11,7 @@ Ding et al. (2014), Algorithm 1, in two parametrisations (:math:`g = \widehat{\n
             x_{n+1} = x_n + v_{n+1}, \qquad
             \alpha_{n+1} = \alpha_n + \tfrac1D v_{n+1}^\top v_{n+1} - hT;
 
-- ``form="practical"``: Algorithm 4 of the PX paper (``seeds/004``, appendix C), its sign convention
+- ``form="practical"``: Algorithm 4 of the PX paper (appendix C), its sign convention
   included (:math:`r` is minus the usual momentum), step :math:`\epsilon_t`, diffusion :math:`a`:
 
   .. math:: r_t = (1 - \xi_{t-1}\epsilon_t) r_{t-1} - \epsilon_t\,g(\theta_{t-1})

@@ -1,6 +1,6 @@
 r"""SGNHT with control variates (SGNHT-CV).
 
-MAMBA (``seeds/001``), appendix D.3 ("SGHMC-CV and SGNHT-CV are defined similarly" to SGLD-CV):
+MAMBA paper, appendix D.3 ("SGHMC-CV and SGNHT-CV are defined similarly" to SGLD-CV):
 the SGNHT update of ``sgbench.samplers.sgnht`` (Ding et al. 2014, Algorithm 1; MAMBA eq. 7; PX
 Algorithm 4 with ``form="practical"``) with the control-variate gradient of eq. (8),
 

@@ -1,4 +1,4 @@
-r"""SMILE (section 4.2, Algorithm 1, eqs. 4-7 of the SMILE paper, ``seeds/000``).
+r"""SMILE (section 4.2, Algorithm 1, eqs. 4-7 of the SMILE paper).
 
 SMILE-naive with the energy-variance tuning of Algorithm 1: a Gamma model of |dE|, the
 guardrail of eq. 6 (kappa = 0.98) and the adaptive step size of eq. 7 (delta = 0.02, a = 0.1).

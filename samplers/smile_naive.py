@@ -1,4 +1,4 @@
-r"""SMILE-naive (section 3.1, eq. 3 of the SMILE paper, ``seeds/000``).
+r"""SMILE-naive (section 3.1, eq. 3 of the SMILE paper).
 
 The deterministic microcanonical dynamics driven by the stochastic gradient, with no explicit
 noise and a fixed step size.

@@ -4,7 +4,7 @@ r"""Posteriors over data: the base class of the data targets.
 
 with an isotropic Gaussian prior :math:`p(x) = \mathcal N(0, v I)` and the evidence
 :math:`\log p(\mathcal D)` subtracted where it is known (else it is 0 and ``logdensity`` is the
-log joint). The minibatch gradient, eq. (6) of the SGLRW paper (``seeds/002_f49e4b1a9ef6e505.txt``),
+log joint). The minibatch gradient, eq. (6) of the SGLRW paper,
 scales the likelihood part by :math:`N/B` (``sgbench.targets.noise.minibatch``).
 
 Positions of data targets are single vectors of shape (dim,) (analytic targets also accept

@@ -1,4 +1,4 @@
-r"""Small Bayesian neural networks (MLPs) on data, after the MILE paper (``seeds/003_f6a976f0a06f9fc1.txt``).
+r"""Small Bayesian neural networks (MLPs) on data, after the MILE paper.
 
 The network :math:`h_0 = f`, :math:`h_l = a(h_{l-1} W_l + b_l)` (:math:`l < L`),
 :math:`o = h_{L-1} W_L + b_L`, with ReLU (MILE, section 4.1.1) or tanh activation :math:`a`. Its

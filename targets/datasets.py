@@ -103,7 +103,7 @@ def load(dataset: str, path=None, label=None):
 
 
 def linear_regression_data(num_data: int, dim: int, sigma2: float, seed: int):
-    r"""Eq. (19) of the SGLRW paper (``seeds/002_f49e4b1a9ef6e505.txt``, section 5.2):
+    r"""Eq. (19) of the SGLRW paper (section 5.2):
     :math:`y = X\theta^* + \varepsilon`, :math:`\varepsilon \sim \mathcal N(0, \sigma^2 I)`,
     :math:`\theta^* \sim \mathcal N(0, I)`. The paper does not state the law of the design
     matrix; here its entries are independent standard normal. Drawn in the order X, theta*, eps
@@ -126,8 +126,8 @@ def linear_regression_data(num_data: int, dim: int, sigma2: float, seed: int):
 
 
 def logistic_regression_data(num_data: int, dim: int, seed: int):
-    r"""The simulated logistic-regression data of the MAMBA paper (``seeds/001_cba5cf4c86b7500e.txt``,
-    appendix C.1): :math:`y_i \sim \text{Bernoulli}(1/(1 + e^{-\theta^{*\top} x_i}))`. The paper
+    r"""The simulated logistic-regression data of the MAMBA paper
+    (appendix C.1): :math:`y_i \sim \text{Bernoulli}(1/(1 + e^{-\theta^{*\top} x_i}))`. The paper
     does not state the laws of the covariates and of :math:`\theta^*`; here
     :math:`x_i \sim \mathcal N(0, I_d)` and :math:`\theta^* \sim \mathcal N(0, I_d)`. Drawn in the
     order X, theta*, uniforms from ``np.random.default_rng(seed)``; returns ``(X, y, theta_star)``.
@@ -304,7 +304,7 @@ _RANK_BLOCK = 2**23  # keys ranked per block of users by the generator (32 MiB o
 def matrix_factorisation_data(num_users: int, num_items: int, num_ratings: int, latent_dim: int, seed: int,
                               alpha: float = 3.0, mu_0: float = 0.0, a0: float = 4.0, b0: float = 5.0):
     r"""A MovieLens-100k-shaped rating data set drawn from the PMF model of the MAMBA paper
-    (``seeds/001_cba5cf4c86b7500e.txt``, appendix C.2.1) with :math:`\tau = (\alpha, \mu_0, a_0, b_0)`.
+    (appendix C.2.1) with :math:`\tau = (\alpha, \mu_0, a_0, b_0)`.
     The paper fits MovieLens; what it leaves open (the observation pattern, and how a Gaussian
     draw becomes a rating 1 to 5) is chosen here to look like MovieLens-100k (943 users, 1682
     items, 10^5 ratings, at least 20 per user, rating frequencies

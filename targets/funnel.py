@@ -1,4 +1,4 @@
-r"""Neal's funnel, appendix C of the SMILE paper (``seeds/000_10079a2df2a8e854.txt``).
+r"""Neal's funnel, appendix C of the SMILE paper.
 
 The paper writes ":math:`\theta_1 \sim \mathcal N(0, 3)` and :math:`\theta_i \sim \mathcal N(0, e^{\theta/2})`,
 :math:`i \in [2, \dots, 10]`". We read it as Neal's (2003) standard funnel, with scales as standard

@@ -6,10 +6,10 @@ means on :math:`\{-4,-2,0,2,4\}^2` and covariance :math:`\sigma^2 I_2`, the rest
 
 Presets:
 
-- ``targets.get("gmm")``: the 10-d target of appendix D, eq. (25), of the SMILE paper
-  (``seeds/000_10079a2df2a8e854.txt``): :math:`\sigma^2 = 0.3`, 8 extra standard-normal coordinates;
+- ``targets.get("gmm")``: the 10-d target of appendix D, eq. (25), of the SMILE paper:
+  :math:`\sigma^2 = 0.3`, 8 extra standard-normal coordinates;
 - ``targets.get("gmm", extra_dims=0, component_variance=0.03)``: the 2-d mixture of 25 Gaussians of
-  section 5.1 of the PX-SGMCMC paper (``seeds/004_36ef435241ec6d1f.txt``), which follows Zhang et al.
+  section 5.1 of the PX-SGMCMC paper, which follows Zhang et al.
   (2020, cyclical SG-MCMC) and so uses their component variance 0.03.
 
 The grid is ``spacing * (k - (grid_points - 1)/2)``, k = 0..grid_points-1 (default spacing 2, 5 points).

@@ -1,4 +1,4 @@
-r"""Ill-conditioned Gaussian (ICG), appendix C of the SMILE paper (``seeds/000_10079a2df2a8e854.txt``).
+r"""Ill-conditioned Gaussian (ICG), appendix C of the SMILE paper.
 
 :math:`\mathcal N(0, \Sigma)` with :math:`\Sigma = R^\top \Lambda R`: :math:`\Lambda` diagonal with
 eigenvalues equally spaced in log space from :math:`\kappa^{-1/2}` to :math:`\kappa^{1/2}` (the

@@ -1,4 +1,4 @@
-r"""Bayesian linear regression, section 5.2 of the SGLRW paper (``seeds/002_f49e4b1a9ef6e505.txt``).
+r"""Bayesian linear regression, section 5.2 of the SGLRW paper.
 
 Eq. (19)-(20): :math:`y = X\theta + \varepsilon`, :math:`\varepsilon \sim \mathcal N(0, \sigma^2 I)`,
 prior :math:`\mathcal N(0, \tau^{-1} I)`; the posterior is :math:`\mathcal N(\mu, \Sigma)` with

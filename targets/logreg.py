@@ -3,10 +3,10 @@ r"""Bayesian logistic regression: :math:`\log p(y_i \mid f_i, x) = y_i \eta_i - 
 
 Data sets (``dataset``):
 
-- ``"breast_cancer"``: appendix A.5 of the SGLRW paper (``seeds/002_f49e4b1a9ef6e505.txt``): the
+- ``"breast_cancer"``: appendix A.5 of the SGLRW paper: the
   569 x 30 breast-cancer data bundled with scikit-learn, features standardised, plus an intercept:
   31 parameters; prior :math:`\mathcal N(0, I)`.
-- ``"simulated"``: appendix C.1 of the MAMBA paper (``seeds/001_cba5cf4c86b7500e.txt``): 10-d
+- ``"simulated"``: appendix C.1 of the MAMBA paper: 10-d
   covariates, no intercept, ``num_data`` points (default :math:`10^4`, at most the paper's
   :math:`10^6`); prior :math:`\mathcal N(0, 10 I)`; the laws the paper leaves open are in
   :func:`sgbench.targets.datasets.logistic_regression_data`.

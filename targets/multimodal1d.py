@@ -1,5 +1,5 @@
 r"""One-dimensional multimodal Gaussian mixture, the toy target of section 4.2 (Figures 2 and 8) of
-the SGLRW paper (``seeds/002_f49e4b1a9ef6e505.txt``), where its exact gradient is corrupted by
+the SGLRW paper, where its exact gradient is corrupted by
 alpha-stable or Gaussian noise.
 
 .. math:: p(x) = \sum_k w_k \mathcal N(x; \mu_k, \sigma_k^2).

@@ -1,5 +1,5 @@
 r"""Bayesian probabilistic matrix factorisation (PMF) of ratings, appendix C.2.1 of the MAMBA paper
-(``seeds/001_cba5cf4c86b7500e.txt``; section 4.2; Salakhutdinov and Mnih, 2008).
+(section 4.2 there; Salakhutdinov and Mnih, 2008).
 
 Users :math:`i = 1..N_u` and items :math:`j = 1..N_v` have latent vectors :math:`U_i, V_j \in \mathbb R^d`
 (``latent_dim``, default the paper's 20). Each observed rating is one datum; the likelihood is

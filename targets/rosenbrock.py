@@ -1,5 +1,5 @@
 r"""Rosenbrock target: a product of :math:`d/2` banana-shaped pairs, appendix C of the SMILE paper
-(``seeds/000_10079a2df2a8e854.txt``, after Grumitt et al. 2022):
+(after Grumitt et al. 2022):
 
 .. math:: \log p(x) = -\sum_{i=1}^{d/2} \Big[\frac{(x_{2i-1}^2 - x_{2i})^2}{Q} + (x_{2i-1} - 1)^2\Big]
           - \frac d2 \big(\log\pi + \tfrac12 \log Q\big),

@@ -1,5 +1,5 @@
 r"""A vector target seen as one matrix layer without bias: the setting of PX-SGMCMC's section 5.1
-(Kim et al. 2025, seeds/004), :math:`x = \mathbf W_3 \mathbf W_2 \mathbf W_1 x`.
+(Kim et al. 2025, PX-SGMCMC paper), :math:`x = \mathbf W_3 \mathbf W_2 \mathbf W_1 x`.
 
 The adapter declares the capability the parameter-expanded samplers ask for, ``matrix_layers``
 (``((n_in, n_out, has_bias), ...)``: here one 1 x n layer, so the left expanded matrices are n x n

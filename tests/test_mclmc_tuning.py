@@ -1,5 +1,5 @@
 """MCLMC's online tuning (``samplers/_mclmc_tuning.py``, ``samplers/mclmc.py``; Robnik et al. 2023, MILE
-``seeds/003`` sections 2.2 and 3.2): reference and optimized implementations agree on shared draws,
+paper, sections 2.2 and 3.2): reference and optimized implementations agree on shared draws,
 each phase equals a direct computation of its equations, the ESS equals ArviZ's and blackjax's, the
 phase-III store respects MILE's bounds, bad input is rejected; statistical: tuned MCLMC reaches
 b^2 < 0.01 on the 10-d ICG, beside blackjax's tuned MCLMC."""

@@ -1,4 +1,4 @@
-"""MILE (``samplers/mile.py``; ``seeds/003`` sections 3.1-3.3): its parameters and starting points, and
+"""MILE (``samplers/mile.py``; MILE paper, sections 3.1-3.3): its parameters and starting points, and
 the effect of its tuning changes on the regression BNN: no NaN chains, where naive MCLMC (Robnik's
 tuning from the same deep-ensemble starts) produces NaN and frozen chains (Table 5)."""
 

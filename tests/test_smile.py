@@ -1,4 +1,4 @@
-"""SMILE-naive, pSMILE-naive, SMILE and pSMILE (SMILE paper, ``seeds/000``): the energy-error model
+"""SMILE-naive, pSMILE-naive, SMILE and pSMILE (SMILE paper): the energy-error model
 of Algorithm 1 (Wilson-Hilferty quantiles, the Gamma fit, the moving moments), the guardrail and
 the step-size adaptation on a stream whose law is known, the reset semantics, the preconditioner,
 the per-step records, the cost, and (``statistical``) the stationary bias on the 10-d ICG."""

@@ -1,5 +1,5 @@
 r"""PX-SGHMC's time and memory overhead against SGHMC on the digits BNN (the PX paper's cost
-analysis, appendix B.6 and Table 7 of ``seeds/004_36ef435241ec6d1f.txt``: +5 % time and +1 % GPU
+analysis, appendix B.6 and Table 7 of the PX-SGMCMC paper: +5 % time and +1 % GPU
 memory for c = d = 1 on a ResNet-20 with batch 256).
 
 Both samplers run the practical form of the PX paper's Algorithm 3 at the same step size on

@@ -1,1 +1,1 @@
-"""Paper reproductions: the seeds' tables at reduced scale."""
+"""Paper reproductions: the papers' tables (docs/bibliography.md) at reduced scale."""

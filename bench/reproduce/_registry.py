@@ -34,7 +34,7 @@ class Reproduction:
     Attributes:
         name: the ``sgbench reproduce`` name (``paper-table1``).
         summary: one line: what it reproduces.
-        source: the paper and section (``seeds/...``).
+        source: the paper, by its short name in docs/bibliography.md, and section (``"SMILE paper, appendix D"``).
         scales: ``{"quick": what it runs, "paper": what it runs}``, in words.
         run: ``run(scale, options, db, out, progress) -> sgbench.bench.reproduce.outcome.Outcome``: ``scale`` one of
             ``SCALES``; ``options`` the values of ``options`` given (missing ones absent); ``db`` the results

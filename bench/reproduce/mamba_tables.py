@@ -1,4 +1,4 @@
-r"""Tables 1, 2 and 3 of the MAMBA paper (``seeds/001_cba5cf4c86b7500e.txt``, sections 4.1 and 4.3, appendices C.1
+r"""Tables 1, 2 and 3 of the MAMBA paper (sections 4.1 and 4.3, appendices C.1
 and C.3), each one :class:`Table`:
 
 - ``mamba-table1``: the simulated 10-d logistic regression with prior :math:`\mathcal N(0, 10 I)`; the KSD and
@@ -574,10 +574,10 @@ def _register(table: Table, source: str, summary: str):
 
 
 for _table, _source, _summary in (
-        (TABLE1, "seeds/001, section 4.1, appendix C.1", "MAMBA Table 1: KSD and xi(sigma) of tuned samplers, "
+        (TABLE1, "MAMBA paper, section 4.1, appendix C.1", "MAMBA Table 1: KSD and xi(sigma) of tuned samplers, "
                                                          "logistic regression"),
-        (TABLE2, "seeds/001, section 4.2, appendix C.2", "MAMBA Table 2: KSD and xi(sigma), probabilistic matrix "
+        (TABLE2, "MAMBA paper, section 4.2, appendix C.2", "MAMBA Table 2: KSD and xi(sigma), probabilistic matrix "
                                                          "factorisation (generated ratings)"),
-        (TABLE3, "seeds/001, section 4.3, appendix C.3", "MAMBA Table 3: ECE and MCE of a Bayesian neural network "
+        (TABLE3, "MAMBA paper, section 4.3, appendix C.3", "MAMBA Table 3: ECE and MCE of a Bayesian neural network "
                                                          "classifier (digits)")):
     _register(_table, _source, _summary)

@@ -1,4 +1,4 @@
-r"""Table 5 of the MILE paper (``seeds/003_f6a976f0a06f9fc1.txt``, appendix A.1.2): the share of chains that fail
+r"""Table 5 of the MILE paper (appendix A.1.2): the share of chains that fail
 (NaN values) for naive MCLMC and for MILE on a regression BNN, both started from the same deep ensemble.
 
 Naive MCLMC is ``mclmc`` with Robnik's three-phase tuning as published (initial step :math:`\sqrt d`, L
@@ -156,7 +156,7 @@ def run(scale: str, options: dict, db, out, progress: bool) -> Outcome:
 REPRODUCTION = register(Reproduction(
     name="mile-table5",
     summary="MILE Table 5: NaN (and frozen) chains of naive MCLMC and MILE on a regression BNN from a deep ensemble",
-    source="seeds/003, appendix A.1.2",
+    source="MILE paper, appendix A.1.2",
     scales={"quick": "24 chains, tuning (500, 100, 100) + 100 sampling steps (the failures happen at the first "
                      "steps)",
             "paper": "100 chains, the paper's budget (40000, 5000, 5000) + 10000 steps"},

@@ -1,4 +1,4 @@
-r"""The UCI regression benchmark of the MILE paper (``seeds/003_f6a976f0a06f9fc1.txt``, section 4.1.1, Tables 1, 3
+r"""The UCI regression benchmark of the MILE paper (section 4.1.1, Tables 1, 3
 and 10) at a reduced scale, on the regression data available here: hold-out LPPD, RMSE and calibration error of
 the deep-ensemble baseline (DE), naive MCLMC and MILE.
 
@@ -250,7 +250,7 @@ REPRODUCTION = register(Reproduction(
     name="mile-uci",
     summary="MILE Tables 3 and 10: hold-out LPPD, RMSE and calibration error of DE, naive MCLMC and MILE on "
             "regression BNNs (diabetes and Friedman #1 for the UCI data)",
-    source="seeds/003, section 4.1.1 and appendix A.1",
+    source="MILE paper, section 4.1.1 and appendix A.1",
     scales={"quick": "12 chains, tuning (4000, 500, 500) + 2000 sampling steps, 3 splits per data set",
             "paper": "12 chains, the paper's budget (40000, 5000, 5000) + 10000 steps, 3 splits per data set"},
     run=run,

@@ -1,5 +1,5 @@
-r"""The PX-SGMCMC paper's cold-posterior and ensemble-ambiguity experiment (``seeds/004_36ef435241ec6d1f.txt``,
-appendix B.4 and Figure 7, with the AMB of Tables 4 and 10) at a scale this machine can run: SGHMC against
+r"""The PX-SGMCMC paper's cold-posterior and ensemble-ambiguity experiment
+(appendix B.4 and Figure 7, with the AMB of Tables 4 and 10) at a scale this machine can run: SGHMC against
 PX-SGHMC (c = d = 1) on a classification BNN, at posterior temperatures T = 1, 0.1 and 0.01.
 
 The paper's runs are ResNets on CIFAR-10 for days of GPU time. Here the network is ``targets.get("bnn",
@@ -220,7 +220,7 @@ REPRODUCTION = register(Reproduction(
     name="px-cold-posterior",
     summary="PX-SGMCMC appendix B.4: SGHMC vs PX-SGHMC on a digits BNN at T = 1, 0.1, 0.01 (ERR, NLL, ensemble "
             "ambiguity)",
-    source="seeds/004, appendix B.4, Tables 4 and 10",
+    source="PX-SGMCMC paper, appendix B.4, Tables 4 and 10",
     scales={"quick": "4 chains x 10 cycles of 500 steps per (T, sampler), after a step-size search",
             "paper": "4 chains x 100 cycles of 5000 steps per (T, sampler), the paper's cycle budget"},
     run=run,

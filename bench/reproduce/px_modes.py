@@ -1,4 +1,4 @@
-r"""Section 5.1 of the PX-SGMCMC paper (``seeds/004_36ef435241ec6d1f.txt``, Figure 1): mode hopping on the 2-d
+r"""Section 5.1 of the PX-SGMCMC paper (Figure 1): mode hopping on the 2-d
 mixture of 25 Gaussians, standard against expanded parametrisation.
 
 The mixture is ``targets.get("gmm", extra_dims=0, component_variance=0.03)`` (centres on the grid
@@ -162,7 +162,7 @@ REPRODUCTION = register(Reproduction(
     name="px-modes",
     summary="PX-SGMCMC section 5.1: modes of the 25-Gaussian mixture visited by SGLD, SGHMC and their expanded "
             "(PX) versions",
-    source="seeds/004, section 5.1 and Figure 1",
+    source="PX-SGMCMC paper, section 5.1 and Figure 1",
     scales={"quick": "8 chains x 10^5 steps per sampler", "paper": "64 chains x 10^5 steps per sampler"},
     run=run,
     options=(Option("--chains", "px-modes: chains per sampler (default: 8 quick, 64 paper)"),

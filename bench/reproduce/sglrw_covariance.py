@@ -1,4 +1,4 @@
-r"""Figure 3 (Figure 7, top) and Theorem 4.2 of the SGLRW paper (``seeds/002_f49e4b1a9ef6e505.txt``, section 4.3):
+r"""Figure 3 (Figure 7, top) and Theorem 4.2 of the SGLRW paper (section 4.3):
 the mean squared error of the posterior covariance against the base step size, by minibatch size, for SGLD, SGLRW
 and Clipped-SGLD on 50-dimensional Bayesian linear regression, and the lemma behind the theorem's bound measured
 on our steps.
@@ -441,7 +441,7 @@ REPRODUCTION = register(Reproduction(
     name="sglrw-covariance",
     summary="SGLRW Figure 3 and Theorem 4.2: covariance MSE of SGLD, SGLRW and Clipped-SGLD by step size and "
             "minibatch size, and Lemma 4.3 measured on the steps",
-    source="seeds/002, section 4.3 and appendix A.1-A.3",
+    source="SGLRW paper, section 4.3 and appendix A.1-A.3",
     scales={"quick": "200 particles x 10,000 iterations, B in {8, 128}, 5 step sizes",
             "paper": "2000 particles x 10,000 iterations, B in {8, 32, 128, 512}, 5 step sizes"},
     run=run,

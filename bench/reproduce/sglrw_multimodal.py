@@ -1,4 +1,4 @@
-r"""Figure 2 of the SGLRW paper (``seeds/002_f49e4b1a9ef6e505.txt``, section 4.2 and appendix A.1): the
+r"""Figure 2 of the SGLRW paper (section 4.2 and appendix A.1): the
 one-dimensional multimodal target (``targets.get("multimodal1d")``: three unit-scale components at -4, 0, 4
 with weights 0.2, 0.5, 0.3, our choice where the paper gives none) whose exact gradient is corrupted by
 symmetric alpha-stable noise (alpha = 1.5, no second moment) of increasing scale, sampled by SGLD, SGLRW and
@@ -168,7 +168,7 @@ REPRODUCTION = register(Reproduction(
     name="sglrw-multimodal",
     summary="SGLRW Figure 2: SGLD, SGLRW and Clipped-SGLD on a 1-d multimodal target under alpha-stable gradient "
             "noise of increasing scale",
-    source="seeds/002, section 4.2 and appendix A.1",
+    source="SGLRW paper, section 4.2 and appendix A.1",
     scales={"quick": "100 chains x 20,000 steps per (noise scale, sampler)",
             "paper": "1000 chains x 10^5 steps per (noise scale, sampler)"},
     run=run,

@@ -1,7 +1,7 @@
 r"""Table 1 of the SGLRW paper at a reduced scale: KL between the linear-regression posterior and the
 Gaussian fit of the samples, for SGLD, SGLRW and Clipped-SGLD, by minibatch size B and base step size.
 
-The paper (``seeds/002_f49e4b1a9ef6e505.txt``, section 5.2 and Table 1): Bayesian linear regression
+The SGLRW paper (section 5.2 and Table 1): Bayesian linear regression
 (eq. 19-20) with N = 1000, d = 20 (the defaults of ``targets.get("linreg")``); minibatch gradients of
 size B scaled by N/B (eq. 6; ``noise="minibatch"``); the decaying schedule
 :math:`\delta_t = \delta(1 + t)^{-0.55}` (``schedule={"kind": "polynomial_decay"}``); the score is the
@@ -49,7 +49,7 @@ PARTICLES_OPTION = Option("--particles", "sglrw tables: parallel particles (defa
 
 ITERATIONS_OPTION = Option("--iterations", "sglrw-table1, sglrw-covariance: iterations (default: the paper's 10000)")
 
-# Table 1 of the SGLRW paper (seeds/002_f49e4b1a9ef6e505.txt, section 5.2.1): KL between the posterior
+# Table 1 of the SGLRW paper (section 5.2.1): KL between the posterior
 # and the empirical Gaussian fit of the samples; (B, base step size) -> KL of SGLD, SGLRW, Clipped SGLD.
 PAPER_TABLE1: dict[tuple[int, float], dict[str, float]] = {
     (b, delta): dict(zip(SAMPLERS, kls))
@@ -501,7 +501,7 @@ REPRODUCTION = register(Reproduction(
     name="sglrw-table1",
     summary="SGLRW Table 1: KL of SGLD, SGLRW and Clipped-SGLD by minibatch size and step size, Bayesian linear "
             "regression",
-    source="seeds/002, section 5.2",
+    source="SGLRW paper, section 5.2",
     scales={"quick": f"{QUICK_NUM_PARTICLES} particles x 10,000 iterations (about 6 minutes on 2 cores)",
             "paper": f"{PAPER_NUM_PARTICLES} particles x 10,000 iterations"},
     run=run,

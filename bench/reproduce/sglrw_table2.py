@@ -1,4 +1,4 @@
-r"""Table 2 of the SGLRW paper (``seeds/002_f49e4b1a9ef6e505.txt``, appendix A.5): Bayesian logistic regression
+r"""Table 2 of the SGLRW paper (appendix A.5): Bayesian logistic regression
 on the breast-cancer data (569 points, 30 features and an intercept, d = 31, prior N(0, I)); KL(reference fit ||
 particles' fit) between the Gaussian fit of the stored NUTS reference draws (``reference/data``) and the Gaussian
 fit of the particles' final positions, for SGLD, SGLRW and Clipped-SGLD at every (B, δ) of the table: B in
@@ -204,7 +204,7 @@ REPRODUCTION = register(Reproduction(
     name="sglrw-table2",
     summary="SGLRW Table 2: KL of SGLD, SGLRW and Clipped-SGLD by (B, δ), logistic regression on the breast-cancer "
             "data against the stored NUTS reference",
-    source="seeds/002, appendix A.5",
+    source="SGLRW paper, appendix A.5",
     scales={"quick": f"{SCALES['quick']['particles']} particles x 1000 steps, {SCALES['quick']['seeds']} seeds",
             "paper": f"{SCALES['paper']['particles']} particles x 1000 steps, {SCALES['paper']['seeds']} seeds "
                      "(the paper's)"},

@@ -1,4 +1,4 @@
-r"""Appendix D of the SMILE paper (``seeds/000_10079a2df2a8e854.txt``, Figure 4): the 10-d Gaussian mixture whose
+r"""Appendix D of the SMILE paper (Figure 4): the 10-d Gaussian mixture whose
 first two coordinates follow 25 Gaussians on the grid {-4, -2, 0, 2, 4}^2 with covariance 0.3 I and whose
 other eight are standard normal (``targets.get("gmm")``), with the isotropic injected noise of appendix C
 (V = 256 I).
@@ -176,7 +176,7 @@ def run(scale: str, options: dict, db, out, progress: bool) -> Outcome:
 REPRODUCTION = register(Reproduction(
     name="smile-gmm",
     summary="SMILE appendix D: modes of the 10-d 25-Gaussian mixture visited by pSMILE-naive and a matched cSGLD",
-    source="seeds/000, appendix D and Figure 4",
+    source="SMILE paper, appendix D and Figure 4",
     scales={"quick": "10 chains x 10^5 steps each", "paper": "10 chains x 10^6 steps each (the paper's)"},
     run=run,
     options=(Option("--steps", "steps per chain (default: the scale's)"),

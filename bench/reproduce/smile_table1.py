@@ -1,4 +1,4 @@
-r"""Table 1 of the SMILE paper (``seeds/000_10079a2df2a8e854.txt``, section 3.2 and appendix C), whole:
+r"""Table 1 of the SMILE paper (section 3.2 and appendix C), whole:
 the second-moment bias :math:`b^2 = (\mathbb E[\theta^2_{sample}] - \mathbb E[\theta^2])^2 / \mathrm{Var}(\theta^2)`
 of SMILE-naive, SGLD, vanilla SGHMC and pSMILE-naive on three 10-d targets with injected gradient noise, and the
 full-batch MCLMC baseline.
@@ -356,7 +356,7 @@ REPRODUCTION = register(Reproduction(
     name="smile-table1",
     summary="SMILE Table 1: b² of SMILE-naive, SGLD, SGHMC, pSMILE-naive on ICG, Rosenbrock, funnel under "
             "four injected noises, and the full-batch MCLMC baseline",
-    source="seeds/000, section 3.2 and appendix C",
+    source="SMILE paper, section 3.2 and appendix C",
     scales={"quick": f"10 chains x {STEPS['quick']:,} steps per step size, both search stages (about 10 minutes "
                      "on 2 cores, most of it compilation)",
             "paper": "10 chains x 10^6 steps per step size, the paper's scale (15.5 minutes on 2 cores with --jobs 2)"},

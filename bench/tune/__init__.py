@@ -1,5 +1,5 @@
 """MAMBA: tuning an SGMCMC sampler's hyperparameters by successive halving on a Stein-discrepancy reward
-(Coullon, South & Nemeth, ``seeds/001_cba5cf4c86b7500e.txt``, Algorithm 1).
+(the MAMBA paper of Coullon, South & Nemeth, Algorithm 1).
 
 Parts, one concept each: :mod:`~sgbench.bench.tune.halving` (Algorithm 1 on any reward function, and the
 bound of Theorem 1), :mod:`~sgbench.bench.tune.arms` (the uniform grid of hyperparameter tuples),

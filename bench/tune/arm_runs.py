@@ -1,4 +1,4 @@
-r"""Running MAMBA's arms (``seeds/001_cba5cf4c86b7500e.txt``, Algorithm 1: "Run each SGLD sampler ... for
+r"""Running MAMBA's arms (MAMBA paper, Algorithm 1: "Run each SGLD sampler ... for
 time budget of :math:`r_i`").
 
 An arm that survives round :math:`i` runs in round :math:`i+1` for :math:`r_{i+1}` more; its reward is

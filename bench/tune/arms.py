@@ -1,4 +1,4 @@
-r"""The arms of MAMBA: a uniform grid of hyperparameter tuples (``seeds/001_cba5cf4c86b7500e.txt``,
+r"""The arms of MAMBA: a uniform grid of hyperparameter tuples (MAMBA paper,
 section 3.2 "Initialize" and section 4: "an equally spaced grid over batch sizes and step sizes").
 
 An axis is a hyperparameter and its values: ``step_size`` for every sampler, ``batch_fraction``

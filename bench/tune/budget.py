@@ -1,5 +1,5 @@
 r"""The budgets of MAMBA's rounds: gradient evaluations (the default) or wall-clock seconds (the paper's,
-``seeds/001_cba5cf4c86b7500e.txt``, section 3.3 "Time budgets").
+MAMBA paper, section 3.3 "Time budgets").
 
 Gradient evaluations are counted in full-data units: a step that evaluates a minibatch gradient of
 :math:`n` of the :math:`N` data costs :math:`n/N` (SGLD-CV evaluates two minibatch gradients per step:

@@ -1,4 +1,4 @@
-r"""Successive halving with pruning rate :math:`\eta` (MAMBA, ``seeds/001_cba5cf4c86b7500e.txt``,
+r"""Successive halving with pruning rate :math:`\eta` (MAMBA paper,
 section 3.2, Algorithm 1; Karnin, Koren & Somekh 2013).
 
 With :math:`M` arms, :math:`K = \lfloor\log_\eta M\rfloor` rounds and total budget :math:`T`, round

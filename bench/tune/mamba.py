@@ -1,4 +1,4 @@
-r"""The MAMBA tuner and the paper's two baselines (``seeds/001_cba5cf4c86b7500e.txt``: Algorithm 1,
+r"""The MAMBA tuner and the paper's two baselines (MAMBA paper: Algorithm 1,
 section 4 and appendix B.1).
 
 - :func:`mamba`: successive halving (:mod:`sgbench.bench.tune.halving`) over the grid of arms

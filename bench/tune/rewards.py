@@ -1,5 +1,5 @@
 r"""MAMBA's rewards: :math:`\nu_s = -\mathrm{KSD}(\tilde\pi_s, \pi)` or :math:`-\mathrm{FSSD}(\tilde\pi_s, \pi)`
-(``seeds/001_cba5cf4c86b7500e.txt``, section 3.2 "Evaluate and Prune", eqs. (3) and (4)), computed as in
+(MAMBA paper, section 3.2 "Evaluate and Prune", eqs. (3) and (4)), computed as in
 section 4.1 on the arm's thinned draws with full-batch gradients (section 3.3 "Estimating KSD/FSSD").
 
 - ``ksd``: the V-statistic of :func:`sgbench.reference.metrics.ksd.ksd` with the IMQ kernel

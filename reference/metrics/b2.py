@@ -1,5 +1,5 @@
 r"""Second-moment bias :math:`b^2` (Hoffman & Sountsov 2022), as in section 3.2 and appendix C of
-the SMILE paper (``seeds/000_10079a2df2a8e854.txt``):
+the SMILE paper:
 
 .. math:: b^2_i = \frac{(\hat E[x_i^2] - E[x_i^2])^2}{\operatorname{Var}[x_i^2]},
 

@@ -1,6 +1,6 @@
 r"""The running :math:`b^2` curve and the gradient evaluations a sampler needs to reach a small
 bias, following Hoffman & Sountsov (2022, "Tuning-free generalized Hamiltonian Monte Carlo",
-AISTATS), whose :math:`b^2` the SMILE paper (``seeds/000_10079a2df2a8e854.txt`` section 3.2,
+AISTATS), whose :math:`b^2` the SMILE paper (section 3.2,
 appendix C) reports; :math:`b^2` itself is ``sgbench.reference.metrics.b2``.
 
 At checkpoints :math:`k = 1..K` (after :math:`g_k` gradient evaluations) a driver records the

@@ -1,5 +1,5 @@
 r"""Chainwise split :math:`\widehat{cR}` with split factor 4, the local-mixing diagnostic of MILE
-(``seeds/003_f6a976f0a06f9fc1.txt`` section 5 "Diagnostics" and appendix A.3: "the chainwise
+(MILE paper, section 5 "Diagnostics" and appendix A.3: "the chainwise
 split metric :math:`\widehat{cR}` with a split factor of 4"), which takes its definition from
 Sommer et al. (2024), "Connecting the dots: is mode-connectedness the key to feasible sample-based
 inference in Bayesian neural networks?", ICML, and their published code.

@@ -5,13 +5,13 @@ one of ``probs`` or ``log_probs`` (samples, points, classes): :math:`p_{sik} = p
 (for the ``bnn`` target, the softmax of ``predict``'s logits; a binary model passes the two columns
 :math:`1 - \sigma(\eta), \sigma(\eta)`). Every metric is pooled over all samples of all chains (chains
 x draws flattened into the samples axis; pass one chain's draws for a per-chain value) through the
-Bayesian model average (BMA) :math:`\bar p_{ik} = \frac1S \sum_s p_{sik}` (PX-SGMCMC eq. 38,
-``seeds/004_36ef435241ec6d1f.txt``), its prediction :math:`\hat y_i = \arg\max_k \bar p_{ik}` and its
+Bayesian model average (BMA) :math:`\bar p_{ik} = \frac1S \sum_s p_{sik}` (PX-SGMCMC paper,
+eq. 38), its prediction :math:`\hat y_i = \arg\max_k \bar p_{ik}` and its
 confidence :math:`c_i = \max_k \bar p_{ik}`, except ``nll(kind="individual")``.
 
-Sources: SMILE appendix B.3 (``seeds/000_10079a2df2a8e854.txt``: LPPD, accuracy, Brier, NLL, AUROC,
-AURC, perplexity), MAMBA section 3 (``seeds/001_cba5cf4c86b7500e.txt``: ECE, MCE after Guo et al. 2017),
-PX-SGMCMC appendix B (ERR, NLL, ECE with 15 bins, OOD AUROC from predictive entropy).
+Sources: SMILE paper appendix B.3 (LPPD, accuracy, Brier, NLL, AUROC,
+AURC, perplexity), MAMBA paper section 3 (ECE, MCE after Guo et al. 2017),
+PX-SGMCMC paper appendix B (ERR, NLL, ECE with 15 bins, OOD AUROC from predictive entropy).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-r"""Errors of the estimated posterior covariance, as in SGLRW (``seeds/002_f49e4b1a9ef6e505.txt``):
+r"""Errors of the estimated posterior covariance, as in the SGLRW paper:
 the covariance difference matrix :math:`D = \Sigma_{est} - \Sigma_{true}` (Figure 4, which also
 reports its Frobenius norm :math:`\lVert D\rVert_F`), and the "mean-squared error of the posterior
 covariance" (section 4.3, Figures 3 and 7).

@@ -1,5 +1,5 @@
-r"""Diversity of the predictions of posterior samples, as PX-SGMCMC measures it (section 5.3.1, Table 5
-and appendix B.1, ``seeds/004_36ef435241ec6d1f.txt``): ensemble ambiguity (AMB, Wood et al. 2023) and
+r"""Diversity of the predictions of posterior samples, as the PX-SGMCMC paper measures it (section 5.3.1,
+Table 5 and appendix B.1): ensemble ambiguity (AMB, Wood et al. 2023) and
 the variance of predictions (VAR, Ortega et al. 2022). Both are 0 when all samples predict alike and
 grow with their disagreement.
 

@@ -1,6 +1,6 @@
 r"""Effective sample size, bulk and tail, of Vehtari, Gelman, Simpson, Carpenter & Buerkner (2021),
 "Rank-normalization, folding, and localization: an improved R-hat for assessing convergence of
-MCMC", Bayesian Analysis 16(2), as MILE (``seeds/003_f6a976f0a06f9fc1.txt`` section 5, appendix
+MCMC", Bayesian Analysis 16(2), as the MILE paper (section 5, appendix
 A.3) reports it; computed by ArviZ (``az.ess``).
 
 Per dimension, over all chains together (the chains enter the multi-chain autocorrelation

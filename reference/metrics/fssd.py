@@ -1,6 +1,6 @@
 r"""Finite set Stein discrepancy (FSSD) and its linear-time goodness-of-fit test (Jitkrittum, Xu,
-Szabo, Fukumizu & Gretton 2017, "A linear-time kernel goodness-of-fit test"; MAMBA,
-``seeds/001_cba5cf4c86b7500e.txt``, section 2.2 eq. (4) and appendix C.1.3: "FSSD-opt").
+Szabo, Fukumizu & Gretton 2017, "A linear-time kernel goodness-of-fit test";
+MAMBA paper, section 2.2 eq. (4) and appendix C.1.3: "FSSD-opt").
 
 With the Gaussian kernel :math:`k(x, v) = \exp(-\lVert x - v\rVert^2 / (2\sigma^2))`, the score
 :math:`s = \nabla \log p` and test locations :math:`v_1..v_J`,

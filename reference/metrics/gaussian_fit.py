@@ -3,7 +3,7 @@ objects the Gaussian-fit KL, the covariance errors and :math:`\xi(\sigma)` compa
 
 Of samples: :math:`m` the mean and :math:`S = \frac{1}{N-1}\sum_n (x_n - m)(x_n - m)^\top` the
 unbiased covariance of all :math:`N` draws **pooled over chains** (the chains' draws
-concatenated), as SGLRW (``seeds/002_f49e4b1a9ef6e505.txt`` section 5.2, appendix A.5) fits
+concatenated), as the SGLRW paper (section 5.2, appendix A.5) fits
 "the estimated mean and covariance" of its particles. Of streamed per-chain moments: the same
 pooled mean and the diagonal of :math:`S` only (the moments hold no cross products). Of a
 :class:`~sgbench.targets._truth.Truth`: its exact mean and covariance.

@@ -1,5 +1,5 @@
 r"""Kullback-Leibler divergence between a reference Gaussian and the Gaussian fit of samples,
-in closed form, as in SGLRW (``seeds/002_f49e4b1a9ef6e505.txt``, section 5.2 and Table 1:
+in closed form, as in the SGLRW paper (section 5.2 and Table 1:
 "the analytic Kullback-Leibler divergence between the true posterior :math:`N(\mu, \Sigma)` and
 the empirical Gaussian fit to the samples, computed from their estimated mean and covariance";
 appendix A.5 and Table 2: the reference is itself the Gaussian fit of gold-standard NUTS draws).

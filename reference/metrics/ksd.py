@@ -6,8 +6,8 @@ Liu, Lee & Jordan (2016) and Chwialkowski, Strathmann & Gretton (2016) define, f
 .. math:: k_0(x, y) = s(x)^\top s(y)\, k(x, y) + s(x)^\top \nabla_y k(x, y)
           + s(y)^\top \nabla_x k(x, y) + \operatorname{tr} \nabla_x \nabla_y^\top k(x, y),
 
-and :math:`\mathrm{KSD}^2(q, p) = E_{x, y \sim q}[k_0(x, y)]`, zero iff :math:`q = p` (MAMBA,
-``seeds/001_cba5cf4c86b7500e.txt``, section 2.2, eq. (3), with :math:`s = -\nabla U`). With the IMQ
+and :math:`\mathrm{KSD}^2(q, p) = E_{x, y \sim q}[k_0(x, y)]`, zero iff :math:`q = p` (MAMBA
+paper, section 2.2, eq. (3), with :math:`s = -\nabla U`). With the IMQ
 kernel :math:`k = (c^2 + \lVert x - y\rVert^2)^\beta`, :math:`c > 0`, :math:`\beta \in (-1, 0)`
 (Gorham & Mackey 2017, "Measuring sample quality with kernels": it detects non-convergence), and
 :math:`r = x - y`, :math:`u = c^2 + \lVert r\rVert^2`:

@@ -1,5 +1,5 @@
-r"""Log pointwise predictive density (Gelman, Hwang & Vehtari 2014), as defined in SMILE appendix B.3,
-eq. (23) (``seeds/000_10079a2df2a8e854.txt``) and MILE appendix A.4, eq. (4) (``seeds/003_f6a976f0a06f9fc1.txt``):
+r"""Log pointwise predictive density (Gelman, Hwang & Vehtari 2014), as defined in the SMILE paper,
+appendix B.3, eq. (23), and the MILE paper, appendix A.4, eq. (4):
 
 .. math:: \mathrm{LPPD} = \frac{1}{n} \sum_{i=1}^{n} \log \Big( \frac{1}{KS} \sum_{k=1}^{K} \sum_{s=1}^{S}
           p(y_i \mid \theta^{(k,s)}, x_i) \Big),

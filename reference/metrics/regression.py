@@ -1,5 +1,5 @@
-r"""Predictive metrics of distributional regression (MILE appendix A.4, ``seeds/003_f6a976f0a06f9fc1.txt``;
-SMILE appendix B.3, ``seeds/000_10079a2df2a8e854.txt``) from per-sample Gaussian predictive densities
+r"""Predictive metrics of distributional regression (MILE paper, appendix A.4;
+SMILE paper, appendix B.3) from per-sample Gaussian predictive densities
 :math:`\mathcal N(y \mid \mu_{si}, \sigma_{si}^2)`: ``means`` :math:`\mu` and ``scales`` :math:`\sigma`
 (samples, points), targets ``y`` (points,). For the ``bnn`` target, ``means`` and ``scales`` are the
 network's location and the exponential of its log-scale output (``predict``), in standardised label

@@ -2,7 +2,7 @@ r"""Samples paired with their scores :math:`s(x) = \nabla_x \log p(x)`, the inpu
 discrepancies (``ksd``, ``fssd``): validation, thinning, pooling over chains, and the scores of a
 ``targets`` Target, full batch or stochastic.
 
-MAMBA (``seeds/001_cba5cf4c86b7500e.txt``, section 3 "Estimating KSD/FSSD" and appendix B.2)
+The MAMBA paper (section 3 "Estimating KSD/FSSD" and appendix B.2)
 computes these discrepancies either from full-batch gradients of thinned samples (its experiments:
 thin by 10) or from the stochastic gradients of the sampler. Stochastic scores
 :math:`\tilde s_i = s(x_i) + e_i` with zero-mean noise drawn independently for each sample leave

@@ -1,5 +1,5 @@
-r"""Relative error of the posterior standard deviations, MAMBA (``seeds/001_cba5cf4c86b7500e.txt``,
-section 4.1 and Tables 1, 2, 5, 7):
+r"""Relative error of the posterior standard deviations, MAMBA paper
+(section 4.1 and Tables 1, 2, 5, 7):
 
 .. math:: \xi(\hat\sigma) = \lVert \hat\sigma - \sigma_{ref}\rVert_2 / \lVert \sigma_{ref}\rVert_2,
 

@@ -1,6 +1,6 @@
 r"""Gradient-noise models: explicit noise injected into the gradient of the log density.
 
-Appendix C of the SMILE paper (``seeds/000_10079a2df2a8e854.txt``), eq. (24):
+Appendix C of the SMILE paper, eq. (24):
 :math:`\log p_{\text{noise}}(x) = \log p(x) + \epsilon^\top x`, so the stochastic gradient is
 :math:`\nabla \log p(x) + \epsilon` with :math:`\epsilon \sim \mathcal N(0, V(x))`; the draw of
 :math:`\epsilon` is an explicit argument. One model per module, registered by name; a target

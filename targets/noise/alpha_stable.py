@@ -1,6 +1,6 @@
 r"""Symmetric :math:`\alpha`-stable gradient noise: heavy-tailed, with no second moments for
 :math:`\alpha < 2` (Simsekli et al. 2019), as in section 4.2 of the SGLRW paper
-(``seeds/002_f49e4b1a9ef6e505.txt``, :math:`\alpha = 1.5`).
+(:math:`\alpha = 1.5`).
 
 Each coordinate of :math:`\epsilon` is i.i.d. ``scale`` times a standard symmetric stable variate,
 drawn by the Chambers-Mallows-Stuck algorithm (Chambers, Mallows & Stuck 1976; Weron 1996, eq. 3.1)

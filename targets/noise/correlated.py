@@ -1,4 +1,4 @@
-r"""'Correlated' noise of appendix C of the SMILE paper (``seeds/000_10079a2df2a8e854.txt``, eq. 24).
+r"""'Correlated' noise of appendix C of the SMILE paper (eq. 24).
 
 :math:`V_{\text{corr}} = R'^\top V_{\text{diag}} R'` with :math:`R'` a Haar-random rotation other
 than the ICG's :math:`R`; :math:`\epsilon = L z`, :math:`L = R'^\top V_{\text{diag}}^{1/2}`

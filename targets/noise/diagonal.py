@@ -1,4 +1,4 @@
-r"""'Diagonal' noise of appendix C of the SMILE paper (``seeds/000_10079a2df2a8e854.txt``, eq. 24).
+r"""'Diagonal' noise of appendix C of the SMILE paper (eq. 24).
 
 :math:`V_{\text{diag}} = V_{\text{iso}} \Lambda`: ``variance`` (256) times the ICG eigenvalues
 :math:`\Lambda`, log-spaced from :math:`\kappa^{-1/2}` to :math:`\kappa^{1/2}` (1/100 to 100 for

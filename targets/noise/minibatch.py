@@ -1,4 +1,4 @@
-r"""Minibatch gradients of a data target, eq. (6) of the SGLRW paper (``seeds/002_f49e4b1a9ef6e505.txt``):
+r"""Minibatch gradients of a data target, eq. (6) of the SGLRW paper:
 
 .. math:: \widehat{\nabla \log p}(x) = \nabla \log p(x) + \frac NB \sum_{b=1}^B \nabla \log p(y_{I_b} \mid f_{I_b}, x),
 

@@ -1,4 +1,4 @@
-r"""'Spatially-varied' noise of appendix C of the SMILE paper (``seeds/000_10079a2df2a8e854.txt``, eq. 24).
+r"""'Spatially-varied' noise of appendix C of the SMILE paper (eq. 24).
 
 :math:`V_{\text{spa}}(x) = V_{\text{corr}} \exp(-x_2 / \sigma(x_2))`, :math:`x_2` the second
 coordinate and :math:`\sigma(x_2)` its marginal standard deviation under the target (from the
