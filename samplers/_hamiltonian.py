@@ -98,7 +98,7 @@ def injected_variance(params: HamiltonianParams, step_size, xp):
     """Variance of the noise added to the momentum in one step of step size ``step_size`` (the
     schedule's value at that step).
 
-    Attributes:
+    Args:
         params: HamiltonianParams.
         step_size: the schedule's step size at this step.
         xp: ``numpy`` or ``jax.numpy``.
@@ -119,7 +119,7 @@ def injected_variance(params: HamiltonianParams, step_size, xp):
 def refresh_variance(params: HamiltonianParams, step_size):
     """Variance of the momentum's stationary law: :math:`hT` (Chen form) or :math:`T` (practical).
 
-    Attributes:
+    Args:
         params: HamiltonianParams.
         step_size: the schedule's step size at this step.
 
@@ -181,11 +181,24 @@ def draw_spec(dim: int, params: HamiltonianParams) -> dict[str, Variate]:
 
 
 def reference_step(state: State, grad_fn, draws, params: HamiltonianParams):
-    """One step, the papers' equations line by line (NumPy, one chain).
+    r"""One step, the papers' equations line by line (NumPy, one chain).
 
-    Arguments ``(state, grad_fn, draws, params)`` as in the step contract (``sgbench.samplers._contract``); ``draws``:
-    ``noise``, and ``refresh`` with a refresh. It returns (new State, Info): the state after one step, and Info
-    with ``num_grad_evals`` 1.
+    Chen form, Euler (Algorithm 2): :math:`\theta \leftarrow \theta + v`, then
+    :math:`v \leftarrow (1 - \alpha) v + h\,g(\theta) + \text{noise}`; practical form, Euler (PX Algorithm 3):
+    :math:`r \leftarrow (1 - \gamma h) r - h\,g(\theta) + \text{noise}`, then :math:`\theta \leftarrow \theta - h r`;
+    the splitting integrator: half a drift, the friction and noise, half a drift, a kick (A O A B). With
+    ``refresh_every`` :math:`L`, the momentum is first redrawn from its stationary law at every step t with
+    t mod L = 0. The arguments and result follow the step contract (``sgbench.samplers._contract``).
+
+    Args:
+        state: the chain's State (position, momentum, step counter t).
+        grad_fn: the GradientOracle of this step (``grad_fn(x)`` is the stochastic gradient of the log density).
+        draws: this step's draws of :func:`draw_spec`: ``noise``, a standard normal vector of shape (dim,), and
+            ``refresh``, another, where ``refresh_every`` is set.
+        params: validated HamiltonianParams.
+
+    Returns:
+        (new State, Info): the state after one step (its counter t + 1), and Info with ``num_grad_evals`` 1.
     """
     h = params.step_size_at(state.step, np)
     theta, m = state.position, state.momentum
@@ -230,9 +243,22 @@ def coefficients(params: HamiltonianParams, h):
 
 
 def optimized_step(state: State, grad_fn, draws, params: HamiltonianParams):
-    """The same step from its coefficients (JAX; jit- and vmap-able).
+    r"""The same step from its coefficients (JAX; jit- and vmap-able).
 
-    Arguments and result: those of :func:`reference_step`; the step contract is in ``sgbench.samplers._contract``.
+    With (drift, kick, decay) of :func:`coefficients`, Euler: Chen form :math:`\theta \leftarrow \theta +
+    \text{drift}\,m`, :math:`m \leftarrow \text{decay}\,m + \text{kick}\,g(\theta) + \text{noise}`;
+    practical form the momentum first, then the position; splitting: half a drift, decay and noise, half a drift,
+    a kick. The arguments and result are those of :func:`reference_step`; the step contract is in
+    ``sgbench.samplers._contract``.
+
+    Args:
+        state: the chain's State (position, momentum, step counter t).
+        grad_fn: the GradientOracle of this step.
+        draws: this step's draws of :func:`draw_spec` (``noise``, and ``refresh`` where ``refresh_every`` is set).
+        params: validated HamiltonianParams.
+
+    Returns:
+        (new State, Info): the state after one step, and Info with ``num_grad_evals`` 1.
     """
     h = params.step_size_at(state.step, jnp)
     drift, kick, decay = coefficients(params, h)

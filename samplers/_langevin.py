@@ -31,7 +31,7 @@ class LangevinParams:
     def step_size_at(self, step, xp=np):
         """:math:`h_t`: the schedule at step ``step`` of the base step size.
 
-        Attributes:
+        Args:
             step: the step counter t (a state's ``step``).
             xp: ``numpy`` or ``jax.numpy``, the array library of the schedule's arithmetic.
 

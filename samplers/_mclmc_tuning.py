@@ -390,6 +390,14 @@ def _run_if(predicate, function, value):
 
 def optimized_tune(previous, proposal, params):
     """JAX version of :func:`reference_tune` (pure, jit-able, vmap-able), with its arguments and result.
+
+    Args:
+        previous: the chain's State before the step.
+        proposal: the kernel's step from ``previous``, its counter advanced.
+        params: validated Params with ``tuning_steps``.
+
+    Returns:
+        the State after the step, with the tuned step size, L and accumulators.
     """
     n1, n2, n3 = params.tuning_steps
     t = previous.step

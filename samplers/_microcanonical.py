@@ -75,6 +75,14 @@ def reference_kick(momentum, gradient, time):
 
 def optimized_kick(momentum, gradient, time):
     """JAX version of :func:`reference_kick`, with its arguments and result.
+
+    Args:
+        momentum: the unit momentum u (0 at rest), shape (dim,).
+        gradient: the gradient g of the log density (times the preconditioner, if any), shape (dim,).
+        time: the kick's time (its coefficient times the step size).
+
+    Returns:
+        (momentum, kinetic energy change): the new unit momentum, shape (dim,), and a number.
     """
     dim = momentum.shape[-1]
     norm = jnp.linalg.norm(gradient)
@@ -109,6 +117,15 @@ def reference_refresh(momentum, time, decoherence_length, normal):
 
 def optimized_refresh(momentum, time, decoherence_length, normal):
     """JAX version of :func:`reference_refresh`, with its arguments and result.
+
+    Args:
+        momentum: the unit momentum u (0 at rest), shape (dim,).
+        time: the refreshment's time (half the step size).
+        decoherence_length: L > 0 (inf: no refreshment).
+        normal: a standard normal vector of this step's draws, shape (dim,).
+
+    Returns:
+        the new unit momentum (``momentum`` itself where the moved vector is 0).
     """
     nu = jnp.sqrt(jnp.expm1(2 * time / decoherence_length) / momentum.shape[-1])
     moved = momentum + nu * normal

@@ -172,9 +172,19 @@ def reference_step(state: State, grad_fn, draws, params: NaiveParams):
     preconditioner's moving averages where ``params`` has them, the integrator, then the energy-variance
     tuning where ``params`` has it.
 
-    Arguments ``(state, grad_fn, draws, params)`` as in the step contract (``sgbench.samplers._contract``); ``draws``:
-    none. It returns (new State, Info): the state after one step, and Info with ``num_grad_evals`` 1 plus the
-    integrator's gradients per step (3 with the minimal-norm scheme).
+    The arguments and result follow the step contract (``sgbench.samplers._contract``).
+
+    Args:
+        state: the chain's State.
+        grad_fn: the GradientOracle of this step; ``grad_fn.value_and_grad`` is called at the start and once per
+            drift of the integrator.
+        draws: this step's draws of :func:`draw_spec`: none (an empty dict; the only noise is the gradient's).
+        params: validated NaiveParams or a subclass (PreconditionedParams: the preconditioner; TunedParams: the
+            energy-variance tuning).
+
+    Returns:
+        (new State, Info): the state after one step, and Info with ``num_grad_evals`` 1 plus the integrator's
+        gradients per step (3 with the minimal-norm scheme).
     """
     start = state.position
     logdensity, gradient = grad_fn.value_and_grad(start)
@@ -218,7 +228,18 @@ def _reference_tune(state: State, params: TunedParams, previous, at_rest) -> Sta
 def optimized_step(state: State, grad_fn, draws, params: NaiveParams):
     """The same step in JAX (jit- and vmap-able); the tuning's branches are selects.
 
-    Arguments and result: those of :func:`reference_step`; the step contract is in ``sgbench.samplers._contract``.
+    The arguments and result are those of :func:`reference_step`; the step contract is in
+    ``sgbench.samplers._contract``.
+
+    Args:
+        state: the chain's State.
+        grad_fn: the GradientOracle of this step.
+        draws: this step's draws of :func:`draw_spec`: none.
+        params: validated NaiveParams or a subclass.
+
+    Returns:
+        (new State, Info): the state after one step, and Info with ``num_grad_evals`` 1 plus the integrator's
+        gradients per step.
     """
     start = state.position
     logdensity, gradient = grad_fn.value_and_grad(start)

@@ -45,11 +45,20 @@ class Params(LangevinParams):
 
 
 def reference_step(state: State, grad_fn, draws, params: Params):
-    """One cSGLD step (NumPy, one chain): SGLD, without the noise in the exploration stage of the cycle.
+    r"""One cSGLD step (NumPy, one chain): SGLD, without the noise in the exploration stage of the cycle:
+    :math:`x_{t+1} = x_t + h_t\,\widehat{\nabla\log p}(x_t) + \mathbb 1[r(t) \ge \beta]\,\sqrt{2 h_t T}\,\xi_t`.
 
-    Arguments ``(state, grad_fn, draws, params)`` as in the step contract (``sgbench.samplers._contract``); ``draws``:
-    ``noise``, a standard normal vector of shape (dim,). It returns (new State, Info): the state after one step,
-    and Info with ``num_grad_evals`` 1 and ``is_sample`` False in the exploration stage.
+    The arguments and result follow the step contract (``sgbench.samplers._contract``).
+
+    Args:
+        state: the chain's State (position, step counter t).
+        grad_fn: the GradientOracle of this step (``grad_fn(x)`` is the stochastic gradient of the log density).
+        draws: this step's draws of ``draw_spec``: ``noise``, a standard normal vector of shape (dim,).
+        params: validated Params (a cyclical schedule).
+
+    Returns:
+        (new State, Info): the state after one step (its counter t + 1), and Info with ``num_grad_evals`` 1 and
+        ``is_sample`` False in the exploration stage.
     """
     h = params.step_size_at(state.step, np)
     sampling = params.schedule.phase(state.step, np) >= params.exploration_fraction
@@ -61,7 +70,18 @@ def reference_step(state: State, grad_fn, draws, params: Params):
 def optimized_step(state: State, grad_fn, draws, params: Params):
     """The same step in JAX (jit- and vmap-able).
 
-    Arguments and result: those of :func:`reference_step`; the step contract is in ``sgbench.samplers._contract``.
+    The arguments and result are those of :func:`reference_step`; the step contract is in
+    ``sgbench.samplers._contract``.
+
+    Args:
+        state: the chain's State (position, step counter t).
+        grad_fn: the GradientOracle of this step.
+        draws: this step's draws of ``draw_spec``: ``noise``, a standard normal vector of shape (dim,).
+        params: validated Params (a cyclical schedule).
+
+    Returns:
+        (new State, Info): the state after one step, and Info with ``num_grad_evals`` 1 and ``is_sample`` False in
+        the exploration stage.
     """
     h = params.step_size_at(state.step, jnp)
     sampling = params.schedule.phase(state.step, jnp) >= params.exploration_fraction

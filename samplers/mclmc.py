@@ -151,10 +151,18 @@ def reference_step(state: State, grad_fn, draws, params: Params):
     """One MCLMC step (NumPy, one chain): half a refreshment, the integrator, half a refreshment, then the
     tuning of the step's phase where ``tuning_steps`` has one.
 
-    Arguments ``(state, grad_fn, draws, params)`` as in the step contract (``sgbench.samplers._contract``); ``draws``:
-    ``refresh``, shape (2, dim). It returns (new State, Info): the state after one step, and Info with
-    ``num_grad_evals`` the integrator's gradients per step (2 minimal-norm, 1 leapfrog) and ``is_sample`` False
-    during the tuning phases.
+    The arguments and result follow the step contract (``sgbench.samplers._contract``).
+
+    Args:
+        state: the chain's State (its cached log density and gradient at the position: ``prime`` fills them in).
+        grad_fn: the GradientOracle of this step; ``grad_fn.value_and_grad`` is called once per drift.
+        draws: this step's draws of :func:`draw_spec`: ``refresh``, standard normal, shape (2, dim) (one row per half
+            refreshment).
+        params: validated Params.
+
+    Returns:
+        (new State, Info): the state after one step, and Info with ``num_grad_evals`` the integrator's gradients
+        per step (2 minimal-norm, 1 leapfrog) and ``is_sample`` False during the tuning phases.
     """
     momentum = reference_refresh(state.momentum, state.step_size / 2, state.L, draws["refresh"][0])
     position, momentum, logdensity, gradient, energy_error = integrate(
@@ -172,7 +180,18 @@ def reference_step(state: State, grad_fn, draws, params: Params):
 def optimized_step(state: State, grad_fn, draws, params: Params):
     """The same step in JAX (jit- and vmap-able).
 
-    Arguments and result: those of :func:`reference_step`; the step contract is in ``sgbench.samplers._contract``.
+    The arguments and result are those of :func:`reference_step`; the step contract is in
+    ``sgbench.samplers._contract``.
+
+    Args:
+        state: the chain's State (its cached log density and gradient at the position).
+        grad_fn: the GradientOracle of this step.
+        draws: this step's draws of :func:`draw_spec`: ``refresh``, standard normal, shape (2, dim).
+        params: validated Params.
+
+    Returns:
+        (new State, Info): the state after one step, and Info with ``num_grad_evals`` the integrator's gradients
+        per step and ``is_sample`` False during the tuning phases.
     """
     momentum = optimized_refresh(state.momentum, state.step_size / 2, state.L, draws["refresh"][0])
     position, momentum, logdensity, gradient, energy_error = integrate(

@@ -83,11 +83,20 @@ def init(position, params: Params) -> State:
 
 
 def reference_step(state: State, grad_fn, draws, params: Params):
-    """One pSGLD step, the update of the module docstring (NumPy, one chain).
+    r"""One pSGLD step, the update of the module docstring (NumPy, one chain):
+    :math:`\nu_{t+1} = \beta\nu_t + (1 - \beta)\hat g_t^2`, :math:`G_{t+1} = 1/(\sqrt{\nu_{t+1}} + \varepsilon)`,
+    :math:`x_{t+1} = x_t + h_t G_{t+1} \odot \hat g_t + \sqrt{2 h_t T G_{t+1}} \odot \xi_t`.
 
-    Arguments ``(state, grad_fn, draws, params)`` as in the step contract (``sgbench.samplers._contract``); ``draws``:
-    ``noise``, a standard normal vector of shape (dim,). It returns (new State, Info): the state after one step,
-    and Info with ``num_grad_evals`` 1.
+    The arguments and result follow the step contract (``sgbench.samplers._contract``).
+
+    Args:
+        state: the chain's State (position, step counter t, square average).
+        grad_fn: the GradientOracle of this step (``grad_fn(x)`` is the stochastic gradient of the log density).
+        draws: this step's draws of ``draw_spec``: ``noise``, a standard normal vector of shape (dim,).
+        params: validated Params.
+
+    Returns:
+        (new State, Info): the state after one step (its counter t + 1), and Info with ``num_grad_evals`` 1.
     """
     h = params.step_size_at(state.step, np)
     grad = grad_fn(state.position)
@@ -101,7 +110,17 @@ def reference_step(state: State, grad_fn, draws, params: Params):
 def optimized_step(state: State, grad_fn, draws, params: Params):
     """The same step in JAX (jit- and vmap-able).
 
-    Arguments and result: those of :func:`reference_step`; the step contract is in ``sgbench.samplers._contract``.
+    The arguments and result are those of :func:`reference_step`; the step contract is in
+    ``sgbench.samplers._contract``.
+
+    Args:
+        state: the chain's State (position, step counter t, square average).
+        grad_fn: the GradientOracle of this step.
+        draws: this step's draws of ``draw_spec``: ``noise``, a standard normal vector of shape (dim,).
+        params: validated Params.
+
+    Returns:
+        (new State, Info): the state after one step, and Info with ``num_grad_evals`` 1.
     """
     h = params.step_size_at(state.step, jnp)
     grad = grad_fn(state.position)

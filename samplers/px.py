@@ -59,6 +59,7 @@ class Factor(NamedTuple):
 
     @property
     def length(self) -> int:
+        """The numbers the factor takes in the expanded vector: p*p (full) or p(1 + 2k) (rank k)."""
         return self.size * self.size if self.rank == 0 else self.size * (1 + 2 * self.rank)
 
 

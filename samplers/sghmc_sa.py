@@ -107,11 +107,22 @@ def init(position, params: Params) -> State:
 
 
 def reference_step(state: State, grad_fn, draws, params: Params):
-    """One step, the paper's equations line by line (NumPy, float64, one chain).
+    r"""One step, the paper's equations line by line (NumPy, float64, one chain): during the burn-in
+    (:math:`t < B`) eqs. 8-9 update :math:`\tau, \bar g, \hat V`; then
+    :math:`v_{t+1} = v_t + \epsilon_t^2 M^{-1}_t \hat g_t - \alpha v_t + \sigma_t \xi_t`,
+    :math:`\theta_{t+1} = \theta_t + v_{t+1}` (eq. 10).
 
-    Arguments ``(state, grad_fn, draws, params)`` as in the step contract (``sgbench.samplers._contract``); ``draws``:
-    ``noise``, a standard normal vector of shape (dim,). It returns (new State, Info): the state after one step,
-    and Info with ``num_grad_evals`` 1 and ``is_sample`` ``step >= burn_in_steps``.
+    The arguments and result follow the step contract (``sgbench.samplers._contract``).
+
+    Args:
+        state: the chain's State (position, momentum, step counter t, tau, gradient and square averages).
+        grad_fn: the GradientOracle of this step (``grad_fn(x)`` is the stochastic gradient of the log density).
+        draws: this step's draws of ``draw_spec``: ``noise``, a standard normal vector of shape (dim,).
+        params: validated Params.
+
+    Returns:
+        (new State, Info): the state after one step (its counter t + 1), and Info with ``num_grad_evals`` 1 and
+        ``is_sample`` ``step >= burn_in_steps``.
     """
     eps = params.step_size_at(state.step, np)
     alpha, temp = params.momentum_decay, params.temperature
@@ -133,7 +144,18 @@ def reference_step(state: State, grad_fn, draws, params: Params):
 def optimized_step(state: State, grad_fn, draws, params: Params):
     """The same step in JAX (jit- and vmap-able); the burn-in branch is a select.
 
-    Arguments and result: those of :func:`reference_step`; the step contract is in ``sgbench.samplers._contract``.
+    The arguments and result are those of :func:`reference_step`; the step contract is in
+    ``sgbench.samplers._contract``.
+
+    Args:
+        state: the chain's State (position, momentum, step counter t, tau, gradient and square averages).
+        grad_fn: the GradientOracle of this step.
+        draws: this step's draws of ``draw_spec``: ``noise``, a standard normal vector of shape (dim,).
+        params: validated Params.
+
+    Returns:
+        (new State, Info): the state after one step, and Info with ``num_grad_evals`` 1 and ``is_sample``
+        ``step >= burn_in_steps``.
     """
     eps = params.step_size_at(state.step, jnp)
     alpha, temp = params.momentum_decay, params.temperature

@@ -60,11 +60,20 @@ def drift_step(params: Params, step, xp=np):
 
 
 def reference_step(state: State, grad_fn, draws, params: Params):
-    """One SGLD step, the update of the module docstring (NumPy, one chain).
+    r"""One SGLD step, the update of the module docstring (NumPy, one chain):
+    :math:`x_{t+1} = x_t + h_t\,\widehat{\nabla\log p}(x_t) + \sqrt{2 h_t T}\,\xi_t` (:math:`h_t` of the standard
+    convention, :func:`drift_step`).
 
-    Arguments ``(state, grad_fn, draws, params)`` as in the step contract (``sgbench.samplers._contract``); ``draws``:
-    ``noise``, a standard normal vector of shape (dim,). It returns (new State, Info): the state after one step,
-    and Info with ``num_grad_evals`` 1.
+    The arguments and result follow the step contract (``sgbench.samplers._contract``).
+
+    Args:
+        state: the chain's State (position, step counter t).
+        grad_fn: the GradientOracle of this step (``grad_fn(x)`` is the stochastic gradient of the log density).
+        draws: this step's draws of ``draw_spec``: ``noise``, a standard normal vector of shape (dim,).
+        params: validated Params.
+
+    Returns:
+        (new State, Info): the state after one step (its counter t + 1), and Info with ``num_grad_evals`` 1.
     """
     h = drift_step(params, state.step, np)
     grad = grad_fn(state.position)
@@ -75,7 +84,17 @@ def reference_step(state: State, grad_fn, draws, params: Params):
 def optimized_step(state: State, grad_fn, draws, params: Params):
     """The same step in JAX (jit- and vmap-able).
 
-    Arguments and result: those of :func:`reference_step`; the step contract is in ``sgbench.samplers._contract``.
+    The arguments and result are those of :func:`reference_step`; the step contract is in
+    ``sgbench.samplers._contract``.
+
+    Args:
+        state: the chain's State (position, step counter t).
+        grad_fn: the GradientOracle of this step.
+        draws: this step's draws of ``draw_spec``: ``noise``, a standard normal vector of shape (dim,).
+        params: validated Params.
+
+    Returns:
+        (new State, Info): the state after one step, and Info with ``num_grad_evals`` 1.
     """
     h = drift_step(params, state.step, jnp)
     grad = grad_fn(state.position)

@@ -45,11 +45,20 @@ def draw_spec(dim: int, params=None) -> dict[str, samplers.Variate]:
 
 
 def reference_step(state: State, grad_fn, draws, params: Params):
-    """One SGLRW step, the update of the module docstring (NumPy, one chain).
+    r"""One SGLRW step, the update of the module docstring (NumPy, one chain): each coordinate moves by
+    :math:`\pm\sqrt{2 h_t T}`, up where
+    :math:`u_i < \tfrac12 + \tfrac12\,\mathrm{clip}(\sqrt{h_t/(2T)}\,\hat g_i, -1, 1)`.
 
-    Arguments ``(state, grad_fn, draws, params)`` as in the step contract (``sgbench.samplers._contract``); ``draws``:
-    ``uniform``, uniforms on [0, 1) of shape (dim,). It returns (new State, Info): the state after one step, and
-    Info with ``num_grad_evals`` 1.
+    The arguments and result follow the step contract (``sgbench.samplers._contract``).
+
+    Args:
+        state: the chain's State (position, step counter t).
+        grad_fn: the GradientOracle of this step (``grad_fn(x)`` is the stochastic gradient of the log density).
+        draws: this step's draws of :func:`draw_spec`: ``uniform``, uniforms on [0, 1) of shape (dim,).
+        params: validated Params.
+
+    Returns:
+        (new State, Info): the state after one step (its counter t + 1), and Info with ``num_grad_evals`` 1.
     """
     h = params.step_size_at(state.step, np)
     lattice = np.sqrt(2 * h * params.temperature)
@@ -61,7 +70,17 @@ def reference_step(state: State, grad_fn, draws, params: Params):
 def optimized_step(state: State, grad_fn, draws, params: Params):
     """The same step in JAX (jit- and vmap-able).
 
-    Arguments and result: those of :func:`reference_step`; the step contract is in ``sgbench.samplers._contract``.
+    The arguments and result are those of :func:`reference_step`; the step contract is in
+    ``sgbench.samplers._contract``.
+
+    Args:
+        state: the chain's State (position, step counter t).
+        grad_fn: the GradientOracle of this step.
+        draws: this step's draws of :func:`draw_spec`: ``uniform``, uniforms on [0, 1) of shape (dim,).
+        params: validated Params.
+
+    Returns:
+        (new State, Info): the state after one step, and Info with ``num_grad_evals`` 1.
     """
     h = params.step_size_at(state.step, jnp)
     lattice = jnp.sqrt(2 * h * params.temperature)

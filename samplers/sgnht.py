@@ -108,11 +108,22 @@ def init(position, params: Params) -> State:
 
 
 def reference_step(state: State, grad_fn, draws, params: Params):
-    """One step, the papers' equations line by line (NumPy, one chain).
+    r"""One step, the papers' equations line by line (NumPy, one chain).
 
-    Arguments ``(state, grad_fn, draws, params)`` as in the step contract (``sgbench.samplers._contract``); ``draws``:
-    ``noise``, a standard normal vector of shape (dim,). It returns (new State, Info): the state after one step,
-    and Info with ``num_grad_evals`` 1.
+    Chen form (MAMBA eq. 7): :math:`v \leftarrow v + h\,g(x) - \alpha v + \sqrt{2ahT}\,\zeta`,
+    :math:`x \leftarrow x + v`, :math:`\alpha \leftarrow \alpha + v^\top v/D - hT`; practical form (PX Algorithm 4):
+    :math:`r \leftarrow (1 - \xi h) r - h\,g(\theta) + \sqrt{2ahT}\,z`, :math:`\theta \leftarrow \theta - h r`,
+    :math:`\xi \leftarrow \xi + h(r_{\text{old}}^\top r_{\text{old}}/D - T)`. The arguments and result follow the
+    step contract (``sgbench.samplers._contract``).
+
+    Args:
+        state: the chain's State (position, momentum, thermostat, step counter t).
+        grad_fn: the GradientOracle of this step (``grad_fn(x)`` is the stochastic gradient of the log density).
+        draws: this step's draws of ``draw_spec``: ``noise``, a standard normal vector of shape (dim,).
+        params: validated Params.
+
+    Returns:
+        (new State, Info): the state after one step (its counter t + 1), and Info with ``num_grad_evals`` 1.
     """
     h = params.step_size_at(state.step, np)
     theta, m, xi = state.position, state.momentum, state.thermostat
@@ -147,9 +158,22 @@ def coefficients(params: Params, h):
 
 
 def optimized_step(state: State, grad_fn, draws, params: Params):
-    """The same step from its coefficients (JAX; jit- and vmap-able).
+    r"""The same step from its coefficients (JAX; jit- and vmap-able).
 
-    Arguments and result: those of :func:`reference_step`; the step contract is in ``sgbench.samplers._contract``.
+    With (friction, kick, drift, rate, target) of :func:`coefficients`:
+    :math:`m \leftarrow (1 - \text{friction}\,\xi) m + \text{kick}\,g(\theta) + \text{noise}`,
+    :math:`\theta \leftarrow \theta + \text{drift}\,m`, :math:`\xi \leftarrow \xi + \text{rate}\,(m^\top m/D -
+    \text{target})` (the new momentum in the Chen form, the old one in the practical form). The arguments and result
+    are those of :func:`reference_step`; the step contract is in ``sgbench.samplers._contract``.
+
+    Args:
+        state: the chain's State (position, momentum, thermostat, step counter t).
+        grad_fn: the GradientOracle of this step.
+        draws: this step's draws of ``draw_spec``: ``noise``, a standard normal vector of shape (dim,).
+        params: validated Params.
+
+    Returns:
+        (new State, Info): the state after one step, and Info with ``num_grad_evals`` 1.
     """
     h = params.step_size_at(state.step, jnp)
     friction, kick, drift, rate, target = coefficients(params, h)

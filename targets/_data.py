@@ -140,18 +140,64 @@ class DataTarget(Target):
         return namespace(x).sum(self.log_likelihood_terms(x, indices), axis=-1)
 
     def logdensity(self, x):
+        """The log posterior density: log prior + log likelihood of all N data - ``log_evidence`` (0 where unknown).
+
+        Args:
+            x: one position, shape (dim,).
+
+        Returns:
+            the log density, a number.
+
+        Raises:
+            ValueError: ``x`` does not have shape (dim,).
+        """
         self.check_position(x)
         return self.log_prior(x) + self.log_likelihood(x) - self.log_evidence
 
     def grad_logdensity(self, x):
+        """The exact (full-data) gradient of :meth:`logdensity`: ``grad_log_prior`` + ``grad_log_likelihood``.
+
+        Args:
+            x: one position, shape (dim,).
+
+        Returns:
+            the gradient, shape (dim,).
+
+        Raises:
+            ValueError: ``x`` does not have shape (dim,).
+        """
         self.check_position(x)
         return self.grad_log_prior(x) + self.grad_log_likelihood(x)
 
     def stochastic_grad(self, x, draw: dict):
+        """The gradient as a sampler sees it, from this step's ``draw`` (the minibatch gradient by default).
+
+        Args:
+            x: one position, shape (dim,).
+            draw: this step's draw of ``draw_spec``, a dict keyed like it.
+
+        Returns:
+            the stochastic gradient, shape (dim,).
+
+        Raises:
+            ValueError: ``x`` does not have shape (dim,).
+        """
         self.check_position(x)
         return super().stochastic_grad(x, draw)
 
     def stochastic_logdensity(self, x, draw: dict):
+        """The log density whose gradient is :meth:`stochastic_grad`, from the same ``draw``.
+
+        Args:
+            x: one position, shape (dim,).
+            draw: this step's draw of ``draw_spec``, a dict keyed like it.
+
+        Returns:
+            the log density, a number.
+
+        Raises:
+            ValueError: ``x`` does not have shape (dim,).
+        """
         self.check_position(x)
         return super().stochastic_logdensity(x, draw)
 
@@ -183,6 +229,15 @@ class DataTarget(Target):
         return result.x
 
     def sample(self, key, n: int):
+        """Data targets have no exact sampler: this always raises.
+
+        Args:
+            key: a JAX PRNG key (not read).
+            n: the number of draws (not read).
+
+        Raises:
+            NoExactSamplerError: always (the reference draws of a data target come from a gold standard).
+        """
         raise NoExactSamplerError(
             f"target {self.name!r} has no exact sampler (no analytic truth: its reference draws come from a "
             "gold standard)")

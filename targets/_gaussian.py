@@ -36,17 +36,50 @@ class GaussianTarget(Target):
         self.noise = make_noise(noise, self, **noise_params)
 
     def logdensity(self, x):
+        r""":math:`-\tfrac12 (x-m)^\top \Sigma^{-1} (x-m) - \tfrac12 \log\det(2\pi\Sigma)`.
+
+        Args:
+            x: a position, shape (dim,), or positions with leading batch axes, (..., dim).
+
+        Returns:
+            the log density, shape ``x.shape[:-1]``.
+        """
         xp = namespace(x)
         r = x - constant(self.mean, x)
         return -0.5 * xp.sum(matvec(r, self.precision) * r, axis=-1) + constant(self._log_normaliser, x)
 
     def grad_logdensity(self, x):
+        r""":math:`-\Sigma^{-1}(x-m)`.
+
+        Args:
+            x: a position, shape (dim,), or positions with leading batch axes, (..., dim).
+
+        Returns:
+            the gradient, shape of ``x``.
+        """
         return -matvec(x - constant(self.mean, x), self.precision)  # the logdensity's product: shared when traced
 
     def sample(self, key, n: int):
+        r"""``n`` exact draws :math:`m + L z`, :math:`z \sim \mathcal N(0, I)`, :math:`LL^\top = \Sigma`.
+
+        Args:
+            key: a JAX PRNG key.
+            n: the number of draws, >= 1.
+
+        Returns:
+            float64 array of shape (n, dim).
+
+        Raises:
+            ValueError: ``n`` < 1.
+        """
         integer_at_least("n", n, 1)
         z = jax.random.normal(key, (n, self.dim), dtype=jnp.float64)
         return jnp.asarray(self.mean) + z @ jnp.asarray(self.cholesky).T
 
     def initial_position(self) -> np.ndarray:
+        """The mean m (a copy): the chains start at the mode.
+
+        Returns:
+            float64 array of shape (dim,).
+        """
         return self.mean.copy()

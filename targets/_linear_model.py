@@ -46,13 +46,40 @@ class LinearModelTarget(DataTarget):
         return features, self.rows(self.labels, indices, x), features @ x
 
     def log_likelihood_terms(self, x, indices=None):
+        r""":math:`\ell(\eta_i, y_i)`, :math:`\eta_i = f_i^\top x`, for each ``i`` in ``indices``.
+
+        Args:
+            x: one position, shape (dim,).
+            indices: data indices (an integer array, repeats counted), or None for all N data.
+
+        Returns:
+            shape (len(indices),), or (N,) for None.
+        """
         _, y, eta = self._linear_predictor(x, indices)
         return self.link_log_likelihood(eta, y)
 
     def grad_log_likelihood(self, x, indices=None):
+        r""":math:`F^\top \ell'(\eta, y)` over the rows ``indices`` of the features F.
+
+        Args:
+            x: one position, shape (dim,).
+            indices: data indices (an integer array, repeats counted), or None for all N data.
+
+        Returns:
+            shape (dim,).
+        """
         features, y, eta = self._linear_predictor(x, indices)
         return self.link_slope(eta, y) @ features
 
     def grad_log_likelihood_terms(self, x, indices=None):
+        r"""Per-datum gradients :math:`\ell'(\eta_i, y_i)\, f_i`.
+
+        Args:
+            x: one position, shape (dim,).
+            indices: data indices (an integer array, repeats counted), or None for all N data.
+
+        Returns:
+            shape (len(indices), dim), or (N, dim) for None.
+        """
         features, y, eta = self._linear_predictor(x, indices)
         return self.link_slope(eta, y)[:, None] * features

@@ -57,10 +57,26 @@ class GaussianMixture1d:
         return constant(self.log_coefficients, y) - 0.5 * offset**2 * constant(self.precisions, y), offset
 
     def logdensity(self, y):
+        r""":math:`\log p(y) = \operatorname{logsumexp}_k t_k(y)`, elementwise.
+
+        Args:
+            y: an array of any shape, NumPy or JAX.
+
+        Returns:
+            the log density of each element, shape of ``y``.
+        """
         t, _ = self._terms(y)
         return logsumexp(t, namespace(y))
 
     def grad_logdensity(self, y):
+        r""":math:`\partial_y \log p(y) = -\sum_k r_k(y) (y - \mu_k) / \sigma_k^2`, elementwise.
+
+        Args:
+            y: an array of any shape, NumPy or JAX.
+
+        Returns:
+            the derivative at each element, shape of ``y``.
+        """
         xp = namespace(y)
         t, offset = self._terms(y)
         responsibilities = xp.exp(t - logsumexp(t, xp)[..., None])

@@ -26,6 +26,7 @@ class Truth:
 
     @property
     def dim(self) -> int:
+        """The dimension, the length of ``mean``."""
         return self.mean.shape[0]
 
     @classmethod

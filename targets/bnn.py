@@ -190,6 +190,16 @@ class BayesianNeuralNetwork(DataTarget):
         return self.rows(self.features, indices, x), self.rows(self._targets, indices, x)
 
     def log_likelihood_terms(self, x, indices=None):
+        """Per-datum log likelihood on the training split: Gaussian with the network's location and log scale
+        (regression), or the log softmax of the logits at the label (classification).
+
+        Args:
+            x: the parameters, shape (dim,).
+            indices: training data indices (an integer array, repeats counted), or None for all of them.
+
+        Returns:
+            shape (len(indices),), or (N,) for None.
+        """
         return self._log_likelihood(x, *self._data(x, indices))
 
     def split_log_likelihood_terms(self, x, split: str):
@@ -261,6 +271,16 @@ class BayesianNeuralNetwork(DataTarget):
         return pairs[::-1]
 
     def grad_log_likelihood(self, x, indices=None):
+        """The summed gradient of :meth:`log_likelihood_terms` by backpropagation (:meth:`backpropagate`), in the
+        order of the flat parameters.
+
+        Args:
+            x: the parameters, shape (dim,).
+            indices: training data indices (an integer array, repeats counted), or None for all of them.
+
+        Returns:
+            shape (dim,).
+        """
         xp = namespace(x)
         parts = []
         for h, delta in self.backpropagate(x, indices):
@@ -268,6 +288,15 @@ class BayesianNeuralNetwork(DataTarget):
         return xp.concatenate(parts)
 
     def grad_log_likelihood_terms(self, x, indices=None):
+        """Per-datum gradients of :meth:`log_likelihood_terms` by backpropagation, in the order of the flat parameters.
+
+        Args:
+            x: the parameters, shape (dim,).
+            indices: training data indices (an integer array, repeats counted), or None for all of them.
+
+        Returns:
+            shape (len(indices), dim), or (N, dim) for None.
+        """
         xp = namespace(x)
         parts = []
         for h, delta in self.backpropagate(x, indices):
@@ -281,6 +310,11 @@ class BayesianNeuralNetwork(DataTarget):
                              for n_in, n_out in self.layer_shapes])
 
     def initial_position(self) -> np.ndarray:
+        """The seeded random initialisation (``init_seed``) of the module docstring, a copy.
+
+        Returns:
+            float64 array of shape (dim,).
+        """
         return self._initial.copy()
 
     # A NUTS reference of this target starts its chains from a deep ensemble (sgbench.reference.nuts_result), one

@@ -43,7 +43,14 @@ FILE_SUFFIXES = (".csv", ".npz")
 def friedman1_mean(features: np.ndarray) -> np.ndarray:
     r"""Friedman #1's regression function :math:`f(x) = 10\sin(\pi x_1 x_2) + 20(x_3 - 1/2)^2 + 10 x_4 + 5 x_5`
     at raw ``features`` (n, >= 5): the mean of the friedman1 labels given the features (their noise sd is
-    ``FRIEDMAN1["noise"]``)."""
+    ``FRIEDMAN1["noise"]``).
+
+    Args:
+        features: raw features, shape (n, p) with p >= 5 (the first five columns are read).
+
+    Returns:
+        f at each row, a float64 array of shape (n,).
+    """
     x = np.asarray(features, dtype=np.float64)
     return 10 * np.sin(np.pi * x[:, 0] * x[:, 1]) + 20 * (x[:, 2] - 0.5) ** 2 + 10 * x[:, 3] + 5 * x[:, 4]
 

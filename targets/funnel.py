@@ -58,12 +58,28 @@ class Funnel(Target):
         self.params = dict(dim=self.dim, scale=self.scale, **self.noise_params())
 
     def logdensity(self, x):
+        r""":math:`\log p(x)` of the module docstring, with :math:`v = x_1`.
+
+        Args:
+            x: a position, shape (dim,), or positions with leading batch axes, (..., dim).
+
+        Returns:
+            the log density, shape ``x.shape[:-1]``.
+        """
         xp = namespace(x)
         v, rest = x[..., 0], x[..., 1:]
         return (-0.5 * v**2 / constant(self.scale**2, x) - 0.5 * (self.dim - 1) * v
                 - 0.5 * xp.exp(-v) * xp.sum(rest**2, axis=-1) + constant(self._log_normaliser, x))
 
     def grad_logdensity(self, x):
+        r""":math:`(\partial_v \log p, \partial_{x_2} \log p, \dots)` of the module docstring.
+
+        Args:
+            x: a position, shape (dim,), or positions with leading batch axes, (..., dim).
+
+        Returns:
+            the gradient, shape of ``x``.
+        """
         xp = namespace(x)
         v, rest = x[..., 0], x[..., 1:]
         precision = xp.exp(-v)
@@ -71,10 +87,27 @@ class Funnel(Target):
         return xp.concatenate([grad_v[..., None], -precision[..., None] * rest], axis=-1)
 
     def sample(self, key, n: int):
+        r"""``n`` exact draws: :math:`v = s z_1`, :math:`x_i = e^{v/2} z_i`, :math:`z \sim \mathcal N(0, I)`.
+
+        Args:
+            key: a JAX PRNG key.
+            n: the number of draws, >= 1.
+
+        Returns:
+            float64 array of shape (n, dim).
+
+        Raises:
+            ValueError: ``n`` < 1.
+        """
         integer_at_least("n", n, 1)
         z = jax.random.normal(key, (n, self.dim), dtype=jnp.float64)
         v = self.scale * z[:, :1]
         return jnp.concatenate([v, jnp.exp(v / 2) * z[:, 1:]], axis=-1)
 
     def initial_position(self) -> np.ndarray:
+        """The mean, 0 (appendix C).
+
+        Returns:
+            float64 array of zeros, shape (dim,).
+        """
         return np.zeros(self.dim)

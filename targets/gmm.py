@@ -72,20 +72,53 @@ class GridMixture(Target):
                            spacing=self.spacing, grid_points=self.grid_points, **self.noise_params())
 
     def logdensity(self, x):
+        r""":math:`\log q(x_1) + \log q(x_2) + \sum_{k\ge3} \log \mathcal N(x_k; 0, 1)`.
+
+        Args:
+            x: a position, shape (dim,), or positions with leading batch axes, (..., dim).
+
+        Returns:
+            the log density, shape ``x.shape[:-1]``.
+        """
         xp = namespace(x)
         mixed, extra = x[..., :MIXTURE_DIMS], x[..., MIXTURE_DIMS:]
         return (xp.sum(self.mixture.logdensity(mixed), axis=-1) - 0.5 * xp.sum(extra**2, axis=-1)
                 + constant(self._extra_log_normaliser, x))
 
     def grad_logdensity(self, x):
+        """The 1-d mixture's derivative in the two mixture coordinates, :math:`-x_k` in the others.
+
+        Args:
+            x: a position, shape (dim,), or positions with leading batch axes, (..., dim).
+
+        Returns:
+            the gradient, shape of ``x``.
+        """
         xp = namespace(x)
         return xp.concatenate([self.mixture.grad_logdensity(x[..., :MIXTURE_DIMS]), -x[..., MIXTURE_DIMS:]], axis=-1)
 
     def sample(self, key, n: int):
+        """``n`` exact draws: a grid point and Gaussian noise per mixture coordinate, standard normals for the rest.
+
+        Args:
+            key: a JAX PRNG key.
+            n: the number of draws, >= 1.
+
+        Returns:
+            float64 array of shape (n, dim).
+
+        Raises:
+            ValueError: ``n`` < 1.
+        """
         integer_at_least("n", n, 1)
         mixture_key, normal_key = jax.random.split(key)
         extra = jax.random.normal(normal_key, (n, self.extra_dims), dtype=jnp.float64)
         return jnp.concatenate([self.mixture.sample(mixture_key, (n, MIXTURE_DIMS)), extra], axis=-1)
 
     def initial_position(self) -> np.ndarray:
+        """The mean of the truth (0 for the symmetric default grid).
+
+        Returns:
+            float64 array of shape (dim,).
+        """
         return self.truth.mean.copy()

@@ -62,15 +62,48 @@ class LinearRegression(LinearModelTarget):
                            **self.noise_params())
 
     def link_log_likelihood(self, eta, y):
-        r""":math:`-\tfrac12 \log(2\pi\sigma^2) - (y - \eta)^2 / (2\sigma^2)`."""
+        r""":math:`-\tfrac12 \log(2\pi\sigma^2) - (y - \eta)^2 / (2\sigma^2)`.
+
+        Args:
+            eta: the linear predictors, shape (n,).
+            y: the labels, shape (n,).
+
+        Returns:
+            shape (n,).
+        """
         return -0.5 * math.log(2 * math.pi * self.sigma2) - 0.5 * (y - eta) ** 2 / self.sigma2
 
     def link_slope(self, eta, y):
-        r""":math:`(y - \eta) / \sigma^2`."""
+        r""":math:`(y - \eta) / \sigma^2`.
+
+        Args:
+            eta: the linear predictors, shape (n,).
+            y: the labels, shape (n,).
+
+        Returns:
+            shape (n,).
+        """
         return (y - eta) / self.sigma2
 
     def sample(self, key, n: int):
+        r"""``n`` exact draws from the closed-form Gaussian posterior :math:`\mathcal N(\mu, \Sigma)`.
+
+        Args:
+            key: a JAX PRNG key.
+            n: the number of draws, >= 1.
+
+        Returns:
+            float64 array of shape (n, dim).
+
+        Raises:
+            ValueError: ``n`` < 1.
+        """
         return self.posterior.sample(key, n)
 
     def initial_position(self) -> np.ndarray:
+        r"""The posterior mean :math:`\mu` (a copy).
+
+        Returns:
+            float64 array of shape (dim,).
+        """
         return self.posterior.mean.copy()

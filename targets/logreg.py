@@ -77,15 +77,35 @@ class LogisticRegression(LinearModelTarget):
                            prior_variance=prior_variance, data_seed=data_seed, **self.noise_params())
 
     def link_log_likelihood(self, eta, y):
-        r""":math:`y\eta + \log\sigma(-\eta) = y\eta - \operatorname{logaddexp}(0, \eta)`."""
+        r""":math:`y\eta + \log\sigma(-\eta) = y\eta - \operatorname{logaddexp}(0, \eta)`.
+
+        Args:
+            eta: the linear predictors, shape (n,).
+            y: the labels, 0 or 1, shape (n,).
+
+        Returns:
+            shape (n,).
+        """
         return y * eta - namespace(eta).logaddexp(0.0, eta)
 
     def link_slope(self, eta, y):
-        r""":math:`y - \sigma(\eta)`."""
+        r""":math:`y - \sigma(\eta)`.
+
+        Args:
+            eta: the linear predictors, shape (n,).
+            y: the labels, 0 or 1, shape (n,).
+
+        Returns:
+            shape (n,).
+        """
         return y - 0.5 * (1 + namespace(eta).tanh(0.5 * eta))
 
     def initial_position(self) -> np.ndarray:
-        """The posterior mode (computed once)."""
+        """The posterior mode (computed once, by :meth:`mode` from 0).
+
+        Returns:
+            float64 array of shape (dim,), a copy.
+        """
         if self._initial is None:
             self._initial = self.mode(np.zeros(self.dim))
         return self._initial.copy()

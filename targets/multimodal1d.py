@@ -70,14 +70,47 @@ class Multimodal1d(Target):
         self.params = dict(weights=weights, means=means, scales=scales, **self.noise_params())
 
     def logdensity(self, x):
+        r""":math:`\log \sum_k w_k \mathcal N(x; \mu_k, \sigma_k^2)`.
+
+        Args:
+            x: a position, shape (1,), or positions with leading batch axes, (..., 1).
+
+        Returns:
+            the log density, shape ``x.shape[:-1]``.
+        """
         return self.mixture.logdensity(x[..., 0])
 
     def grad_logdensity(self, x):
+        r"""The mixture's derivative (responsibilities), :math:`-\sum_k r_k(x) (x - \mu_k) / \sigma_k^2`.
+
+        Args:
+            x: a position, shape (1,), or positions with leading batch axes, (..., 1).
+
+        Returns:
+            the gradient, shape of ``x``.
+        """
         return self.mixture.grad_logdensity(x[..., 0])[..., None]
 
     def sample(self, key, n: int):
+        """``n`` exact draws: a component by its weight, then Gaussian noise.
+
+        Args:
+            key: a JAX PRNG key.
+            n: the number of draws, >= 1.
+
+        Returns:
+            float64 array of shape (n, 1).
+
+        Raises:
+            ValueError: ``n`` < 1.
+        """
         integer_at_least("n", n, 1)
         return self.mixture.sample(key, (n, 1))
 
     def initial_position(self) -> np.ndarray:
+        """The mixture's mean.
+
+        Returns:
+            float64 array of shape (1,).
+        """
         return self.truth.mean.copy()

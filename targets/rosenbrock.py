@@ -95,18 +95,46 @@ class Rosenbrock(Target):
         self.params = dict(dim=dim, Q=self.Q, **self.noise_params())
 
     def logdensity(self, x):
+        r""":math:`\log p(x)` of the module docstring, with its normaliser.
+
+        Args:
+            x: a position, shape (dim,), or positions with leading batch axes, (..., dim).
+
+        Returns:
+            the log density, shape ``x.shape[:-1]``.
+        """
         xp = namespace(x)
         a, b = x[..., 0::2], x[..., 1::2]
         energy = (a**2 - b) ** 2 / constant(self.Q, x) + (a - 1) ** 2
         return -xp.sum(energy, axis=-1) + constant(self._log_normaliser, x)
 
     def grad_logdensity(self, x):
+        r"""Per pair :math:`(a, b)`: :math:`\partial_a = -2(a - 1) - 4a(a^2 - b)/Q`, :math:`\partial_b = 2(a^2 - b)/Q`.
+
+        Args:
+            x: a position, shape (dim,), or positions with leading batch axes, (..., dim).
+
+        Returns:
+            the gradient, shape of ``x``.
+        """
         xp = namespace(x)
         a, b = x[..., 0::2], x[..., 1::2]
         bend = (a**2 - b) / constant(self.Q, x)
         return xp.stack([-2 * (a - 1) - 4 * a * bend, 2 * bend], axis=-1).reshape(x.shape)
 
     def sample(self, key, n: int):
+        r"""``n`` exact draws: per pair :math:`a = 1 + z_1/\sqrt2`, :math:`b = a^2 + \sqrt{Q/2}\,z_2`.
+
+        Args:
+            key: a JAX PRNG key.
+            n: the number of draws, >= 1.
+
+        Returns:
+            float64 array of shape (n, dim).
+
+        Raises:
+            ValueError: ``n`` < 1.
+        """
         integer_at_least("n", n, 1)
         z = jax.random.normal(key, (n, self.dim // 2, 2), dtype=jnp.float64)
         a = A_MEAN + np.sqrt(A_VARIANCE) * z[..., 0]
@@ -114,4 +142,9 @@ class Rosenbrock(Target):
         return jnp.stack([a, b], axis=-1).reshape(n, self.dim)
 
     def initial_position(self) -> np.ndarray:
+        """The mean of the truth (appendix C): (1, 3/2) in each pair.
+
+        Returns:
+            float64 array of shape (dim,).
+        """
         return self.truth.mean.copy()

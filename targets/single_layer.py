@@ -40,16 +40,42 @@ class SingleLayerTarget(Target):
         self.params = {**inner.params, "single_layer_prior_scale": self.prior_scale}
 
     def logdensity(self, x):
+        """The wrapped target's log density.
+
+        Args:
+            x: a position, shape (dim,) (the wrapped target's accepted shapes).
+
+        Returns:
+            the log density, shape ``x.shape[:-1]``.
+        """
         return self.inner.logdensity(x)
 
     def grad_logdensity(self, x):
+        """The wrapped target's exact gradient.
+
+        Args:
+            x: a position, shape (dim,) (the wrapped target's accepted shapes).
+
+        Returns:
+            the gradient, shape of ``x``.
+        """
         return self.inner.grad_logdensity(x)
 
     def stochastic_grad(self, x, draw):
+        """The wrapped target's stochastic gradient from this step's ``draw``.
+
+        Args:
+            x: a position, shape (dim,) (the wrapped target's accepted shapes).
+            draw: this step's draw of ``draw_spec``, a dict keyed like it.
+
+        Returns:
+            the stochastic gradient, shape of ``x``.
+        """
         return self.inner.stochastic_grad(x, draw)
 
     @property
     def draw_spec(self):
+        """The wrapped target's ``draw_spec``: the variates one stochastic-gradient evaluation consumes."""
         return self.inner.draw_spec
 
     def grad_log_prior(self, x):
@@ -64,9 +90,26 @@ class SingleLayerTarget(Target):
         return 0 * x
 
     def sample(self, key, n):
+        """The wrapped target's exact draws.
+
+        Args:
+            key: a JAX PRNG key.
+            n: the number of draws, >= 1.
+
+        Returns:
+            float64 array of shape (n, dim).
+
+        Raises:
+            NoExactSamplerError: the wrapped target has no exact sampler.
+        """
         return self.inner.sample(key, n)
 
     def initial_position(self):
+        """The wrapped target's starting point.
+
+        Returns:
+            float64 array of shape (dim,).
+        """
         return self.inner.initial_position()
 
     def __repr__(self):

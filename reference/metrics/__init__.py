@@ -10,7 +10,15 @@ _REGISTRY = Registry("metric", __name__)
 
 
 def register(name: str):
-    """Function decorator: register a metric under ``name``."""
+    """Function decorator: register a metric under ``name``.
+
+    Args:
+        name: the metric's registry name.
+
+    Returns:
+        the decorator: it registers the function under ``name`` and returns it unchanged; it raises ValueError
+        where ``name`` is registered already.
+    """
 
     def decorate(fn):
         return _REGISTRY.register(name, fn)
@@ -19,12 +27,26 @@ def register(name: str):
 
 
 def get(name: str):
-    """The metric function registered as ``name``."""
+    """The metric function registered as ``name``.
+
+    Args:
+        name: a registered metric's name.
+
+    Returns:
+        the metric function.
+
+    Raises:
+        UnknownNameError: no metric is registered as ``name`` (a ValueError; the message lists the names).
+    """
     return _REGISTRY.get(name)
 
 
 def names() -> list[str]:
-    """Names of all registered metrics, sorted."""
+    """Names of all registered metrics, sorted.
+
+    Returns:
+        list of str: the registered names, sorted.
+    """
     return _REGISTRY.names()
 
 

@@ -24,6 +24,20 @@ def chain_draws(samples, name: str = "samples", *, min_chains: int = 1, min_draw
 
     With ``allow_single_chain`` an array (draws, dim) is read as one chain. Requires at least
     ``min_chains`` chains and ``min_draws`` draws per chain and only finite values.
+
+    Args:
+        samples: draws, shape (chains, draws, dim) (or (draws, dim) with ``allow_single_chain``).
+        name: the argument's name, for the message.
+        min_chains: the least number of chains accepted.
+        min_draws: the least number of draws per chain accepted.
+        allow_single_chain: whether a 2-d array (draws, dim) is read as one chain.
+
+    Returns:
+        float64 array of shape (chains, draws, dim).
+
+    Raises:
+        ValueError: another shape, too few chains or draws, or a value that is not finite (the message counts the
+            draws and chains that have one).
     """
     x = np.asarray(samples, dtype=np.float64)
     if allow_single_chain and x.ndim == 2:
@@ -50,7 +64,21 @@ def chain_draws(samples, name: str = "samples", *, min_chains: int = 1, min_draw
 def chain_moments(moments: Moments, name: str = "moments", *, min_chains: int = 1, min_count: int = 1) -> Moments:
     """Per-chain ``moments`` (count (chains,), mean (chains, dim), ...) as float64 NumPy arrays, or
     ValueError naming ``name``: at least ``min_chains`` chains, each with ``count >= min_count``
-    draws, and only finite values."""
+    draws, and only finite values.
+
+    Args:
+        moments: per-chain Moments (count (chains,), mean, m2, mean_sq, m2_sq (chains, dim)).
+        name: the argument's name, for the message.
+        min_chains: the least number of chains accepted.
+        min_count: the least number of draws each chain must count.
+
+    Returns:
+        the Moments with float64 NumPy fields.
+
+    Raises:
+        TypeError: ``moments`` is not a Moments.
+        ValueError: not per chain, too few chains or draws, or a value that is not finite.
+    """
     if not isinstance(moments, Moments):
         raise TypeError(f"{name} must be a sgbench.reference.metrics.Moments, got {type(moments).__name__}")
     m = Moments(*(np.asarray(field, dtype=np.float64) for field in moments))
@@ -71,7 +99,14 @@ def chain_moments(moments: Moments, name: str = "moments", *, min_chains: int = 
 
 
 def pooled_moments(moments: Moments) -> Moments:
-    """The moments of all chains' draws together (Chan et al.'s merge over the chain axis)."""
+    """The moments of all chains' draws together (Chan et al.'s merge over the chain axis).
+
+    Args:
+        moments: per-chain Moments (count (chains,), the other fields (chains, dim)), at least one chain.
+
+    Returns:
+        the pooled Moments: count a number, the other fields (dim,).
+    """
     pooled = Moments(*(field[0] for field in moments))
     for c in range(1, moments.count.shape[0]):
         pooled = pooled.merge(Moments(*(field[c] for field in moments)))
@@ -79,6 +114,16 @@ def pooled_moments(moments: Moments) -> Moments:
 
 
 def check_dim(name: str, got: int, expected: int, what: str) -> None:
-    """ValueError unless ``got == expected`` dimensions."""
+    """ValueError unless ``got == expected`` dimensions.
+
+    Args:
+        name: the argument whose dimension is checked, for the message.
+        got: its dimension.
+        expected: the dimension it must have.
+        what: what has the expected dimension, for the message (e.g. ``"the truth"``).
+
+    Raises:
+        ValueError: ``got != expected``.
+    """
     if got != expected:
         raise ValueError(f"{name} has dimension {got}, {what} has dimension {expected}")

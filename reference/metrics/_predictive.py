@@ -17,7 +17,20 @@ PROBABILITY_TOLERANCE = 1e-5  # allowed |sum over classes - 1| (float32 softmax 
 
 
 def finite_array(name: str, value, shape_text: str, ndim: int) -> np.ndarray:
-    """``value`` as a float64 array with ``ndim`` axes, each of length >= 1, all entries finite."""
+    """``value`` as a float64 array with ``ndim`` axes, each of length >= 1, all entries finite.
+
+    Args:
+        name: the argument's name, for the message.
+        value: the array given.
+        shape_text: the expected shape in words, for the message (e.g. ``"(samples, points)"``).
+        ndim: the number of axes required.
+
+    Returns:
+        float64 array.
+
+    Raises:
+        ValueError: another number of axes, an axis of length 0, or a non-finite entry (the message counts them).
+    """
     array = np.asarray(value, dtype=np.float64)
     if array.ndim != ndim or 0 in array.shape:
         raise ValueError(f"{name} must have shape {shape_text} with every length >= 1, got shape {array.shape}")
@@ -31,7 +44,19 @@ def finite_array(name: str, value, shape_text: str, ndim: int) -> np.ndarray:
 def class_log_probs(probs=None, log_probs=None) -> np.ndarray:
     """Per-sample log class probabilities (samples, points, classes) from exactly one of ``probs``
     (in [0, 1]; exact zeros become -inf) or ``log_probs`` (finite, <= 0), each summing to 1 over classes
-    within PROBABILITY_TOLERANCE."""
+    within PROBABILITY_TOLERANCE.
+
+    Args:
+        probs: per-sample class probabilities, shape (samples, points, classes), or None.
+        log_probs: per-sample log class probabilities, shape (samples, points, classes), or None.
+
+    Returns:
+        float64 array of log probabilities, shape (samples, points, classes).
+
+    Raises:
+        ValueError: both or neither given, a non-finite entry, probabilities outside [0, 1], log probabilities
+            above 0, or a sample whose classes do not sum to 1.
+    """
     if (probs is None) == (log_probs is None):
         raise ValueError("pass exactly one of probs and log_probs (per-sample predictions of shape "
                          "(samples, points, classes))")
@@ -58,7 +83,18 @@ def class_log_probs(probs=None, log_probs=None) -> np.ndarray:
 
 def class_labels(labels, log_probs: np.ndarray) -> np.ndarray:
     """``labels`` as integers (points,) in [0, classes - 1] matching ``log_probs`` (samples, points, classes);
-    integer-valued floats (as the data targets' splits hold) are accepted."""
+    integer-valued floats (as the data targets' splits hold) are accepted.
+
+    Args:
+        labels: the true classes, shape (points,).
+        log_probs: validated log class probabilities, shape (samples, points, classes).
+
+    Returns:
+        int64 array of shape (points,).
+
+    Raises:
+        ValueError: another shape, a non-finite entry, or a value that is not an integer in [0, classes - 1].
+    """
     num_points, num_classes = log_probs.shape[1:]
     array = finite_array("labels", labels, f"(points,) = ({num_points},)", 1)
     if array.shape != (num_points,):
@@ -72,7 +108,20 @@ def class_labels(labels, log_probs: np.ndarray) -> np.ndarray:
 
 
 def classification_inputs(labels, probs=None, log_probs=None) -> tuple[np.ndarray, np.ndarray]:
-    """Validated (labels (points,), log_probs (samples, points, classes))."""
+    """Validated (labels (points,), log_probs (samples, points, classes)).
+
+    Args:
+        labels: the true classes, shape (points,).
+        probs: per-sample class probabilities, shape (samples, points, classes), or None.
+        log_probs: per-sample log class probabilities, shape (samples, points, classes), or None (exactly one of
+            the two).
+
+    Returns:
+        (labels, log_probs): int64 array (points,) and float64 array (samples, points, classes).
+
+    Raises:
+        ValueError: as :func:`class_log_probs` and :func:`class_labels`.
+    """
     log_p = class_log_probs(probs, log_probs)
     return class_labels(labels, log_p), log_p
 
@@ -81,18 +130,45 @@ def log_sample_mean(log_values: np.ndarray) -> np.ndarray:
     r""":math:`\log \frac1S \sum_s e^{a_s}` over the samples (first) axis, by logsumexp: with per-sample log
     class probabilities (samples, points, classes), the log of the Bayesian model average
     :math:`\bar p_{ik} = \frac1S \sum_s p_{sik}`; with per-sample log densities (samples, points), the
-    log predictive densities whose mean is the LPPD. Entries of -inf (probability 0) are allowed."""
+    log predictive densities whose mean is the LPPD. Entries of -inf (probability 0) are allowed.
+
+    Args:
+        log_values: per-sample log values, samples first: (samples, points, classes) or (samples, points).
+
+    Returns:
+        the log of the mean over samples, shape ``log_values.shape[1:]``.
+    """
     return scipy.special.logsumexp(log_values, axis=0) - np.log(log_values.shape[0])
 
 
 def label_log_probs(labels: np.ndarray, log_probs: np.ndarray) -> np.ndarray:
-    r""":math:`\log p_s(y_i \mid x_i)` (samples, points): each point's log probability of its label."""
+    r""":math:`\log p_s(y_i \mid x_i)` (samples, points): each point's log probability of its label.
+
+    Args:
+        labels: validated labels, int array of shape (points,).
+        log_probs: validated log class probabilities, shape (samples, points, classes).
+
+    Returns:
+        shape (samples, points).
+    """
     return log_probs[:, np.arange(labels.size), labels]
 
 
 def regression_inputs(y, means, scales=None) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """Validated targets ``y`` (points,), per-sample predictive ``means`` (samples, points) and, if
-    given, ``scales`` (samples, points) > 0."""
+    given, ``scales`` (samples, points) > 0.
+
+    Args:
+        y: the targets, shape (points,).
+        means: per-sample predictive means, shape (samples, points).
+        scales: per-sample predictive standard deviations, shape (samples, points), or None.
+
+    Returns:
+        (y, means, scales) as float64 arrays (``scales`` None where not given).
+
+    Raises:
+        ValueError: a shape that does not match, a non-finite entry, or a scale <= 0.
+    """
     means = finite_array("means", means, "(samples, points)", 2)
     num_points = means.shape[1]
     y = finite_array("y", y, f"(points,) = ({num_points},)", 1)
@@ -110,7 +186,17 @@ def regression_inputs(y, means, scales=None) -> tuple[np.ndarray, np.ndarray, np
 
 
 def credible_levels(levels) -> np.ndarray:
-    """``levels`` as a float array (L,) of numbers in (0, 1)."""
+    """``levels`` as a float array (L,) of numbers in (0, 1).
+
+    Args:
+        levels: a number or a sequence of numbers in (0, 1) (nominal coverages).
+
+    Returns:
+        float64 array of shape (L,).
+
+    Raises:
+        ValueError: an empty sequence, or an entry that is not a number in (0, 1) (a bool is not one).
+    """
     array = np.atleast_1d(np.asarray(levels, dtype=object))
     if array.ndim != 1 or array.size == 0 or not all(
             isinstance(v, numbers.Real) and not isinstance(v, bool) and 0 < v < 1 for v in array):
@@ -121,7 +207,15 @@ def credible_levels(levels) -> np.ndarray:
 
 def rank_auroc(scores: np.ndarray, positive: np.ndarray) -> float:
     r"""Area under the ROC curve of ``scores`` for the boolean ``positive``, as the Mann-Whitney statistic
-    :math:`P(s^+ > s^-) + \tfrac12 P(s^+ = s^-)` from mid-ranks (Hanley & McNeil 1982)."""
+    :math:`P(s^+ > s^-) + \tfrac12 P(s^+ = s^-)` from mid-ranks (Hanley & McNeil 1982).
+
+    Args:
+        scores: the scores, shape (n,).
+        positive: which entries are positives, boolean of shape (n,) (at least one positive and one negative).
+
+    Returns:
+        float: the AUROC, in [0, 1].
+    """
     num_positive = int(np.count_nonzero(positive))
     num_negative = positive.size - num_positive
     ranks = scipy.stats.rankdata(scores)

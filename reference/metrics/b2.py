@@ -27,7 +27,19 @@ REDUCTIONS = {"mean": np.mean, "max": np.max}
 @register("b2")
 def b2(second_moment, truth, over_dims: str = "mean"):
     """:math:`b^2` of estimates ``second_moment`` (..., dim) of E[x^2], reduced ``over_dims``
-    ("mean", "max", or "none" for per-dimension values)."""
+    ("mean", "max", or "none" for per-dimension values).
+
+    Args:
+        second_moment: estimates of E[x^2], shape (..., dim).
+        truth: the target's Truth (its ``second_moment`` and ``second_moment_var``, of dimension dim).
+        over_dims: ``"mean"``, ``"max"`` or ``"none"``.
+
+    Returns:
+        b^2, shape (...) (a number for one estimate); shape (..., dim) for ``"none"``.
+
+    Raises:
+        ValueError: ``second_moment`` is not of the truth's dimension, or an unknown ``over_dims``.
+    """
     second_moment = np.asarray(second_moment, dtype=np.float64)
     if second_moment.shape[-1] != truth.dim:
         raise ValueError(
@@ -61,6 +73,15 @@ class B2Summary:
     pooled_bootstrap_std: float
 
     def as_dict(self, prefix: str) -> dict[str, float]:
+        """The four summary numbers (not ``per_chain``) under keys starting with ``prefix``.
+
+        Args:
+            prefix: the keys' prefix (e.g. ``"b2"``).
+
+        Returns:
+            dict with ``{prefix}_chain_average``, ``{prefix}_chain_average_bootstrap_std``, ``{prefix}_pooled`` and
+            ``{prefix}_pooled_bootstrap_std``.
+        """
         return {
             f"{prefix}_chain_average": self.chain_average,
             f"{prefix}_chain_average_bootstrap_std": self.chain_average_bootstrap_std,
@@ -74,6 +95,19 @@ def b2_summary(chain_second_moments, truth, over_dims="mean", num_bootstrap=1000
 
     The bootstrap draws the chains with replacement ``num_bootstrap`` times (appendix C) and
     reports the standard deviation of the chain average and of the pooled b^2 over resamples.
+
+    Args:
+        chain_second_moments: each chain's estimate of E[x^2], shape (chains, dim), chains >= 1.
+        truth: the target's Truth.
+        over_dims: ``"mean"`` or ``"max"`` (how :func:`b2` reduces over dimensions).
+        num_bootstrap: the number of bootstrap resamples, >= 1.
+        seed: the seed of the resampling (NumPy's ``default_rng``).
+
+    Returns:
+        the B2Summary.
+
+    Raises:
+        ValueError: no chain, ``num_bootstrap`` < 1, or as :func:`b2`.
     """
     m = np.asarray(chain_second_moments, dtype=np.float64)
     integer_at_least("number of chains", m.shape[0], 1)

@@ -41,7 +41,20 @@ class B2Curve(NamedTuple):
 @register("b2_curve")
 def b2_curve(running_second_moments, truth, over_dims: str = "mean") -> B2Curve:
     """b^2 curves of running estimates of E[x^2], shaped (chains, checkpoints, dim), reduced
-    ``over_dims`` ("mean" or "max"); NaN estimates are an error (reported with their count)."""
+    ``over_dims`` ("mean" or "max"); NaN estimates are an error (reported with their count).
+
+    Args:
+        running_second_moments: running estimates of E[x^2], shape (chains, checkpoints, dim), at least one chain
+            and one checkpoint.
+        truth: the target's Truth.
+        over_dims: ``"mean"`` or ``"max"``.
+
+    Returns:
+        the B2Curve: ``per_chain`` (chains, checkpoints) and ``pooled`` (checkpoints,).
+
+    Raises:
+        ValueError: another shape, a NaN estimate, an unknown ``over_dims``, or a dimension other than the truth's.
+    """
     one_of("over_dims", over_dims, set(OVER_DIMS))
     m = np.asarray(running_second_moments, dtype=np.float64)
     if m.ndim != 3:
@@ -60,7 +73,22 @@ def gradient_evaluations_to_threshold(curve, grad_evals, threshold: float = 0.01
     """Gradient evaluations until ``curve`` (..., checkpoints) drops below ``threshold`` and stays
     there (definition in the module docstring); ``grad_evals``: the non-decreasing counts at the
     checkpoints, broadcastable to ``curve`` (e.g. (checkpoints,) or (chains, checkpoints)).
-    A float for one curve, else an array of curve.shape[:-1]; inf where never reached."""
+    A float for one curve, else an array of curve.shape[:-1]; inf where never reached.
+
+    Args:
+        curve: b^2 curves, shape (..., checkpoints), at least one checkpoint.
+        grad_evals: the gradient evaluations at the checkpoints, finite, >= 0 and non-decreasing, broadcastable to
+            ``curve``.
+        threshold: tau, > 0.
+
+    Returns:
+        the gradient evaluations to threshold: a float for one curve, else an array of shape ``curve.shape[:-1]``;
+        inf where the last checkpoint is not below ``threshold``.
+
+    Raises:
+        ValueError: ``threshold`` is not finite and > 0, ``curve`` has no checkpoint, or ``grad_evals`` does not
+            broadcast or is not finite, >= 0 and non-decreasing.
+    """
     threshold = positive_finite("threshold", threshold)
     curve = np.asarray(curve, dtype=np.float64)
     if curve.ndim < 1 or curve.shape[-1] < 1:

@@ -30,7 +30,19 @@ from sgbench.reference.metrics.classic_rhat import potential_scale_reduction
 @register("chainwise_split_rhat")
 def chainwise_split_rhat(samples, split_factor: int = 4, rank_normalize: bool = True) -> np.ndarray:
     """cR-hat (chains, dim) of ``samples`` (chains, draws, dim), each chain cut into ``split_factor``
-    sub-chains of at least 2 draws; ``rank_normalize=False`` skips the rank normalisation."""
+    sub-chains of at least 2 draws; ``rank_normalize=False`` skips the rank normalisation.
+
+    Args:
+        samples: draws, shape (chains, draws, dim), all finite, at least 2 * ``split_factor`` draws per chain.
+        split_factor: K, the number of sub-chains per chain, >= 2.
+        rank_normalize: whether to rank-normalise each chain's draws first.
+
+    Returns:
+        float64 array of shape (chains, dim).
+
+    Raises:
+        ValueError: ``split_factor`` < 2, too few draws, or as :func:`~sgbench.reference.metrics._chains.chain_draws`.
+    """
     k = integer_at_least("split_factor", split_factor, 2)
     x = chain_draws(samples, "samples")
     if x.shape[1] < 2 * k:

@@ -25,7 +25,16 @@ from sgbench.reference.metrics.moments import Moments
 def potential_scale_reduction(chain_means, chain_variances, draws_per_chain: int) -> np.ndarray:
     """R-hat of the formula above from chain means and unbiased variances (chains, ...) of chains
     of ``draws_per_chain`` draws each: (...). inf where every chain is constant but their means
-    differ, NaN where all draws are equal."""
+    differ, NaN where all draws are equal.
+
+    Args:
+        chain_means: each chain's mean, shape (chains, ...), chains >= 2.
+        chain_variances: each chain's unbiased variance, shape (chains, ...).
+        draws_per_chain: n, the draws of each chain.
+
+    Returns:
+        R-hat, shape (...).
+    """
     n = draws_per_chain
     within = np.mean(chain_variances, axis=0)
     between_over_n = np.var(chain_means, axis=0, ddof=1)
@@ -36,7 +45,18 @@ def potential_scale_reduction(chain_means, chain_variances, draws_per_chain: int
 @register("gelman_rubin_from_moments")
 def gelman_rubin_from_moments(moments: Moments) -> np.ndarray:
     """Classic R-hat (dim,) from per-chain ``moments`` (count (chains,), mean (chains, dim), ...):
-    at least 2 chains of equal counts >= 2 (leave diverged chains out first)."""
+    at least 2 chains of equal counts >= 2 (leave diverged chains out first).
+
+    Args:
+        moments: per-chain Moments, at least 2 chains, each counting the same number (>= 2) of draws.
+
+    Returns:
+        float64 array of shape (dim,).
+
+    Raises:
+        TypeError: ``moments`` is not a Moments.
+        ValueError: fewer than 2 chains, a count < 2, unequal counts, or a value that is not finite.
+    """
     m = chain_moments(moments, "moments", min_chains=2, min_count=2)
     if np.any(m.count != m.count[0]):
         raise ValueError(f"moments must count the same number of draws in every chain, got counts "

@@ -45,7 +45,21 @@ def _bma(labels, probs, log_probs):
 def categorical_lppd(labels, probs=None, log_probs=None) -> float:
     r"""LPPD (SMILE eq. 23; :func:`sgbench.reference.metrics.lppd.lppd`) of the labels:
     :math:`\frac1n \sum_i \log \frac1S \sum_s p_{s i y_i}`; higher is better. Equals ``-nll(kind="ensemble")``;
-    -inf if all samples give some point's label probability 0."""
+    -inf if all samples give some point's label probability 0.
+
+    Args:
+        labels: the true classes, shape (points,), integers in [0, classes - 1].
+        probs: per-sample class probabilities, shape (samples, points, classes), or None.
+        log_probs: per-sample log class probabilities, shape (samples, points, classes), or None (pass exactly one
+            of ``probs`` and ``log_probs``).
+
+    Returns:
+        float: the LPPD, <= 0 (-inf possible).
+
+    Raises:
+        ValueError: invalid labels or predictions (a shape, a non-finite entry, probabilities that do not
+            sum to 1; the message says which).
+    """
     labels, log_p = classification_inputs(labels, probs, log_probs)
     return float(np.mean(log_sample_mean(label_log_probs(labels, log_p))))
 
@@ -53,7 +67,21 @@ def categorical_lppd(labels, probs=None, log_probs=None) -> float:
 @register("accuracy")
 def accuracy(labels, probs=None, log_probs=None) -> float:
     r"""Accuracy of the BMA prediction, :math:`\frac1n \sum_i [\hat y_i = y_i]` (SMILE B.3; one minus
-    PX-SGMCMC's ERR, eq. 39); ties between classes go to the lowest class index."""
+    PX-SGMCMC's ERR, eq. 39); ties between classes go to the lowest class index.
+
+    Args:
+        labels: the true classes, shape (points,), integers in [0, classes - 1].
+        probs: per-sample class probabilities, shape (samples, points, classes), or None.
+        log_probs: per-sample log class probabilities, shape (samples, points, classes), or None (pass exactly one
+            of ``probs`` and ``log_probs``).
+
+    Returns:
+        float: the accuracy, in [0, 1].
+
+    Raises:
+        ValueError: invalid labels or predictions (a shape, a non-finite entry, probabilities that do not
+            sum to 1; the message says which).
+    """
     return float(np.mean(_bma(labels, probs, log_probs)[3]))
 
 
@@ -63,7 +91,21 @@ def nll(labels, probs=None, log_probs=None, kind: str = "ensemble") -> float:
     :math:`-\frac1n \sum_i \log \bar p_{i y_i}` (PX-SGMCMC eq. 40 and Table 5 "ENS"; the cross-entropy of
     scikit-learn's ``log_loss``; equals :math:`-\mathrm{LPPD}`). ``kind="individual"``: the average over
     samples of each sample's NLL, :math:`-\frac1{Sn} \sum_{s,i} \log p_{s i y_i}` (PX-SGMCMC Table 5 "IND");
-    SMILE's tables report an NLL above :math:`-\mathrm{LPPD}`, consistent with this average."""
+    SMILE's tables report an NLL above :math:`-\mathrm{LPPD}`, consistent with this average.
+
+    Args:
+        labels: the true classes, shape (points,), integers in [0, classes - 1].
+        probs: per-sample class probabilities, shape (samples, points, classes), or None.
+        log_probs: per-sample log class probabilities, shape (samples, points, classes), or None (pass exactly one
+            of ``probs`` and ``log_probs``).
+        kind: ``"ensemble"`` (the BMA's NLL) or ``"individual"`` (the average of each sample's).
+
+    Returns:
+        float: the mean NLL, >= 0 (inf possible).
+
+    Raises:
+        ValueError: an unknown ``kind``, or invalid labels or predictions (the message says which).
+    """
     one_of("kind", kind, NLL_KINDS)
     if kind == "ensemble":
         return -categorical_lppd(labels, probs, log_probs)
@@ -74,7 +116,21 @@ def nll(labels, probs=None, log_probs=None, kind: str = "ensemble") -> float:
 @register("perplexity")
 def perplexity(labels, probs=None, log_probs=None, kind: str = "ensemble") -> float:
     r"""Perplexity :math:`\exp(\mathrm{NLL})`, with the mean NLL per token (point) of :func:`nll`
-    (SMILE B.3 and E.6, nanoGPT); lower is better, 1 for certain correct predictions."""
+    (SMILE B.3 and E.6, nanoGPT); lower is better, 1 for certain correct predictions.
+
+    Args:
+        labels: the true classes, shape (points,), integers in [0, classes - 1].
+        probs: per-sample class probabilities, shape (samples, points, classes), or None.
+        log_probs: per-sample log class probabilities, shape (samples, points, classes), or None (pass exactly one
+            of ``probs`` and ``log_probs``).
+        kind: ``"ensemble"`` or ``"individual"``, as in :func:`nll`.
+
+    Returns:
+        float: the perplexity, >= 1.
+
+    Raises:
+        ValueError: an unknown ``kind``, or invalid labels or predictions (the message says which).
+    """
     return float(np.exp(nll(labels, probs, log_probs, kind)))
 
 
@@ -82,7 +138,21 @@ def perplexity(labels, probs=None, log_probs=None, kind: str = "ensemble") -> fl
 def brier_score(labels, probs=None, log_probs=None) -> float:
     r"""Brier score (Brier 1950; SMILE B.3) of the BMA: :math:`\frac1n \sum_i \sum_k (\bar p_{ik} - [y_i = k])^2`,
     summed over all classes (in [0, 2]; for two classes twice scikit-learn's ``brier_score_loss`` of
-    :math:`\bar p_{i1}`); lower is better."""
+    :math:`\bar p_{i1}`); lower is better.
+
+    Args:
+        labels: the true classes, shape (points,), integers in [0, classes - 1].
+        probs: per-sample class probabilities, shape (samples, points, classes), or None.
+        log_probs: per-sample log class probabilities, shape (samples, points, classes), or None (pass exactly one
+            of ``probs`` and ``log_probs``).
+
+    Returns:
+        float: the Brier score, in [0, 2].
+
+    Raises:
+        ValueError: invalid labels or predictions (a shape, a non-finite entry, probabilities that do not
+            sum to 1; the message says which).
+    """
     labels, mean_probs, _, _ = _bma(labels, probs, log_probs)
     one_hot = np.eye(mean_probs.shape[1])[labels]
     return float(np.mean(np.sum((mean_probs - one_hot) ** 2, axis=1)))
@@ -107,7 +177,21 @@ def ece(labels, probs=None, log_probs=None, num_bins: int = DEFAULT_BINS) -> flo
     r"""Expected calibration error (Naeini et al. 2015, Guo et al. 2017; MAMBA section 3, PX-SGMCMC eq. 42):
     :math:`\sum_{j=1}^{J} \frac{|B_j|}{n} |\mathrm{acc}(B_j) - \mathrm{conf}(B_j)|`, where bin :math:`B_j`
     holds the points whose confidence :math:`c_i` lies in :math:`((j-1)/J, j/J]`, ``num_bins`` :math:`J`
-    (default 15), acc is the bin's accuracy and conf its mean confidence; lower is better."""
+    (default 15), acc is the bin's accuracy and conf its mean confidence; lower is better.
+
+    Args:
+        labels: the true classes, shape (points,), integers in [0, classes - 1].
+        probs: per-sample class probabilities, shape (samples, points, classes), or None.
+        log_probs: per-sample log class probabilities, shape (samples, points, classes), or None (pass exactly one
+            of ``probs`` and ``log_probs``).
+        num_bins: J, the number of confidence bins, >= 1.
+
+    Returns:
+        float: the ECE, in [0, 1].
+
+    Raises:
+        ValueError: ``num_bins`` < 1, or invalid labels or predictions (the message says which).
+    """
     sizes, gaps = _calibration_gaps(labels, probs, log_probs, num_bins)
     return float(np.sum(sizes * gaps) / sizes.sum())
 
@@ -116,7 +200,21 @@ def ece(labels, probs=None, log_probs=None, num_bins: int = DEFAULT_BINS) -> flo
 def mce(labels, probs=None, log_probs=None, num_bins: int = DEFAULT_BINS) -> float:
     r"""Maximum calibration error (Naeini et al. 2015, Guo et al. 2017; MAMBA section 3):
     :math:`\max_j |\mathrm{acc}(B_j) - \mathrm{conf}(B_j)|` over the non-empty bins of :func:`ece`;
-    lower is better."""
+    lower is better.
+
+    Args:
+        labels: the true classes, shape (points,), integers in [0, classes - 1].
+        probs: per-sample class probabilities, shape (samples, points, classes), or None.
+        log_probs: per-sample log class probabilities, shape (samples, points, classes), or None (pass exactly one
+            of ``probs`` and ``log_probs``).
+        num_bins: J, the number of confidence bins, >= 1.
+
+    Returns:
+        float: the MCE, in [0, 1].
+
+    Raises:
+        ValueError: ``num_bins`` < 1, or invalid labels or predictions (the message says which).
+    """
     return float(np.max(_calibration_gaps(labels, probs, log_probs, num_bins)[1]))
 
 
@@ -128,7 +226,20 @@ def auroc(labels, probs=None, log_probs=None) -> float:
     Two classes: the AUROC of :math:`\bar p_{i1}` for :math:`y_i = 1`. More: the one-vs-rest macro
     average :math:`\frac1K \sum_k \mathrm{AUROC}(\bar p_{\cdot k}, [y = k])` (scikit-learn's
     ``roc_auc_score(multi_class="ovr")``). Each AUROC is the Mann-Whitney statistic with ties counted
-    one half. Every class needs at least one point; higher is better."""
+    one half. Every class needs at least one point; higher is better.
+
+    Args:
+        labels: the true classes, shape (points,), integers in [0, classes - 1].
+        probs: per-sample class probabilities, shape (samples, points, classes), or None.
+        log_probs: per-sample log class probabilities, shape (samples, points, classes), or None (pass exactly one
+            of ``probs`` and ``log_probs``).
+
+    Returns:
+        float: the AUROC, in [0, 1].
+
+    Raises:
+        ValueError: fewer than 2 classes, a class without points, or invalid labels or predictions.
+    """
     labels, mean_probs, _, _ = _bma(labels, probs, log_probs)
     num_classes = mean_probs.shape[1]
     counts = np.bincount(labels, minlength=num_classes)
@@ -147,7 +258,22 @@ def ood_auroc(in_probs=None, out_probs=None, in_log_probs=None, out_log_probs=No
     :math:`P(H_{\rm in} < H_{\rm out}) + \tfrac12 P(H_{\rm in} = H_{\rm out})`. Pass one of ``in_probs``,
     ``in_log_probs`` (samples, in-points, classes) and one of ``out_probs``, ``out_log_probs``
     (samples, out-points, classes) with the same samples and classes; higher is better. The AUROC does
-    not depend on the ratio of the set sizes (the paper balances them)."""
+    not depend on the ratio of the set sizes (the paper balances them).
+
+    Args:
+        in_probs: in-distribution class probabilities, shape (samples, in-points, classes), or None.
+        out_probs: out-of-distribution class probabilities, shape (samples, out-points, classes), or None.
+        in_log_probs: in-distribution log class probabilities, or None (exactly one of ``in_probs`` and
+            ``in_log_probs``).
+        out_log_probs: out-of-distribution log class probabilities, or None (exactly one of ``out_probs`` and
+            ``out_log_probs``).
+
+    Returns:
+        float: the AUROC, in [0, 1].
+
+    Raises:
+        ValueError: the two sets differ in samples or classes, or invalid predictions.
+    """
     inside = class_log_probs(in_probs, in_log_probs)
     outside = class_log_probs(out_probs, out_log_probs)
     if inside.shape[0] != outside.shape[0] or inside.shape[2] != outside.shape[2]:
@@ -168,7 +294,21 @@ def aurc(labels, probs=None, log_probs=None) -> float:
     unrelated to correctness give the error rate in expectation. SMILE B.3 follows Zhou et al. (2025)
     and calls it "area under the reliability curve"; its values (0.011 at 91 % accuracy, 0.88 at chance
     accuracy) are those of this area. Tied confidences are ordered at random in expectation: each error
-    in a tie group counts as the group's error rate."""
+    in a tie group counts as the group's error rate.
+
+    Args:
+        labels: the true classes, shape (points,), integers in [0, classes - 1].
+        probs: per-sample class probabilities, shape (samples, points, classes), or None.
+        log_probs: per-sample log class probabilities, shape (samples, points, classes), or None (pass exactly one
+            of ``probs`` and ``log_probs``).
+
+    Returns:
+        float: the AURC, in [0, 1].
+
+    Raises:
+        ValueError: invalid labels or predictions (a shape, a non-finite entry, probabilities that do not
+            sum to 1; the message says which).
+    """
     _, mean_probs, _, correct = _bma(labels, probs, log_probs)
     confidence = mean_probs.max(axis=1)
     order = np.argsort(-confidence, kind="stable")

@@ -34,7 +34,19 @@ def _full_covariance(source, name: str) -> np.ndarray:
 @register("covariance_difference")
 def covariance_difference(samples, reference) -> np.ndarray:
     """D = Sigma_est - Sigma_true (dim, dim) of ``samples`` (draws, dim) or (chains, draws, dim),
-    pooled over chains, against ``reference`` (a Truth, reference draws or a GaussianFit)."""
+    pooled over chains, against ``reference`` (a Truth, reference draws or a GaussianFit).
+
+    Args:
+        samples: draws, shape (draws, dim) or (chains, draws, dim) (or a GaussianFit with a full covariance).
+        reference: a Truth, reference draws or a full-covariance GaussianFit, of the same dimension.
+
+    Returns:
+        float64 array of shape (dim, dim).
+
+    Raises:
+        ValueError: a source gives only variances (streamed Moments, a diagonal fit), the dimensions differ, or
+            invalid draws.
+    """
     estimate = _full_covariance(samples, "samples")
     true = _full_covariance(reference, "reference")
     check_dim("samples", estimate.shape[0], true.shape[0], "reference")
@@ -43,11 +55,33 @@ def covariance_difference(samples, reference) -> np.ndarray:
 
 @register("covariance_mse")
 def covariance_mse(samples, reference) -> float:
-    """Mean squared entry of the covariance difference matrix, ||D||_F^2 / dim^2."""
+    """Mean squared entry of the covariance difference matrix, ||D||_F^2 / dim^2.
+
+    Args:
+        samples: draws, shape (draws, dim) or (chains, draws, dim) (or a GaussianFit with a full covariance).
+        reference: a Truth, reference draws or a full-covariance GaussianFit, of the same dimension.
+
+    Returns:
+        float: the MSE, >= 0.
+
+    Raises:
+        ValueError: as :func:`covariance_difference`.
+    """
     return float(np.mean(covariance_difference(samples, reference) ** 2))
 
 
 @register("covariance_frobenius_error")
 def covariance_frobenius_error(samples, reference) -> float:
-    """Frobenius norm ||D||_F of the covariance difference matrix (SGLRW Figure 4, "Frob")."""
+    """Frobenius norm ||D||_F of the covariance difference matrix (SGLRW Figure 4, "Frob").
+
+    Args:
+        samples: draws, shape (draws, dim) or (chains, draws, dim) (or a GaussianFit with a full covariance).
+        reference: a Truth, reference draws or a full-covariance GaussianFit, of the same dimension.
+
+    Returns:
+        float: the Frobenius norm, >= 0.
+
+    Raises:
+        ValueError: as :func:`covariance_difference`.
+    """
     return float(np.linalg.norm(covariance_difference(samples, reference), "fro"))

@@ -29,7 +29,20 @@ def ensemble_ambiguity(probs=None, log_probs=None) -> float:
     where :math:`q_{mi} = \sigma(z_{mi})` and :math:`\bar q_i`, the normalised geometric mean of the
     members, is the softmax of the mean logits. The label cancels, so none is needed. Eq. 41 prints
     log-likelihoods where losses (negative log-likelihoods) are meant: with them AMB >= 0, as in the
-    paper's tables and its code. Higher means more diverse."""
+    paper's tables and its code. Higher means more diverse.
+
+    Args:
+        probs: per-sample class probabilities, shape (samples, points, classes), or None.
+        log_probs: per-sample log class probabilities, shape (samples, points, classes), or None (pass exactly one
+            of ``probs`` and ``log_probs``).
+
+    Returns:
+        float: AMB, >= 0.
+
+    Raises:
+        ValueError: invalid predictions (both or neither given, a shape, a non-finite entry, probabilities that do
+            not sum to 1).
+    """
     log_p = class_log_probs(probs, log_probs)
     return float(-np.mean(scipy.special.logsumexp(log_p.mean(axis=0), axis=-1)))
 
@@ -44,7 +57,22 @@ def prediction_variance(labels, probs=None, log_probs=None, normalise: bool = Tr
               {2 \max_m q_{m i y_i}^2}, \qquad \bar q_{i y_i} = \frac1M \sum_m q_{m i y_i},
 
     (population variance over members; a point whose members all give its label probability 0 counts
-    0). ``normalise=False`` drops the divisor :math:`2 \max_m q_{m i y_i}^2`. Higher means more diverse."""
+    0). ``normalise=False`` drops the divisor :math:`2 \max_m q_{m i y_i}^2`. Higher means more diverse.
+
+    Args:
+        labels: the true classes, shape (points,), integers in [0, classes - 1].
+        probs: per-sample class probabilities, shape (samples, points, classes), or None.
+        log_probs: per-sample log class probabilities, shape (samples, points, classes), or None (pass exactly one
+            of ``probs`` and ``log_probs``).
+        normalise: whether to divide by :math:`2 \max_m q_{m i y_i}^2`.
+
+    Returns:
+        float: VAR, >= 0.
+
+    Raises:
+        TypeError: ``normalise`` is not a bool.
+        ValueError: invalid labels or predictions.
+    """
     if not isinstance(normalise, bool):
         raise TypeError(f"normalise must be True or False, got {normalise!r}")
     labels, log_p = classification_inputs(labels, probs, log_probs)

@@ -28,7 +28,18 @@ MIN_DRAWS = 4
 @register("ess")
 def ess(samples, method: str = "bulk") -> np.ndarray:
     """Bulk or tail ESS (``method``) of each coordinate of ``samples`` (chains, draws, dim), which
-    must be finite with at least 4 draws per chain: (dim,)."""
+    must be finite with at least 4 draws per chain: (dim,).
+
+    Args:
+        samples: draws, shape (chains, draws, dim), finite, at least 4 draws per chain.
+        method: ``"bulk"`` or ``"tail"``.
+
+    Returns:
+        float64 array of shape (dim,) (NaN for a constant coordinate).
+
+    Raises:
+        ValueError: an unknown ``method``, or invalid draws (a shape, too few draws, a non-finite value).
+    """
     one_of("method", method, set(METHODS))
     x = chain_draws(samples, "samples", min_draws=MIN_DRAWS)
     return per_dimension(az.ess, x, method=method)

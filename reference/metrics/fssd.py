@@ -46,7 +46,17 @@ MEDIAN_HEURISTIC_DRAWS = 1000
 
 def stein_features(x, s, locations, sigma):
     r""":math:`\tau(x_i)` (n, J d) of draws ``x`` (n, d) with scores ``s`` (n, d) at ``locations``
-    (J, d), Gaussian width ``sigma``; row i holds :math:`\xi(x_i, v_1), \dots, \xi(x_i, v_J)`."""
+    (J, d), Gaussian width ``sigma``; row i holds :math:`\xi(x_i, v_1), \dots, \xi(x_i, v_J)`.
+
+    Args:
+        x: draws, shape (n, d).
+        s: their scores, shape (n, d).
+        locations: the test locations, shape (J, d).
+        sigma: the Gaussian kernel's width, > 0.
+
+    Returns:
+        JAX array of shape (n, J d).
+    """
     n, d = x.shape
     diff = x[:, None, :] - locations[None, :, :]
     k = jnp.exp(-jnp.sum(diff * diff, axis=-1) / (2 * sigma**2))
@@ -55,7 +65,14 @@ def stein_features(x, s, locations, sigma):
 
 
 def u_statistic(tau):
-    r""":math:`\frac{\lVert\sum_i \tau_i\rVert^2 - \sum_i \lVert\tau_i\rVert^2}{n(n-1)}` of features (n, K)."""
+    r""":math:`\frac{\lVert\sum_i \tau_i\rVert^2 - \sum_i \lVert\tau_i\rVert^2}{n(n-1)}` of features (n, K).
+
+    Args:
+        tau: Stein features, shape (n, K), n >= 2.
+
+    Returns:
+        the U-statistic, a JAX scalar.
+    """
     n = tau.shape[0]
     total = jnp.sum(tau, axis=0)
     return (total @ total - jnp.sum(tau * tau)) / (n * (n - 1))
@@ -65,7 +82,15 @@ def power_criterion(tau, gamma):
     r""":math:`\widehat{\mathrm{FSSD}}^2_U / (\hat\sigma_{H_1} + \gamma)` of features (n, K), with
     :math:`\hat\sigma_{H_1}^2 = 4 \hat\mu^\top \hat\Sigma \hat\mu` the sample variance of
     :math:`2 \tau_i^\top \hat\mu`; ``gamma`` > 0 (units of :math:`\tau^2`) keeps it finite as
-    :math:`\hat\sigma_{H_1} \to 0`."""
+    :math:`\hat\sigma_{H_1} \to 0`.
+
+    Args:
+        tau: Stein features, shape (n, K), n >= 2.
+        gamma: the regulariser, > 0.
+
+    Returns:
+        the criterion, a JAX scalar.
+    """
     projected = tau @ jnp.mean(tau, axis=0)
     variance = jnp.mean((projected - jnp.mean(projected)) ** 2)
     positive = variance > 0
@@ -127,6 +152,22 @@ def fssd(samples, scores, locations, sigma, *, statistic="u", over_chains="poole
     ``statistic``: "u" (unbiased, may be negative) or "v" (:math:`\lVert\bar\tau\rVert^2`).
     ``over_chains``: "pooled" (one value for all chains' draws together) or "per_chain" (an array
     (chains,)). ``thin``: keep every ``thin``-th draw first. Non-finite input raises ValueError.
+
+    Args:
+        samples: draws, shape (n, d) or (chains, n, d).
+        scores: :math:`\nabla\log p` at the draws, the shape of ``samples``.
+        locations: the test locations, shape (J, d), J >= 1, finite.
+        sigma: the Gaussian kernel's width, > 0.
+        statistic: ``"u"`` or ``"v"``.
+        over_chains: ``"pooled"`` or ``"per_chain"``.
+        thin: keep every ``thin``-th draw first, >= 1.
+
+    Returns:
+        :math:`\mathrm{FSSD}^2`: a float (pooled, or one chain of shape (n, d)), else a float64 array (chains,).
+
+    Raises:
+        ValueError: a bad ``sigma``, ``statistic``, ``over_chains``, ``thin`` or ``locations``, a shape mismatch, or
+            a non-finite value.
     """
     sigma = positive_finite("sigma", sigma)
     one_of("statistic", statistic, set(STATISTICS))
@@ -158,7 +199,14 @@ class FSSDTest:
 
 def null_eigenvalues(tau: np.ndarray) -> np.ndarray:
     """Eigenvalues of the (1/n) covariance of the rows of ``tau`` (n, K), from the smaller of the
-    K x K covariance and the n x n Gram matrix of the centred rows (same nonzero spectrum)."""
+    K x K covariance and the n x n Gram matrix of the centred rows (same nonzero spectrum).
+
+    Args:
+        tau: Stein features, shape (n, K).
+
+    Returns:
+        the eigenvalues, clipped at 0, shape (min(n, K),).
+    """
     centred = tau - tau.mean(axis=0)
     small = centred.T @ centred if tau.shape[1] <= tau.shape[0] else centred @ centred.T
     return np.clip(np.linalg.eigvalsh(small / tau.shape[0]), 0.0, None)
@@ -192,6 +240,29 @@ def fssd_test(samples, scores, *, num_locations=10, locations=None, sigma=None, 
 
     The null law assumes independent draws: autocorrelated MCMC draws give too small p-values
     unless thinned to near independence.
+
+    Args:
+        samples: draws, shape (n, d) or (chains, n, d).
+        scores: :math:`\nabla\log p` at the draws, the shape of ``samples``.
+        num_locations: J, the number of test locations drawn where ``locations`` is None, >= 1.
+        locations: initial test locations, shape (J, d), or None.
+        sigma: the initial kernel width, > 0, or None for the median heuristic.
+        optimise: whether to maximise the power criterion on the training split.
+        train_fraction: the fraction of the draws that chooses the parameters, in (0, 1); both splits need at
+            least 2 draws.
+        num_steps: Adam steps, >= 0.
+        learning_rate: Adam's learning rate, > 0.
+        gamma: the regulariser's scale, > 0.
+        null_draws: simulations of the null law, >= 1.
+        seed: the seed of the permutation, the initial locations and the null simulations.
+        thin: keep every ``thin``-th draw first, >= 1.
+
+    Returns:
+        the FSSDTest.
+
+    Raises:
+        ValueError: an argument outside its accepted range, splits of fewer than 2 draws, a shape mismatch, or a
+            non-finite value.
     """
     integer_at_least("num_locations", num_locations, 1)
     integer_at_least("num_steps", num_steps, 0)

@@ -30,10 +30,12 @@ class GaussianFit(NamedTuple):
 
     @property
     def dim(self) -> int:
+        """The dimension, the length of ``mean``."""
         return self.mean.shape[0]
 
     @property
     def diagonal(self) -> bool:
+        """Whether ``covariance`` holds only the variances (a (dim,) vector)."""
         return self.covariance.ndim == 1
 
     @property
@@ -42,12 +44,27 @@ class GaussianFit(NamedTuple):
         return self.covariance if self.diagonal else np.diag(self.covariance).copy()
 
     def to_diagonal(self) -> GaussianFit:
-        """The fit with the same mean and marginal variances and no correlations."""
+        """The fit with the same mean and marginal variances and no correlations.
+
+        Returns:
+            a diagonal GaussianFit (covariance the variances, shape (dim,)).
+        """
         return GaussianFit(self.mean, self.variance)
 
     @classmethod
     def of_samples(cls, samples, name: str = "samples") -> GaussianFit:
-        """Pooled mean and unbiased covariance of draws (draws, dim) or (chains, draws, dim)."""
+        """Pooled mean and unbiased covariance of draws (draws, dim) or (chains, draws, dim).
+
+        Args:
+            samples: draws, shape (draws, dim) or (chains, draws, dim), finite, at least 2 in all.
+            name: the argument's name, for the message.
+
+        Returns:
+            the full GaussianFit (covariance (dim, dim)).
+
+        Raises:
+            ValueError: another shape, a non-finite value, or fewer than 2 draws.
+        """
         x = chain_draws(samples, name, min_draws=1, allow_single_chain=True)
         flat = x.reshape(-1, x.shape[-1])
         if flat.shape[0] < 2:
@@ -57,7 +74,19 @@ class GaussianFit(NamedTuple):
 
     @classmethod
     def of_moments(cls, moments: Moments, name: str = "moments") -> GaussianFit:
-        """Diagonal fit of per-chain streamed moments: pooled mean, unbiased pooled variances."""
+        """Diagonal fit of per-chain streamed moments: pooled mean, unbiased pooled variances.
+
+        Args:
+            moments: per-chain Moments, counting at least 2 draws in all.
+            name: the argument's name, for the message.
+
+        Returns:
+            a diagonal GaussianFit (covariance the variances, shape (dim,)).
+
+        Raises:
+            TypeError: ``moments`` is not a Moments.
+            ValueError: not per chain, a non-finite value, a chain with no draw, or fewer than 2 draws in all.
+        """
         pooled = pooled_moments(chain_moments(moments, name, min_count=1))
         if pooled.count < 2:
             raise ValueError(f"{name} must count at least 2 draws in all to fit a variance, got {pooled.count:g}")
@@ -65,12 +94,31 @@ class GaussianFit(NamedTuple):
 
     @classmethod
     def of_truth(cls, truth: Truth) -> GaussianFit:
-        """The exact mean and covariance of a target."""
+        """The exact mean and covariance of a target.
+
+        Args:
+            truth: the target's Truth.
+
+        Returns:
+            the full GaussianFit, float64.
+        """
         return cls(np.asarray(truth.mean, dtype=np.float64), np.asarray(truth.covariance, dtype=np.float64))
 
     @classmethod
     def of(cls, source, name: str) -> GaussianFit:
-        """A fit of ``source``: a GaussianFit, a Truth, per-chain Moments (diagonal) or draws."""
+        """A fit of ``source``: a GaussianFit, a Truth, per-chain Moments (diagonal) or draws.
+
+        Args:
+            source: a GaussianFit (returned as it is), a Truth, per-chain Moments, or draws (draws, dim) or
+                (chains, draws, dim).
+            name: the argument's name, for the messages.
+
+        Returns:
+            the GaussianFit (diagonal for Moments).
+
+        Raises:
+            ValueError: as :meth:`of_moments` or :meth:`of_samples`.
+        """
         if isinstance(source, GaussianFit):
             return source
         if isinstance(source, Truth):

@@ -43,7 +43,20 @@ def _cholesky(covariance: np.ndarray, name: str) -> np.ndarray:
 
 def gaussian_kl(p: GaussianFit, q: GaussianFit, p_name: str = "p", q_name: str = "q") -> float:
     """KL(p || q) of two Gaussians in closed form (formula in the module docstring); diagonal fits
-    (variance vectors) stay O(dim)."""
+    (variance vectors) stay O(dim).
+
+    Args:
+        p: the first Gaussian (full or diagonal).
+        q: the second Gaussian, of the same dimension.
+        p_name: ``p``'s name, for the messages.
+        q_name: ``q``'s name, for the messages.
+
+    Returns:
+        float: KL(p || q), >= 0.
+
+    Raises:
+        ValueError: the dimensions differ, or a covariance is not positive definite (a variance <= 0).
+    """
     check_dim(p_name, p.dim, q.dim, q_name)
     if p.diagonal and q.diagonal:
         for fit, name in ((p, p_name), (q, q_name)):
@@ -73,7 +86,21 @@ def kl_to_fit(reference, samples, direction: str = "truth_to_fit") -> float:
     """KL between ``reference`` (a Truth, reference draws, or a GaussianFit) and the full-covariance
     Gaussian fit of ``samples`` (draws, dim) or (chains, draws, dim), pooled over chains (or a
     GaussianFit). ``direction``: "truth_to_fit" = KL(reference || fit), "fit_to_truth" = KL(fit ||
-    reference). The fit of N draws in d dimensions is singular unless N >= d + 1."""
+    reference). The fit of N draws in d dimensions is singular unless N >= d + 1.
+
+    Args:
+        reference: a Truth, reference draws or a GaussianFit.
+        samples: draws, shape (draws, dim) or (chains, draws, dim), at least dim + 1 in all, or a GaussianFit.
+        direction: ``"truth_to_fit"`` or ``"fit_to_truth"``.
+
+    Returns:
+        float: the KL, >= 0.
+
+    Raises:
+        TypeError: ``samples`` or ``reference`` is Moments.
+        ValueError: too few draws, invalid draws, the dimensions differ, a singular fit, or an unknown
+            ``direction``.
+    """
     if isinstance(samples, Moments) or isinstance(reference, Moments):
         raise TypeError("streamed Moments hold no cross products, so they have no full-covariance fit: "
                         "use kl_diagonal_fit_from_moments")
@@ -95,7 +122,20 @@ def kl_diagonal_fit_from_moments(reference, moments: Moments, direction: str = "
     :math:`\sum_i KL(N(\mu_i, \Sigma_{ii})\,\|\,N(m_i, s_i^2))` for "truth_to_fit".
 
     A streaming proxy, not SGLRW's KL: it is 0 whenever the means and marginal variances match,
-    however wrong the correlations. The full-covariance KL needs streamed cross moments."""
+    however wrong the correlations. The full-covariance KL needs streamed cross moments.
+
+    Args:
+        reference: a Truth, reference draws or a GaussianFit (its marginal variances are used).
+        moments: per-chain Moments, counting at least 2 draws in all.
+        direction: ``"truth_to_fit"`` or ``"fit_to_truth"``.
+
+    Returns:
+        float: the KL of the diagonal Gaussians, >= 0.
+
+    Raises:
+        TypeError: ``moments`` is not a Moments.
+        ValueError: invalid moments, the dimensions differ, a variance <= 0, or an unknown ``direction``.
+    """
     ref = GaussianFit.of(reference, "reference").to_diagonal()
     return _directed(ref, GaussianFit.of_moments(moments), direction)
 
@@ -108,7 +148,19 @@ def exact_sampling_kl(dim: int, num_draws: int, direction: str = "truth_to_fit")
     :math:`\ell = E\log\det(\Sigma^{-1}S) = \sum_{i=1}^d[\psi(\tfrac{N-i}{2}) + \log 2 - \log(N-1)]`:
     "fit_to_truth": :math:`\tfrac12(d/N - \ell)`; "truth_to_fit" (inverse-Wishart mean
     :math:`E S^{-1} = \tfrac{N-1}{N-d-2}\Sigma^{-1}`, needs N > d + 2):
-    :math:`\tfrac12\big(\tfrac{(N-1)d}{N-d-2}(1 + \tfrac1N) - d + \ell\big)`."""
+    :math:`\tfrac12\big(\tfrac{(N-1)d}{N-d-2}(1 + \tfrac1N) - d + \ell\big)`.
+
+    Args:
+        dim: d, >= 1.
+        num_draws: N: >= d + 3 for ``"truth_to_fit"``, >= d + 1 for ``"fit_to_truth"``.
+        direction: ``"truth_to_fit"`` or ``"fit_to_truth"``.
+
+    Returns:
+        float: the expected KL.
+
+    Raises:
+        ValueError: ``dim`` or ``num_draws`` below its minimum, or an unknown ``direction``.
+    """
     d = integer_at_least("dim", dim, 1)
     one_of("direction", direction, set(DIRECTIONS))
     n = integer_at_least("num_draws", num_draws, d + 3 if direction == "truth_to_fit" else d + 1)

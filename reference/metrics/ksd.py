@@ -49,7 +49,18 @@ DEFAULT_BLOCK_SIZE = 512  # fastest of 128..2048 measured for n = 10^4, d in (10
 
 
 def check_beta(beta) -> float:
-    """``beta`` as a float, or an error unless it is a number in (-1, 0)."""
+    """``beta`` as a float, or an error unless it is a number in (-1, 0).
+
+    Args:
+        beta: the IMQ kernel's exponent.
+
+    Returns:
+        float.
+
+    Raises:
+        TypeError: ``beta`` is not a real number (a bool is not one).
+        ValueError: ``beta`` is not in (-1, 0).
+    """
     if isinstance(beta, bool) or not isinstance(beta, numbers.Real):
         raise TypeError(f"beta must be a real number in (-1, 0), got {beta!r}")
     if not -1 < beta < 0:
@@ -60,7 +71,19 @@ def check_beta(beta) -> float:
 def imq_stein_kernel(ss, s_dot_r, r_sq, c_sq, beta, d):
     r""":math:`k_0` of the IMQ kernel (module docstring) from :math:`s(x)^\top s(y)` (``ss``),
     :math:`(s(x) - s(y))^\top r` (``s_dot_r``), :math:`\lVert r\rVert^2` (``r_sq``), :math:`c^2`, beta and the
-    dimension ``d``; elementwise, in NumPy or JAX."""
+    dimension ``d``; elementwise, in NumPy or JAX.
+
+    Args:
+        ss: :math:`s(x)^\top s(y)`, an array.
+        s_dot_r: :math:`(s(x) - s(y))^\top r`, broadcastable to ``ss``.
+        r_sq: :math:`\lVert r\rVert^2`, broadcastable to ``ss``.
+        c_sq: :math:`c^2`, > 0.
+        beta: the exponent, in (-1, 0).
+        d: the dimension.
+
+    Returns:
+        :math:`k_0`, the broadcast shape of the inputs.
+    """
     u = c_sq + r_sq
     u_beta = u**beta
     u_beta_1 = u_beta / u
@@ -71,7 +94,21 @@ def imq_stein_kernel(ss, s_dot_r, r_sq, c_sq, beta, d):
 def stein_kernel_matrix(x, s, c=1.0, beta=-0.5) -> np.ndarray:
     """The (n, n) matrix :math:`k_0(x_i, x_j)` of draws ``x`` (n, d) with scores ``s`` (n, d), IMQ
     kernel, in NumPy float64 (O(n^2) memory: for the bootstrap of ``ksd_test``; :func:`ksd` never forms
-    it). Its mean is the V-statistic, its off-diagonal mean the U-statistic."""
+    it). Its mean is the V-statistic, its off-diagonal mean the U-statistic.
+
+    Args:
+        x: draws, shape (n, d).
+        s: their scores, shape (n, d).
+        c: the IMQ kernel's scale, > 0.
+        beta: its exponent, in (-1, 0).
+
+    Returns:
+        float64 array of shape (n, n).
+
+    Raises:
+        TypeError: ``beta`` is not a real number.
+        ValueError: ``c`` is not finite and > 0, or ``beta`` is not in (-1, 0).
+    """
     c = positive_finite("c", c)
     beta = check_beta(beta)
     x, s = np.asarray(x, dtype=np.float64), np.asarray(s, dtype=np.float64)
@@ -135,6 +172,24 @@ def ksd(samples, scores, *, c=1.0, beta=-0.5, statistic="v", over_chains="pooled
     the pooled empirical distribution) or "per_chain" (one value per chain, an array (chains,)).
     ``thin``: keep every ``thin``-th draw first. ``block_size``: tile side B (memory O(B^2 + n d)).
     Non-finite samples or scores raise ValueError with their count; nothing is dropped.
+
+    Args:
+        samples: draws, shape (n, d) or (chains, n, d).
+        scores: :math:`\nabla\log p` at the draws, the shape of ``samples``.
+        c: the IMQ kernel's scale, > 0.
+        beta: its exponent, in (-1, 0).
+        statistic: ``"v"`` or ``"u"``.
+        over_chains: ``"pooled"`` or ``"per_chain"``.
+        thin: keep every ``thin``-th draw first, >= 1.
+        block_size: the tile side B, >= 1 (capped at n).
+        dtype: ``"float64"`` or ``"float32"``, the precision of the tiles.
+
+    Returns:
+        :math:`\mathrm{KSD}^2`: a float (pooled, or one chain of shape (n, d)), else a float64 array (chains,).
+
+    Raises:
+        TypeError: ``beta`` is not a real number.
+        ValueError: an argument outside its accepted range, a shape mismatch, or a non-finite value.
     """
     c = positive_finite("c", c)
     beta = check_beta(beta)
@@ -154,7 +209,23 @@ def ksd_of_target(samples, target, *, stochastic=False, key=None, thin=1, **ksd_
     """:func:`ksd` of ``samples`` with the scores of ``target`` (a ``targets`` Target) at the kept
     draws: full batch (``grad_logdensity``), or ``stochastic`` (``stochastic_grad``, one independent
     draw per sample from the JAX PRNG ``key``), after thinning by ``thin`` (so only kept draws cost
-    a gradient). ``ksd_options``: the keywords of :func:`ksd`."""
+    a gradient). ``ksd_options``: the keywords of :func:`ksd`.
+
+    Args:
+        samples: draws, shape (n, d) or (chains, n, d), d the target's dimension.
+        target: a ``sgbench.targets`` Target.
+        stochastic: whether to use the stochastic gradient instead of the exact one.
+        key: a JAX PRNG key (required with ``stochastic``).
+        thin: keep every ``thin``-th draw first, >= 1.
+        **ksd_options: the keywords of :func:`ksd` (``c``, ``beta``, ``statistic``, ``over_chains``,
+            ``block_size``, ``dtype``).
+
+    Returns:
+        KSD^2, as :func:`ksd` returns it.
+
+    Raises:
+        ValueError: as :func:`~sgbench.reference.metrics.scores.target_scores` and :func:`ksd`.
+    """
     x, s = target_scores(samples, target, stochastic=stochastic, key=key, thin=thin)
     return ksd(x, s, **ksd_options)
 

@@ -52,7 +52,24 @@ def ksd_test(samples, scores, *, num_bootstrap=1000, c=1.0, beta=-0.5, thin=1, r
     """Wild-bootstrap KSD test (module docstring) of approximately independent ``samples`` with
     target scores ``scores`` (same shape, (n, d) or (chains, n, d); chains are pooled), after
     keeping every ``thin``-th draw; IMQ kernel (``c`` > 0, ``beta`` in (-1, 0)); weights from
-    ``rng`` (a ``np.random.Generator`` or a seed)."""
+    ``rng`` (a ``np.random.Generator`` or a seed).
+
+    Args:
+        samples: draws, shape (n, d) or (chains, n, d).
+        scores: the target's scores (the gradient of its log density) at the draws, the shape of ``samples``.
+        num_bootstrap: bootstrap draws, >= 1.
+        c: the IMQ kernel's scale, > 0.
+        beta: its exponent, in (-1, 0).
+        thin: keep every ``thin``-th draw first, >= 1.
+        rng: a ``np.random.Generator``, or a seed for ``np.random.default_rng``.
+
+    Returns:
+        the KSDTest.
+
+    Raises:
+        TypeError: ``beta`` is not a real number.
+        ValueError: an argument outside its accepted range, a shape mismatch, or a non-finite value.
+    """
     integer_at_least("num_bootstrap", num_bootstrap, 1)
     c = positive_finite("c", c)
     beta = check_beta(beta)

@@ -20,5 +20,15 @@ from sgbench.reference.metrics._predictive import finite_array, log_sample_mean
 @register("lppd")
 def lppd(log_densities) -> float:
     r"""LPPD of per-sample log predictive densities ``log_densities`` (samples, points),
-    :math:`\log p(y_i \mid \theta_s, x_i)`; higher is better."""
+    :math:`\log p(y_i \mid \theta_s, x_i)`; higher is better.
+
+    Args:
+        log_densities: per-sample log predictive densities, shape (samples, points), finite.
+
+    Returns:
+        float: the LPPD.
+
+    Raises:
+        ValueError: another shape, or a non-finite entry.
+    """
     return float(np.mean(log_sample_mean(finite_array("log_densities", log_densities, "(samples, points)", 2))))

@@ -34,6 +34,16 @@ class MomentMCSE(NamedTuple):
 @register("moment_mcse")
 def moment_mcse(samples) -> MomentMCSE:
     """MCSE of E[x] and E[x^2] for each coordinate of ``samples`` (chains, draws, dim), with at
-    least 4 finite draws per chain."""
+    least 4 finite draws per chain.
+
+    Args:
+        samples: draws, shape (chains, draws, dim), finite, at least 4 draws per chain.
+
+    Returns:
+        the MomentMCSE: ``mean`` and ``second_moment``, each float64 of shape (dim,) (NaN for a constant coordinate).
+
+    Raises:
+        ValueError: another shape, too few draws, or a non-finite value.
+    """
     x = chain_draws(samples, "samples", min_draws=MIN_DRAWS)
     return MomentMCSE(per_dimension(az.mcse, x, method="mean"), per_dimension(az.mcse, x**2, method="mean"))

@@ -26,13 +26,31 @@ class Moments(NamedTuple):
 
     @classmethod
     def empty(cls, batch_shape: tuple, dim: int, xp=np) -> Moments:
+        """The moments of no draws: every field 0.
+
+        Args:
+            batch_shape: the leading shape (...,), e.g. ``(chains,)``.
+            dim: the dimension.
+            xp: ``numpy`` or ``jax.numpy``.
+
+        Returns:
+            Moments with count of shape ``batch_shape`` and the other fields of shape ``batch_shape + (dim,)``, float64.
+        """
         zeros = xp.zeros(batch_shape + (dim,), dtype=xp.float64)
         return cls(xp.zeros(batch_shape, dtype=xp.float64), zeros, zeros, zeros, zeros)
 
     @classmethod
     def of_draws(cls, x, keep=None) -> Moments:
         """Moments of the draws ``x`` (..., draws, dim) where ``keep`` (..., draws) is true
-        (all if None), computed in float64 in two vectorised passes."""
+        (all if None), computed in float64 in two vectorised passes.
+
+        Args:
+            x: draws, shape (..., draws, dim), NumPy or JAX.
+            keep: which draws count, boolean of shape (..., draws), or None for all.
+
+        Returns:
+            Moments with count (...,) and the other fields (..., dim), float64.
+        """
         xp = namespace(x)
         x = x.astype(xp.float64)
         keep = xp.ones(x.shape[:-1], dtype=bool) if keep is None else keep
@@ -59,7 +77,17 @@ class Moments(NamedTuple):
 
         With :math:`c` near the draws' mean (the optimized driver passes the running mean) the sums
         do not cancel; one pass instead of ``of_draws``' two (measured: float32 sums were slower on
-        XLA's CPU backend than float64 ones)."""
+        XLA's CPU backend than float64 ones).
+
+        Args:
+            x: draws, shape (..., draws, dim), NumPy or JAX.
+            keep: which draws count, boolean of shape (..., draws).
+            shift: the shift :math:`c`, shape (..., dim).
+
+        Returns:
+            Moments with count (...,) and the other fields (..., dim), float64 (a set with count 0 has mean and
+            mean_sq 0).
+        """
         xp = namespace(x)
         u = xp.where(keep[..., None], x.astype(xp.float64) - shift[..., None, :], 0.0)
         u2 = u * u
@@ -75,16 +103,40 @@ class Moments(NamedTuple):
 
     @classmethod
     def of_samples(cls, x, axis: int = -2) -> Moments:
-        """Moments of stored samples, ``axis`` indexing the draws."""
+        """Moments of stored samples, ``axis`` indexing the draws.
+
+        Args:
+            x: stored samples, e.g. (chains, draws, dim).
+            axis: the axis that indexes the draws.
+
+        Returns:
+            Moments over that axis, float64 NumPy arrays.
+        """
         return cls.of_draws(np.moveaxis(np.asarray(x, dtype=np.float64), axis, -2))
 
     @classmethod
     def stack(cls, parts: list[Moments], axis: int = 0) -> Moments:
-        """Moments of several sets stacked along a new ``axis`` (NumPy)."""
+        """Moments of several sets stacked along a new ``axis`` (NumPy).
+
+        Args:
+            parts: Moments of equal shapes.
+            axis: where the new axis goes.
+
+        Returns:
+            Moments whose fields are the parts' fields stacked.
+        """
         return cls(*(np.stack([np.asarray(part[i]) for part in parts], axis=axis) for i in range(len(cls._fields))))
 
     def update(self, x, keep) -> Moments:
-        """Add one draw ``x`` (..., dim) where ``keep`` (...,) is true; other entries unchanged."""
+        """Add one draw ``x`` (..., dim) where ``keep`` (...,) is true; other entries unchanged.
+
+        Args:
+            x: one draw per entry, shape (..., dim).
+            keep: which entries take the draw, boolean of shape (...,).
+
+        Returns:
+            the updated Moments (Welford's update).
+        """
         xp = namespace(x)
         keep_d = keep[..., None]
         count = self.count + keep
@@ -97,7 +149,14 @@ class Moments(NamedTuple):
         return Moments(count, mean, self.m2 + delta * (x - mean), mean_sq, self.m2_sq + delta_sq * (y - mean_sq))
 
     def merge(self, other: Moments) -> Moments:
-        """The moments of the union of both sets of draws (Chan et al. 1979)."""
+        """The moments of the union of both sets of draws (Chan et al. 1979).
+
+        Args:
+            other: Moments of the other set, of the same shapes (broadcastable).
+
+        Returns:
+            the merged Moments.
+        """
         xp = namespace(self.mean)
         count = self.count + other.count
         w = xp.where(count > 0, other.count / xp.maximum(count, 1), 0.0)[..., None]

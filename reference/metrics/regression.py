@@ -29,7 +29,19 @@ MILE_LEVELS = (0.5, 0.75, 0.9, 0.95)  # nominal coverages of MILE's Table 10 and
 def gaussian_lppd(y, means, scales) -> float:
     r"""LPPD (SMILE eq. 23, MILE eq. 4; :func:`sgbench.reference.metrics.lppd.lppd`) of Gaussian predictive
     densities, :math:`\log p(y_i \mid \theta_s) = -\tfrac12\log 2\pi - \log\sigma_{si}
-    - \tfrac12 ((y_i - \mu_{si})/\sigma_{si})^2`."""
+    - \tfrac12 ((y_i - \mu_{si})/\sigma_{si})^2`.
+
+    Args:
+        y: the targets, shape (points,).
+        means: per-sample predictive means, shape (samples, points).
+        scales: per-sample predictive standard deviations, shape (samples, points), > 0.
+
+    Returns:
+        float: the LPPD.
+
+    Raises:
+        ValueError: a shape that does not match, a non-finite entry, or a scale <= 0.
+    """
     y, means, scales = regression_inputs(y, means, scales)
     z = (y - means) / scales
     return lppd(-0.5 * math.log(2 * math.pi) - np.log(scales) - 0.5 * z * z)
@@ -38,7 +50,18 @@ def gaussian_lppd(y, means, scales) -> float:
 @register("rmse")
 def rmse(y, means) -> float:
     r"""Root mean squared error of the posterior predictive mean (MILE A.4, SMILE B.3):
-    :math:`\sqrt{\frac1n \sum_i (y_i - \bar\mu_i)^2}`, :math:`\bar\mu_i = \frac1S \sum_s \mu_{si}`."""
+    :math:`\sqrt{\frac1n \sum_i (y_i - \bar\mu_i)^2}`, :math:`\bar\mu_i = \frac1S \sum_s \mu_{si}`.
+
+    Args:
+        y: the targets, shape (points,).
+        means: per-sample predictive means, shape (samples, points).
+
+    Returns:
+        float: the RMSE, >= 0.
+
+    Raises:
+        ValueError: a shape that does not match, or a non-finite entry.
+    """
     y, means, _ = regression_inputs(y, means)
     return float(np.sqrt(np.mean((y - means.mean(axis=0)) ** 2)))
 
@@ -51,7 +74,20 @@ def credible_interval_coverage(y, means, scales, levels=MILE_LEVELS) -> np.ndarr
     The interval :math:`\mathcal C_{1-\alpha}(x_i)` runs from the :math:`\alpha/2` to the :math:`1 - \alpha/2`
     quantile of the mixture, whose CDF :math:`F_i(y) = \frac1S \sum_s \Phi((y - \mu_{si})/\sigma_{si})` is
     continuous and increasing, so :math:`y_i` is covered iff :math:`\alpha/2 \le F_i(y_i) \le 1 - \alpha/2`
-    (exact quantiles, no root finding or predictive draws)."""
+    (exact quantiles, no root finding or predictive draws).
+
+    Args:
+        y: the targets, shape (points,).
+        means: per-sample predictive means, shape (samples, points).
+        scales: per-sample predictive standard deviations, shape (samples, points), > 0.
+        levels: the nominal coverages, numbers in (0, 1).
+
+    Returns:
+        float64 array of shape (L,): the fraction of points covered at each level.
+
+    Raises:
+        ValueError: a shape that does not match, a non-finite entry, a scale <= 0, or a level outside (0, 1).
+    """
     y, means, scales = regression_inputs(y, means, scales)
     levels = credible_levels(levels)
     cdf = scipy.special.ndtr((y - means) / scales).mean(axis=0)
@@ -67,7 +103,21 @@ def credible_interval_calibration_error(y, means, scales, levels=MILE_LEVELS, we
 
     with the empirical coverages :math:`1 - \hat\alpha_l` of :func:`credible_interval_coverage` at the
     nominal ``levels`` :math:`1 - \alpha_l` (default MILE's 0.5, 0.75, 0.9, 0.95) and normalised
-    ``weights`` :math:`w_l` (default equal: the root mean squared coverage error); lower is better."""
+    ``weights`` :math:`w_l` (default equal: the root mean squared coverage error); lower is better.
+
+    Args:
+        y: the targets, shape (points,).
+        means: per-sample predictive means, shape (samples, points).
+        scales: per-sample predictive standard deviations, shape (samples, points), > 0.
+        levels: the nominal coverages, numbers in (0, 1).
+        weights: one weight >= 0 per level with a positive sum (normalised here), or None for equal weights.
+
+    Returns:
+        float: CalE, in [0, 1].
+
+    Raises:
+        ValueError: invalid inputs as :func:`credible_interval_coverage`, or invalid ``weights``.
+    """
     levels = credible_levels(levels)
     if weights is None:
         weights = np.ones_like(levels)

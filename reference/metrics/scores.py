@@ -49,7 +49,18 @@ def _full_batch_scores(target):
 
 def thin_draws(x: np.ndarray, thin: int) -> np.ndarray:
     """Every ``thin``-th draw along axis -2, the last of each group (draws thin-1, 2 thin-1, ...),
-    as the drivers thin (``sgbench.bench.running.config.RunConfig``)."""
+    as the drivers thin (``sgbench.bench.running.config.RunConfig``).
+
+    Args:
+        x: draws, shape (..., n, d).
+        thin: keep every ``thin``-th draw, an integer in [1, n].
+
+    Returns:
+        shape (..., n // thin, d) (a view).
+
+    Raises:
+        ValueError: ``thin`` is not an integer in [1, n].
+    """
     integer_at_least("thin", thin, 1)
     if thin > x.shape[-2]:
         raise ValueError(f"thin must be an integer in [1, n={x.shape[-2]}], got {thin}")
@@ -59,7 +70,20 @@ def thin_draws(x: np.ndarray, thin: int) -> np.ndarray:
 def check_samples_and_scores(samples, scores, thin: int = 1, min_draws: int = 2) -> tuple[np.ndarray, np.ndarray]:
     """``samples`` and ``scores`` of the same shape, (n, d) or (chains, n, d), as float64 arrays
     (chains, n', d) thinned by ``thin`` with n' >= ``min_draws``. ValueError on a shape mismatch or on
-    non-finite values (their count is reported; nothing is dropped)."""
+    non-finite values (their count is reported; nothing is dropped).
+
+    Args:
+        samples: draws, shape (n, d) or (chains, n, d).
+        scores: their scores, the shape of ``samples``.
+        thin: keep every ``thin``-th draw, >= 1.
+        min_draws: the least number of draws per chain after thinning.
+
+    Returns:
+        (samples, scores): float64 arrays of shape (chains, n', d).
+
+    Raises:
+        ValueError: a shape mismatch or another shape, a non-finite value, a bad ``thin``, or too few draws.
+    """
     x = chain_draws(samples, "samples", allow_single_chain=True)
     if np.shape(scores) != np.shape(samples):
         raise ValueError(f"scores must have the shape of samples {np.shape(samples)}, got shape {np.shape(scores)}")
@@ -73,7 +97,18 @@ def check_samples_and_scores(samples, scores, thin: int = 1, min_draws: int = 2)
 
 def chain_groups(x: np.ndarray, over_chains: str) -> np.ndarray:
     """(groups, n', d) of draws (chains, n, d): one group of all chains' draws concatenated
-    ("pooled"), or one group per chain ("per_chain")."""
+    ("pooled"), or one group per chain ("per_chain").
+
+    Args:
+        x: draws, shape (chains, n, d).
+        over_chains: ``"pooled"`` or ``"per_chain"``.
+
+    Returns:
+        shape (1, chains * n, d) (pooled) or ``x`` itself (per chain).
+
+    Raises:
+        ValueError: an unknown ``over_chains``.
+    """
     one_of("over_chains", over_chains, set(OVER_CHAINS))
     return x.reshape(1, -1, x.shape[-1]) if over_chains == "pooled" else x
 
@@ -86,6 +121,20 @@ def target_scores(samples, target, *, stochastic: bool = False, key=None, thin: 
     Full batch: ``target.grad_logdensity`` at each kept draw. Stochastic: ``target.stochastic_grad``
     with an independent draw of ``target.draw_spec`` per kept draw, drawn by
     ``sgbench.base.draws.jax_draws`` from the JAX PRNG ``key`` (float64 variates).
+
+    Args:
+        samples: draws, shape (n, d) or (chains, n, d), finite, d the target's dimension.
+        target: a ``sgbench.targets`` Target.
+        stochastic: whether to use the stochastic gradient instead of the exact one.
+        key: a JAX PRNG key (required with ``stochastic``; not read otherwise).
+        thin: keep every ``thin``-th draw first, >= 1.
+
+    Returns:
+        (samples, scores): float64 NumPy arrays of shape (n', d) or (chains, n', d).
+
+    Raises:
+        ValueError: another shape or dimension, a non-finite value, a bad ``thin``, or ``stochastic`` without a
+            ``key``.
     """
     x = chain_draws(samples, "samples", allow_single_chain=True)
     if x.shape[-1] != target.dim:

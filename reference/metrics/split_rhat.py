@@ -27,6 +27,16 @@ MIN_DRAWS = 4
 @register("split_rhat")
 def split_rhat(samples) -> np.ndarray:
     """Rank-normalised split R-hat (max of bulk and folded) of each coordinate of ``samples``
-    (chains, draws, dim), with at least 2 chains of at least 4 finite draws: (dim,)."""
+    (chains, draws, dim), with at least 2 chains of at least 4 finite draws: (dim,).
+
+    Args:
+        samples: draws, shape (chains, draws, dim), finite, at least 2 chains of at least 4 draws.
+
+    Returns:
+        float64 array of shape (dim,) (NaN for a constant coordinate).
+
+    Raises:
+        ValueError: another shape, too few chains or draws, or a non-finite value.
+    """
     x = chain_draws(samples, "samples", min_chains=MIN_CHAINS, min_draws=MIN_DRAWS)
     return per_dimension(az.rhat, x, method="rank")

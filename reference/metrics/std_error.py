@@ -22,7 +22,18 @@ from sgbench.reference.metrics.gaussian_fit import GaussianFit
 @register("std_relative_error")
 def std_relative_error(samples, reference) -> float:
     """xi(sigma) of ``samples`` (draws (draws, dim) or (chains, draws, dim), per-chain Moments or a
-    GaussianFit) against ``reference`` (a Truth, reference draws, Moments or a GaussianFit)."""
+    GaussianFit) against ``reference`` (a Truth, reference draws, Moments or a GaussianFit).
+
+    Args:
+        samples: draws, shape (draws, dim) or (chains, draws, dim), per-chain Moments, or a GaussianFit.
+        reference: a Truth, reference draws, Moments or a GaussianFit, of the same dimension.
+
+    Returns:
+        float: xi(sigma), >= 0.
+
+    Raises:
+        ValueError: invalid draws or moments, the dimensions differ, or every reference standard deviation is 0.
+    """
     estimate = GaussianFit.of(samples, "samples")
     ref = GaussianFit.of(reference, "reference")
     check_dim("samples", estimate.dim, ref.dim, "reference")

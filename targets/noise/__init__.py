@@ -17,7 +17,15 @@ _REGISTRY: Registry[type] = Registry("noise model", __name__)
 
 
 def register(name: str):
-    """Class decorator: register a NoiseModel subclass under ``name``."""
+    """Class decorator: register a NoiseModel subclass under ``name``.
+
+    Args:
+        name: the model's name (what a target's ``noise=`` takes).
+
+    Returns:
+        the class decorator: it sets ``cls.name`` and registers ``cls``, returning it; it raises ValueError where
+        ``name`` is registered already.
+    """
 
     def decorate(cls):
         cls.name = name
@@ -27,13 +35,30 @@ def register(name: str):
 
 
 def names() -> list[str]:
-    """Names of the noise models, sorted."""
+    """Names of the noise models, sorted.
+
+    Returns:
+        list of str: the registered names, sorted.
+    """
     return _REGISTRY.names()
 
 
 def make_noise(name: str, target, **prefixed_params) -> NoiseModel:
     """The noise model ``name`` of ``target``, with its parameters given as
-    ``noise_<param>=value``."""
+    ``noise_<param>=value``.
+
+    Args:
+        name: a registered noise model's name.
+        target: the target whose gradient it perturbs (its dimension, truth and, for data targets, data are set).
+        **prefixed_params: the model's parameters as ``noise_<param>=value``.
+
+    Returns:
+        the NoiseModel, an instance of the class registered as ``name``.
+
+    Raises:
+        UnknownNameError: no noise model is registered as ``name`` (a ValueError; the message lists the names).
+        ValueError: a parameter the model does not accept, or a value outside its accepted range.
+    """
     cls = _REGISTRY.get(name)
     params = {key.removeprefix("noise_"): value for key, value in prefixed_params.items()}
     check_keywords(f"noise model {name!r}", cls.__init__, params, prefix="noise_", skip=("target",))

@@ -42,6 +42,14 @@ def symmetric_stable(uniform, exponential, alpha: float):
     moves only draws below one grid step (:math:`W = 0` has probability :math:`2^{-23}` per float32
     JAX draw). Each changes the law by at most :math:`\varepsilon` in probability; an infinity can
     then only come from overflow of a variate beyond the dtype's range (:math:`\alpha` well below 1).
+
+    Args:
+        uniform: uniform draws on [0, 1), any shape (NumPy or JAX, float32 or float64).
+        exponential: exponential draws of rate 1, the shape of ``uniform``.
+        alpha: the stability index, in (0, 2].
+
+    Returns:
+        the standard symmetric stable variates, the shape and dtype of ``uniform``.
     """
     xp = namespace(uniform)
     info = xp.finfo(uniform.dtype)
@@ -70,15 +78,42 @@ class AlphaStableNoise(AdditiveNoise):
         self.scale = positive_finite("noise_scale", scale)
 
     def draw_spec(self):
+        """One uniform and one exponential vector per evaluation.
+
+        Returns:
+            ``{"stable_uniform": Variate("uniform", (dim,)), "stable_exponential": Variate("exponential", (dim,))}``.
+        """
         return {"stable_uniform": Variate("uniform", (self.dim,)),
                 "stable_exponential": Variate("exponential", (self.dim,))}
 
     def noise(self, x, draw):
+        """``scale`` times :func:`symmetric_stable` of this draw (independent of ``x``).
+
+        Args:
+            x: a position (not read).
+            draw: this step's draw of :meth:`draw_spec`.
+
+        Returns:
+            the noise, shape (dim,) (the draw's shape).
+        """
         u = draw["stable_uniform"]
         return constant(self.scale, u) * symmetric_stable(u, draw["stable_exponential"], self.alpha)
 
     def covariance(self, x):
+        r""":math:`2\,\text{scale}^2 I` for ``alpha`` = 2; None below (no second moments).
+
+        Args:
+            x: a position (not read).
+
+        Returns:
+            float64 array of shape (dim, dim), or None.
+        """
         return 2 * self.scale**2 * np.eye(self.dim) if self.alpha == 2 else None
 
     def params(self):
+        """The model's parameters.
+
+        Returns:
+            ``{"alpha": alpha, "scale": scale}``.
+        """
         return {"alpha": self.alpha, "scale": self.scale}

@@ -37,11 +37,33 @@ class CorrelatedNoise(DiagonalNoise):
         self.matrix = (matrix + matrix.T) / 2
 
     def noise(self, x, draw):
+        r""":math:`\epsilon = L z` with :math:`L = R'^\top V_{\text{diag}}^{1/2}` (independent of ``x``).
+
+        Args:
+            x: a position (not read).
+            draw: this step's draw of :meth:`draw_spec`: ``gradient_noise``, standard normal, shape (dim,).
+
+        Returns:
+            the noise, shape (dim,) (the draw's shape).
+        """
         z = draw["gradient_noise"]
         return matvec(z, self.root.T)
 
     def covariance(self, x):
+        r""":math:`V_{\text{corr}} = R'^\top V_{\text{diag}} R'` (a copy; the same at every position).
+
+        Args:
+            x: a position (not read).
+
+        Returns:
+            float64 array of shape (dim, dim).
+        """
         return self.matrix.copy()
 
     def params(self):
+        """The model's parameters.
+
+        Returns:
+            ``{"variance": ..., "condition_number": ..., "rotation_seed": ...}``.
+        """
         return {**super().params(), "rotation_seed": self.rotation_seed}

@@ -33,14 +33,41 @@ class DiagonalNoise(AdditiveNoise):
         self.std = np.sqrt(self.diagonal)
 
     def draw_spec(self):
+        """One standard normal vector per evaluation.
+
+        Returns:
+            ``{"gradient_noise": Variate("normal", (dim,))}``.
+        """
         return {"gradient_noise": Variate("normal", (self.dim,))}
 
     def noise(self, x, draw):
+        r""":math:`\epsilon = V_{\text{diag}}^{1/2} z` (independent of ``x``).
+
+        Args:
+            x: a position (its namespace and dtype are used).
+            draw: this step's draw of :meth:`draw_spec`: ``gradient_noise``, standard normal, shape (dim,).
+
+        Returns:
+            the noise, shape (dim,) (the draw's shape).
+        """
         z = draw["gradient_noise"]
         return constant(self.std, x) * z
 
     def covariance(self, x):
+        r""":math:`V_{\text{diag}}`, the same at every position.
+
+        Args:
+            x: a position (not read).
+
+        Returns:
+            float64 array of shape (dim, dim).
+        """
         return np.diag(self.diagonal)
 
     def params(self):
+        """The model's parameters.
+
+        Returns:
+            ``{"variance": ..., "condition_number": ...}``.
+        """
         return {"variance": self.variance, "condition_number": self.condition_number}

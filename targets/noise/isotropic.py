@@ -21,13 +21,40 @@ class IsotropicNoise(AdditiveNoise):
         self.variance = positive_finite("noise_variance", variance)
 
     def draw_spec(self):
+        """One standard normal vector per evaluation.
+
+        Returns:
+            ``{"gradient_noise": Variate("normal", (dim,))}``.
+        """
         return {"gradient_noise": Variate("normal", (self.dim,))}
 
     def noise(self, x, draw):
+        r""":math:`\epsilon = \sqrt{\text{variance}}\, z` (independent of ``x``).
+
+        Args:
+            x: a position (not read).
+            draw: this step's draw of :meth:`draw_spec`: ``gradient_noise``, standard normal, shape (dim,).
+
+        Returns:
+            the noise, shape (dim,) (the draw's shape).
+        """
         return math.sqrt(self.variance) * draw["gradient_noise"]
 
     def covariance(self, x):
+        r""":math:`\sigma^2 I`, the same at every position.
+
+        Args:
+            x: a position (not read).
+
+        Returns:
+            float64 array of shape (dim, dim).
+        """
         return self.variance * np.eye(self.dim)
 
     def params(self):
+        """The model's parameters.
+
+        Returns:
+            ``{"variance": ...}``.
+        """
         return {"variance": self.variance}

@@ -42,22 +42,58 @@ class MinibatchNoise(NoiseModel):
                              f"target {target.name!r}, got {batch_size!r}")
 
     def draw_spec(self):
+        """B data indices per evaluation, uniform on {0, ..., N-1}, with replacement.
+
+        Returns:
+            ``{"indices": Variate("index", (batch_size,), high=N)}``.
+        """
         return {"indices": Variate("index", (self.batch_size,), high=self.num_data)}
 
     def stochastic_grad(self, x, draw):
+        """The minibatch gradient of eq. (6): the prior's gradient plus N/B times the likelihood gradient of the
+        drawn data.
+
+        Args:
+            x: one position, shape (dim,).
+            draw: this step's draw of :meth:`draw_spec`: ``indices``, B integers in [0, N).
+
+        Returns:
+            the stochastic gradient, shape (dim,).
+        """
         scale = self.num_data / self.batch_size
         return self.target.grad_log_prior(x) + scale * self.target.grad_log_likelihood(x, draw["indices"])
 
     def stochastic_logdensity(self, x, draw):
-        """The same estimator of the log density: unbiased for ``target.logdensity``."""
+        """The same estimator of the log density: unbiased for ``target.logdensity``.
+
+        Args:
+            x: one position, shape (dim,).
+            draw: this step's draw of :meth:`draw_spec`: ``indices``, B integers in [0, N).
+
+        Returns:
+            log prior + N/B times the log likelihood of the drawn data - ``log_evidence``, a number.
+        """
         scale = self.num_data / self.batch_size
         return (self.target.log_prior(x) + scale * self.target.log_likelihood(x, draw["indices"])
                 - self.target.log_evidence)
 
     def covariance(self, x):
+        r""":math:`V(x) = \frac{N^2}{B} C(x)`, from the per-datum gradients at ``x`` (float64, NumPy).
+
+        Args:
+            x: one position, shape (dim,).
+
+        Returns:
+            float64 array of shape (dim, dim).
+        """
         per_datum = np.asarray(self.target.grad_log_likelihood_terms(np.asarray(x, dtype=np.float64)))
         centred = per_datum - per_datum.mean(axis=0)
         return self.num_data * centred.T @ centred / self.batch_size
 
     def params(self):
+        """The model's parameters.
+
+        Returns:
+            ``{"batch_size": B}``.
+        """
         return {"batch_size": self.batch_size}

@@ -32,9 +32,26 @@ class SpatialNoise(CorrelatedNoise):
         self.sigma = math.sqrt(float(target.truth.covariance[1, 1]))
 
     def noise(self, x, draw):
+        r""":math:`\epsilon = \exp(-x_2 / (2\sigma)) L z`: the 'correlated' noise scaled at ``x``.
+
+        Args:
+            x: a position, shape (dim,), or positions with leading batch axes, (..., dim).
+            draw: this step's draw of :meth:`draw_spec`: ``gradient_noise``, standard normal, shape (dim,).
+
+        Returns:
+            the noise, shape of ``x`` (broadcast with the draw's).
+        """
         factor = namespace(x).exp(x[..., 1:2] * constant(-0.5 / self.sigma, x))
         return factor * super().noise(x, draw)
 
     def covariance(self, x):
+        r""":math:`V_{\text{spa}}(x) = V_{\text{corr}} \exp(-x_2 / \sigma)`.
+
+        Args:
+            x: a position, shape (dim,), or positions with leading batch axes, (..., dim).
+
+        Returns:
+            float64 array of shape (..., dim, dim).
+        """
         x = np.asarray(x, dtype=np.float64)
         return np.exp(-x[..., 1] / self.sigma)[..., None, None] * self.matrix
