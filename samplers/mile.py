@@ -110,9 +110,7 @@ benchmarks = samplers.BenchmarkSettings(
         dict(step_size=0.1, L=1.0, tuning_steps=(300, 300, 300), desired_energy_variance=(5e-3, 5e-4)),
     ),
     speed={"step_size": 0.1, "L": 3.0, "tuning_steps": _TIMING_TUNING},
-    asv={"icg": {"step_size": 0.1, "L": 3.0, "tuning_steps": _TIMING_TUNING},
-         "rosenbrock": {"step_size": 0.1, "L": 3.0, "tuning_steps": _TIMING_TUNING},
-         "linreg": {"step_size": 0.03, "L": 0.2, "tuning_steps": _TIMING_TUNING},
+    asv={"linreg": {"step_size": 0.03, "L": 0.2, "tuning_steps": _TIMING_TUNING},
          "bnn": {"tuning_steps": _TIMING_TUNING}},
 )
 

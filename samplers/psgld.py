@@ -150,8 +150,7 @@ benchmarks = samplers.BenchmarkSettings(
         dict(step_size=1e-3, smoothing=1.0, initial_square_average=[1.0, 4.0, 9.0, 16.0] * 2 + [1.0, 1.0]),
     ),
     speed={"step_size": 1e-2},
-    asv={"icg": {"step_size": 1e-2}, "rosenbrock": {"step_size": 3e-3}, "linreg": {"step_size": 1e-4},
-         "bnn": {"step_size": 1e-4}},
+    asv={"rosenbrock": {"step_size": 3e-3}, "linreg": {"step_size": 1e-4}, "bnn": {"step_size": 1e-4}},
 )
 
 SAMPLER = samplers.register(samplers.Sampler.from_namespace(

@@ -28,8 +28,7 @@ benchmarks = samplers.BenchmarkSettings(
         dict(step_size=0.1, kappa=0.95, adaptation_rate=0.04, energy_smoothing=0.02),
     ),
     speed={"step_size": 0.1},
-    asv={"icg": {"step_size": 0.1}, "rosenbrock": {"step_size": 0.1}, "linreg": {"step_size": 0.03},
-         "bnn": {"step_size": 1e-2}},
+    asv={"linreg": {"step_size": 0.03}, "bnn": {"step_size": 1e-2}},
 )
 
 SAMPLER = samplers.register(samplers.Sampler.from_namespace(

@@ -45,8 +45,7 @@ benchmarks = samplers.BenchmarkSettings(
         dict(step_size=3e-5, form="chen", friction=0.1, noise_estimate=1.0),
     ),
     speed={"step_size": 1e-3},
-    asv={"icg": {"step_size": 1e-3}, "rosenbrock": {"step_size": 1e-3}, "linreg": {"step_size": 3e-5},
-         "bnn": {"step_size": 1e-4}},
+    asv={"linreg": {"step_size": 3e-5}, "bnn": {"step_size": 1e-4}},
     wrapper="single_layer",
 )
 

@@ -32,7 +32,7 @@ benchmarks = samplers.BenchmarkSettings(
         dict(step_size=0.1, form="practical", friction=5.0, integrator="splitting", centre=[0.1] * 10),
     ),
     speed={"step_size": 1e-2},
-    asv={"icg": {"step_size": 1e-2}, "rosenbrock": {"step_size": 1e-3},
+    asv={"rosenbrock": {"step_size": 1e-3},
          "linreg": {"step_size": 1e-3, "friction": 10.0, "form": "practical"},
          "bnn": {"step_size": 3e-4, "friction": 100.0, "form": "practical"}},
 )

@@ -191,8 +191,7 @@ benchmarks = samplers.BenchmarkSettings(
              schedule=CYCLES),
     ),
     speed={"step_size": 1e-2},
-    asv={"icg": {"step_size": 1e-2}, "rosenbrock": {"step_size": 1e-2}, "linreg": {"step_size": 1e-3},
-         "bnn": {"step_size": 1e-3}},
+    asv={"linreg": {"step_size": 1e-3}, "bnn": {"step_size": 1e-3}},
 )
 
 SAMPLER = samplers.register(samplers.Sampler.from_namespace(

@@ -204,9 +204,7 @@ benchmarks = samplers.BenchmarkSettings(
         dict(step_size=1e-2, form="practical", diffusion=1.0, initial_thermostat=5.0, temperature=2.0),
     ),
     speed={"step_size": 1e-2, "form": "practical", "diffusion": 1.0},
-    asv={"icg": {"step_size": 1e-2, "diffusion": 1.0, "form": "practical"},
-         "rosenbrock": {"step_size": 1e-2, "diffusion": 1.0, "form": "practical"},
-         "linreg": {"step_size": 3e-3, "diffusion": 1.0, "form": "practical"},
+    asv={"linreg": {"step_size": 3e-3, "diffusion": 1.0, "form": "practical"},
          "bnn": {"step_size": 3e-4, "form": "practical"}},
 )
 

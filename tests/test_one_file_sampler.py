@@ -5,6 +5,10 @@
   edited, is in the gate's quick cells (at the gate's temperature), the equivalence test's settings
   (and passes it), the speed workload's table (``sgbench speed``) with the gradients its step
   reports, and the asv suite's parameters and settings; unregistered, it is in none of them.
+- The asv suite runs a sampler's speed settings on every asv target its file's ``asv`` does not name, its own
+  entry on those it names (``_workloads.asv_params``); no entry repeats the speed settings, a new asv target
+  needs no sampler file edited, and a misspelt target or speed settings that do not fit a target are errors
+  naming the sampler, the target and what to declare.
 - ``sgbench baseline update --sampler NAME --why TEXT`` measures its missing design biases and its
   baselines into copies of the stored files, leaving every other entry and the stored files as they were;
   bad input exits with status 2 before anything runs or is written.
@@ -24,6 +28,8 @@ import shutil
 import sys
 from pathlib import Path
 
+import jax
+import numpy as np
 import pytest
 import test_equivalence
 
@@ -31,7 +37,7 @@ from sgbench import samplers, targets
 from sgbench.bench import cli
 from sgbench.bench.gate import baseline as baselines, cells, design_bias
 from sgbench.bench.perf import speed, speed_workload
-from sgbench.samplers._benchmarks import ASV_TARGETS, GATE_TARGETS
+from sgbench.samplers._benchmarks import GATE_TARGETS
 
 REPO = Path(__file__).resolve().parents[1]
 NAME = "throwaway_sgld"
@@ -60,8 +66,7 @@ benchmarks = samplers.BenchmarkSettings(
     gate=samplers.GateSettings(icg4={"step_size": 0.02}),
     equivalence=({"step_size": 1e-3},),
     speed={"step_size": 1e-2},
-    asv={"icg": {"step_size": 1e-2}, "rosenbrock": {"step_size": 3e-3}, "linreg": {"step_size": 3e-5},
-         "bnn": {"step_size": 1e-4}},
+    asv={"rosenbrock": {"step_size": 3e-3}, "linreg": {"step_size": 3e-5}, "bnn": {"step_size": 1e-4}},
 )
 
 SAMPLER = samplers.register(samplers.Sampler.from_namespace("throwaway_sgld", "a test's copy of SGLD", globals()))
@@ -121,7 +126,8 @@ def test_a_new_sampler_file_is_in_every_benchmark(tmp_path):
 
         with asv_suite() as asv:
             assert NAME in asv["samplers"].TIMING_PARAMS[0] and NAME in asv["quality"].TrackICG.params[0]
-            assert asv["_workloads"].settings(NAME, "rosenbrock") == {"step_size": 3e-3}
+            assert asv["_workloads"].asv_params(NAME, "rosenbrock") == {"step_size": 3e-3}
+            assert asv["_workloads"].asv_params(NAME, "icg") == {"step_size": 1e-2}  # its speed settings
             implementation = asv["_workloads"].implementation(NAME, "jax")
             assert implementation.params("icg", icg, timing=True).step_size == 1e-2
     assert NAME not in samplers.names()
@@ -140,17 +146,111 @@ def test_a_sampler_without_benchmark_settings_is_a_clear_error():
                                      r"samplers.BenchmarkSettings\(...\)`"):
                 read()
         with asv_suite() as asv, pytest.raises(samplers.MissingBenchmarkSettingsError, match="bare_sgld"):
-            asv["_workloads"].settings("bare_sgld", "icg")
+            asv["_workloads"].asv_params("bare_sgld", "icg")
     finally:
         samplers.unregister("bare_sgld")
     assert "bare_sgld" not in samplers.names()
 
 
+def test_the_asv_suite_runs_each_samplers_asv_entry_or_its_speed_settings():
+    """The rule, for every (sampler, asv target): its file's ``asv`` entry where it declares one, its ``speed``
+    settings otherwise; validated on the suite's targets as the benchmarks validate them."""
+    with asv_suite() as asv:
+        workloads = asv["_workloads"]
+        built = {"icg": workloads.timing_target("icg", 10), "bnn": workloads.timing_target("bnn", 1000),
+                 **{kind: targets.get(name, **params, **asv["quality"].GRADIENT_NOISE[kind])
+                    for kind, (name, params) in asv["quality"].QUALITY_TARGETS.items() if kind != "icg"}}
+        assert set(built) == set(workloads.ASV_TARGETS)
+        for name in samplers.names():
+            settings, sampler = samplers.benchmark_settings(name), samplers.get(name)
+            implementation = workloads.implementation(name, "jax")
+            for kind, target in built.items():
+                rule = settings.asv[kind] if kind in settings.asv else settings.speed
+                assert workloads.asv_params(name, kind) == rule, (name, kind)
+                target = workloads.for_sampler(implementation, target)
+                centred = "centre" in {field.name for field in dataclasses.fields(sampler.Params)}
+                centre = {"centre": target.initial_position()} if centred else {}
+                expected = sampler.params_for(target, **{**rule, **centre})
+                suite = implementation.params(kind, target, timing=True)
+                assert jax.tree.structure(suite) == jax.tree.structure(expected), (name, kind)
+                assert all(np.array_equal(a, b) for a, b in zip(jax.tree.leaves(suite), jax.tree.leaves(expected)))
+
+
+def test_no_sampler_declares_asv_hyperparameters_that_repeat_its_speed_settings():
+    with asv_suite() as asv:
+        for name in samplers.names():
+            settings = samplers.benchmark_settings(name)
+            assert set(settings.asv) <= set(asv["_workloads"].ASV_TARGETS), name
+            assert [kind for kind, params in settings.asv.items() if params == settings.speed] == [], name
+
+
+def test_the_asv_targets_are_the_timing_and_quality_targets():
+    with asv_suite() as asv:
+        workloads = asv["_workloads"]
+        assert set(workloads.ASV_TARGETS) == set(workloads.TIMING_TARGETS) | set(asv["quality"].QUALITY_TARGETS)
+
+
+def test_a_new_asv_target_runs_every_samplers_speed_settings(monkeypatch):
+    """Adding an asv target edits no sampler file: a fifth target, which no file names, gets each sampler's
+    speed settings; a name that is not an asv target is an error."""
+    with asv_suite() as asv:
+        workloads = asv["_workloads"]
+        with pytest.raises(ValueError, match=r"asv target must be one of .* got 'funnel'"):
+            workloads.asv_params("sgld", "funnel")
+        monkeypatch.setattr(workloads, "ASV_TARGETS", (*workloads.ASV_TARGETS, "funnel"))
+        for name in samplers.names():
+            assert workloads.asv_params(name, "funnel") == samplers.benchmark_settings(name).speed, name
+
+
+def _picky_sgld(asv: dict):
+    """SGLD registered as ``picky_sgld`` with ``asv``, whose ``prepare`` rejects steps above 1e-3 on a
+    non-Gaussian target (as a sampler's own target-dependent checks would)."""
+
+    def prepare(target, params):
+        if params["step_size"] > 1e-3 and target.name != "icg":
+            raise ValueError(f"step_size {params['step_size']} is too large on {target.name}")
+        return params
+
+    settings = dataclasses.replace(_settings(), asv=asv)
+    return samplers.register(dataclasses.replace(samplers.get("sgld"), name="picky_sgld", prepare=prepare,
+                                                 benchmarks=settings))
+
+
+def test_speed_settings_that_do_not_fit_an_asv_target_say_what_to_declare():
+    rosenbrock = targets.get("rosenbrock", dim=10, Q=0.1)
+    _picky_sgld({"linreg": {"step_size": 1e-2}})
+    try:
+        with asv_suite() as asv:
+            implementation = asv["_workloads"].implementation("picky_sgld", "jax")
+            assert implementation.params("icg", targets.get("icg"), timing=True).step_size == 1e-2
+            with pytest.raises(asv["_workloads"].SpeedSettingsDoNotFitError) as raised:
+                implementation.params("rosenbrock", rosenbrock, timing=True)
+            assert str(raised.value) == (
+                "sampler 'picky_sgld' cannot run the asv target 'rosenbrock' with its speed settings "
+                "{'step_size': 0.01} (step_size 0.01 is too large on rosenbrock): declare its hyperparameters on "
+                "'rosenbrock' in its file, `benchmarks = samplers.BenchmarkSettings(..., asv={'rosenbrock': "
+                "{...}})`")
+            with pytest.raises(ValueError, match="too large on linreg") as declared:  # its own entry: as it is
+                implementation.params("linreg", targets.get("linreg"), timing=True)
+            assert not isinstance(declared.value, asv["_workloads"].SpeedSettingsDoNotFitError)
+    finally:
+        samplers.unregister("picky_sgld")
+
+
+def test_an_asv_entry_for_a_target_the_suite_does_not_run_is_an_error():
+    _picky_sgld({"rosenbrok": {"step_size": 1e-3}})
+    try:
+        with asv_suite() as asv, pytest.raises(ValueError, match="sampler 'picky_sgld' declares asv hyperparameters "
+                                                                 "for 'rosenbrok', which the asv suite does not run"):
+            asv["_workloads"].asv_params("picky_sgld", "icg")
+    finally:
+        samplers.unregister("picky_sgld")
+
+
 def _settings(**gate):
     """Valid settings but for the ``gate`` fields given."""
     return samplers.BenchmarkSettings(gate=samplers.GateSettings(**{"icg4": {"step_size": 0.1}, **gate}),
-                                      equivalence=({"step_size": 1e-3},), speed={"step_size": 1e-2},
-                                      asv={kind: {"step_size": 1e-2} for kind in ASV_TARGETS})
+                                      equivalence=({"step_size": 1e-3},), speed={"step_size": 1e-2})
 
 
 @pytest.mark.parametrize("make, error, words", [
@@ -162,7 +262,11 @@ def _settings(**gate):
     (lambda: samplers.GateVariant("stiff", {"step_size": 0.1}, "icg9"), ValueError,
      "gate variant 'stiff' target must be one of"),
     (lambda: dataclasses.replace(_settings(), equivalence=()), ValueError, "equivalence must hold at least one"),
-    (lambda: dataclasses.replace(_settings(), asv={"icg": {}}), ValueError, "asv must give hyperparameters for each"),
+    (lambda: dataclasses.replace(_settings(), asv=[{}]), TypeError, "asv must be a dict of hyperparameters by asv"),
+    (lambda: dataclasses.replace(_settings(), asv={"bnn": 1e-4}), TypeError, "asv['bnn'] must be a dict of hyper"),
+    (lambda: dataclasses.replace(samplers.get("sgld"), benchmarks=dataclasses.replace(
+        _settings(), asv={"bnn": {"friction": 1.0}})),
+     ValueError, "sampler 'sgld' (benchmark setting asv['bnn']) has no parameter 'friction'"),
     (lambda: dataclasses.replace(_settings(), wrapper=2), TypeError, "wrapper must be the name of a target adapter"),
     (lambda: targets.adapted(targets.get("icg"), "two_layers"), ValueError, "wrapper must be one of ['single_layer']"),
     (lambda: dataclasses.replace(samplers.get("sgld"), benchmarks=_settings(exact_law=({"friction": 3.0},))),

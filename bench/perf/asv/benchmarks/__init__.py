@@ -11,7 +11,7 @@ Modules:
   gradient evaluations per chain (``TrackICG``, ``TrackRosenbrock``, ``TrackLinreg``);
 - ``sgld_icg``, ``ksd``, ``stochastic_gradients``: SGLD on the 10-d icg, KSD, one stochastic
   gradient of every target (names kept: their history is recorded);
-- ``_workloads`` (settings table, targets, run-length and memory rules) and ``_diagonal_icg`` are
+- ``_workloads`` (hyperparameters, targets, run-length and memory rules) and ``_diagonal_icg`` are
   helpers, not benchmarks.
 
 Combinations that cannot run (no implementation in a library, the bnn at d = 10, more than 4 GiB of

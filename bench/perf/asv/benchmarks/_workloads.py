@@ -1,7 +1,14 @@
 """What the asv benchmarks run: the implementation of a (sampler, backend) pair, its target, its
-hyperparameters (``settings``: what a sampler's file declares, or ``ADAPTER_SETTINGS``), the length of a
-whole run, and the memory rule that skips what cannot fit. Shared by ``samplers.py`` (timings, peak
-memory) and ``quality.py`` (statistical quality).
+hyperparameters (``asv_params``), the length of a whole run, and the memory rule that skips what cannot fit.
+Shared by ``samplers.py`` (timings, peak memory) and ``quality.py`` (statistical quality).
+
+Hyperparameters (``asv_params``): a registered sampler runs its ``speed`` settings (its file's
+``BenchmarkSettings``) on every asv target (``ASV_TARGETS``), except on the targets its ``asv`` setting names,
+where it runs what it declares there (e.g. a smaller step on linreg or the bnn); an adapter runs its
+``ADAPTER_SETTINGS`` entry. A new asv target thus edits no sampler file: every sampler runs its speed settings on
+it until its file declares otherwise. The names a file declares are checked here, where asv reads them: an
+unknown target is an error naming the sampler; so is a target on which the speed settings are not valid
+hyperparameters (``Implementation.params``: the sampler's ``prepare`` rejects them), naming what to declare.
 
 Backends (the ``backend`` parameter):
 
@@ -64,6 +71,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from sgbench import samplers, targets
+from sgbench.base.arguments import one_of
 from sgbench.bench.perf.speed_workload import JAX_DTYPE, SEED, TARGET_PARAMS  # noqa: F401 (SEED: workloads.SEED)
 from sgbench.samplers._contract import GradientOracle
 
@@ -72,6 +80,8 @@ from ._diagonal_icg import DiagonalICG
 DIMS = (10, 1000, 100_000)
 CHAINS = (1, 10, 1000)
 TIMING_TARGETS = ("icg", "bnn")
+# Every target the suite runs a sampler on: the timing targets and the quality ones (quality.QUALITY_TARGETS).
+ASV_TARGETS = ("icg", "rosenbrock", "linreg", "bnn")
 BACKENDS = ("jax", "numpy", "blackjax", "posteriors", "posteriors_baoa")
 # the speed figure's gradient noise (SMILE appendix C), seed and JAX dtype, at every size of the grid
 ISOTROPIC_NOISE = {key: value for key, value in TARGET_PARAMS.items() if key != "dim"}
@@ -95,8 +105,9 @@ ADAPTERS = {
     "posteriors_baoa": ("sgbench.bench.adapters.posteriors", ("baoa",)),
 }
 
-# Hyperparameters per implementation and target: a suite sampler's are those its file declares
-# (``BenchmarkSettings.asv``, ``samplers/_benchmarks.py``), an adapter's (by its name) are here. Chosen
+# Hyperparameters per implementation and target: a suite sampler's are its file's (``asv_params``: its
+# ``BenchmarkSettings.speed``, or its ``asv`` entry where the speed settings do not fit the target,
+# ``samplers/_benchmarks.py``), an adapter's (by its name) are here. Chosen
 # by 20-chain probes of 10^5 gradient evaluations (5000 steps on the bnn) among a few step sizes per
 # target, keeping every chain finite; every quality run (quality.py: 50 chains, 2 x 10^5 gradient
 # evaluations, 10^3 for posteriors) then had no diverged chain, and track_diverged_chains watches it.
@@ -153,12 +164,37 @@ class Implementation:
         return JAX_DTYPE if self.driver == "jax" else "float64"
 
     def params(self, target_kind: str, target, timing: bool):
-        """Validated hyperparameters on ``target`` (of ``target_kind``) from ``settings``; in
-        ``timing`` workloads a control variate is centred at the initial position (no MAP search)."""
-        given = dict(settings(self.sampler.name, target_kind))
+        """Validated hyperparameters on ``target`` (of ``target_kind``) from ``asv_params``; in
+        ``timing`` workloads a control variate is centred at the initial position (no MAP search).
+
+        Args:
+            target_kind: one of ``ASV_TARGETS``.
+            target: the target the chains run on, as the sampler sees it (``for_sampler``).
+            timing: a timing workload (centre a control variate at the initial position).
+
+        Returns:
+            the sampler's validated ``Params``.
+
+        Raises:
+            SpeedSettingsDoNotFitError: a suite sampler whose speed settings (its default on a target its
+                ``asv`` setting does not name) are rejected on ``target``; it names what to declare.
+            ValueError: declared hyperparameters that the sampler rejects on ``target``.
+        """
+        given = dict(asv_params(self.sampler.name, target_kind))
         if timing and "centre" in {f.name for f in dataclasses.fields(self.sampler.Params)}:
             given.setdefault("centre", target.initial_position())
-        return self.sampler.params_for(target, **given)
+        try:
+            return self.sampler.params_for(target, **given)
+        except ValueError as error:
+            if self.sampler.name in ADAPTER_SETTINGS:
+                raise
+            declared = samplers.benchmark_settings(self.sampler.name)
+            if target_kind in declared.asv:
+                raise
+            raise SpeedSettingsDoNotFitError(
+                f"sampler {self.sampler.name!r} cannot run the asv target {target_kind!r} with its speed settings "
+                f"{declared.speed!r} ({error}): declare its hyperparameters on {target_kind!r} in its file, "
+                f"`benchmarks = samplers.BenchmarkSettings(..., asv={{{target_kind!r}: {{...}}}})`") from error
 
 
 def implementation(sampler_name: str, backend: str) -> Implementation:
@@ -182,21 +218,39 @@ def implementation(sampler_name: str, backend: str) -> Implementation:
                               f"({module_name}: {', '.join(attributes)}) claim {claimed}")
 
 
-def settings(name: str, target_kind: str) -> dict:
-    """The hyperparameters of implementation ``name`` on ``target_kind``.
+class SpeedSettingsDoNotFitError(ValueError):
+    """A sampler's speed settings, its default on an asv target, are not valid hyperparameters on that target."""
+
+
+def asv_params(name: str, target_kind: str) -> dict:
+    """The hyperparameters of implementation ``name`` on the asv target ``target_kind``.
 
     Args:
-        name: a registered sampler (its file's ``BenchmarkSettings.asv``) or an adapter (``ADAPTER_SETTINGS``).
-        target_kind: one of ``sgbench.samplers._benchmarks.ASV_TARGETS``.
+        name: a registered sampler or an adapter (a key of ``ADAPTER_SETTINGS``).
+        target_kind: one of ``ASV_TARGETS``.
 
     Returns:
-        the hyperparameters. A missing entry is an error, not a skip: the benchmark fails (a new sampler
-        must say how it is benchmarked).
+        a registered sampler's ``BenchmarkSettings.asv[target_kind]`` where its file declares it, its
+        ``BenchmarkSettings.speed`` otherwise; an adapter's ``ADAPTER_SETTINGS[name][target_kind]``.
+
+    Raises:
+        ValueError: ``target_kind`` is not an asv target, or the sampler's file declares asv hyperparameters
+            for a target the suite does not have (a misspelt name would silently run the speed settings).
+        MissingBenchmarkSettingsError: a registered sampler whose file declares no benchmark settings (a new
+            sampler must say how it is benchmarked: the benchmark fails, it is not skipped).
+        LookupError: an adapter without hyperparameters for ``target_kind``.
     """
-    table = ADAPTER_SETTINGS[name] if name in ADAPTER_SETTINGS else samplers.benchmark_settings(name).asv
-    if target_kind not in table:
-        raise LookupError(f"{name!r} has no hyperparameters for target {target_kind!r}")
-    return table[target_kind]
+    one_of("asv target", target_kind, ASV_TARGETS)
+    if name in ADAPTER_SETTINGS:
+        if target_kind not in ADAPTER_SETTINGS[name]:
+            raise LookupError(f"adapter {name!r} has no hyperparameters for target {target_kind!r} (ADAPTER_SETTINGS)")
+        return ADAPTER_SETTINGS[name][target_kind]
+    settings = samplers.benchmark_settings(name)
+    unknown = sorted(set(settings.asv) - set(ASV_TARGETS))
+    if unknown:
+        raise ValueError(f"sampler {name!r} declares asv hyperparameters for {', '.join(map(repr, unknown))}, "
+                         f"which the asv suite does not run; its targets are {', '.join(ASV_TARGETS)}")
+    return settings.asv.get(target_kind, settings.speed)
 
 
 # --- targets ------------------------------------------------------------------------------------------------------

@@ -17,7 +17,7 @@ run on the NumPy driver at about 1 ms per step (``tests/test_adapters.py``), get
 gradients (its file's ``gate.exact_gradients``, as in the gate). Every tracked value is the median
 over the 5 groups of the metric ``sgbench.bench.running.scoring.score`` computes for that group (``RunResult.metrics``
 names), a group that failed (all chains diverged, or the threshold never reached) counting as worse
-than any other. Hyperparameters: ``_workloads.settings`` (``icg``, ``rosenbrock``, ``linreg`` entries).
+than any other. Hyperparameters: ``_workloads.asv_params`` on ``icg``, ``rosenbrock`` and ``linreg``.
 
 - ``TrackICG`` (the 10-d icg with isotropic noise of variance 256, SMILE appendix C):
   ``track_b2`` (``b2_mean_chain_average``: b^2 averaged over dimensions and over the group's chains,

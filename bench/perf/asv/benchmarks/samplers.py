@@ -5,10 +5,9 @@ Parameters ``(sampler, backend, dim, chains, target)``: ``backend`` in ``jax`` (
 implementation, JAX driver, float32), ``numpy`` (the reference implementation, NumPy driver,
 float64), ``blackjax``, ``posteriors``, ``posteriors_baoa`` (adapters, ``bench/adapters``); ``dim`` in
 10, 1000, 10^5; ``chains`` in 1, 10, 1000; ``target`` ``icg`` or ``bnn``. Targets, hyperparameters
-(``_workloads.settings``: what each sampler's file declares), the run-length rule and the memory rule are in
-``_workloads.py``. Chains start at the
-target's initial position, seed 0. Compilation is excluded from every time (``setup`` compiles and
-runs once).
+(``_workloads.asv_params``: each sampler's speed settings or its own asv entry), the run-length rule and the
+memory rule are in ``_workloads.py``. Chains start at the target's initial position, seed 0. Compilation is
+excluded from every time (``setup`` compiles and runs once).
 
 - ``TimeStep.time_step``: one step of every chain. JAX-driver implementations: one call of a
   compiled ``jax.vmap`` over chains of ``optimized_step`` from the chains' initial states with one
