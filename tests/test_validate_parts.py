@@ -74,6 +74,21 @@ def test_reseed_record_resumes_and_counts(tmp_path):
     assert all(json.loads(line)["settings"] == settings_key(settings) for line in record.read_text().splitlines())
 
 
+def test_the_stored_reseed_records_resume_under_the_package_name(tmp_path):
+    """The records of reports/validate_reseed were made when the sampler was given as ``samplers.sgld:SAMPLER``; the
+    same command with the package name finds its runs (seed 1 is there: nothing is computed, nothing appended)."""
+    from pathlib import Path
+
+    from sgbench.bench.cli import main
+
+    stored = Path(__file__).resolve().parents[1] / "reports" / "validate_reseed" / "small_step.jsonl"
+    record = tmp_path / "small_step.jsonl"
+    record.write_text(stored.read_text())
+    status = main(["validate", "sgbench.samplers.sgld:SAMPLER", "--param", "step_size=2e-3", "--targets", "icg",
+                   "--chains", "64", "--reseed", "1", "--seed", "1", "--record", str(record), "--out", str(tmp_path)])
+    assert status == 0 and record.read_text() == stored.read_text()
+
+
 def test_clopper_pearson_upper_bound():
     for n in (1, 20, 577):
         assert rate_upper_bound(0, n) == pytest.approx(1 - 0.05 ** (1 / n))

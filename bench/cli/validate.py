@@ -133,7 +133,9 @@ def _reseed(sampler, options: dict, args) -> int:
     from sgbench.bench.gate.validate_reseed import finished, reseed, settings_key, summary
 
     record = args.record or args.out / f"validate_{re.sub(r'[^A-Za-z0-9_.-]+', '_', sampler.name)}_reseed.jsonl"
-    settings = {"sampler": args.sampler, **options}
+    # the suite's own modules without their package prefix, so that the records made before the suite had one
+    # import name (reports/validate_reseed: `samplers.sgld:SAMPLER`) keep their key and resume
+    settings = {"sampler": args.sampler.removeprefix("sgbench."), **options}
     try:
         runs = reseed(lambda seed: validate(sampler, seed=seed, out=args.out, progress=lambda _: None, **options),
                       settings, range(args.seed, args.seed + args.reseed), record, progress=progress)
