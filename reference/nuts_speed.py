@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
+from sgbench.base.figures import subplots
 from sgbench.reference.build import backends
 from sgbench.reference.metrics import ess
 
@@ -27,15 +28,20 @@ def bulk_ess_per_second(target, num_chains=4, num_warmup=1000, num_draws=5000, s
 
 
 def plot(rows: dict, title: str, path: Path) -> Path:
-    """A bar chart of the minimum and median bulk ESS per second of each backend, saved to ``path``."""
-    import matplotlib
+    """A bar chart of the minimum and median bulk ESS per second of each backend, saved to ``path`` (drawn without
+    pyplot: :mod:`sgbench.base.figures`).
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    Args:
+        rows: :func:`bulk_ess_per_second`'s result.
+        title: the chart's title.
+        path: the image file to write (its folder is created).
 
+    Returns:
+        ``path``.
+    """
     names = list(rows)
     positions = np.arange(len(names))
-    figure, axes = plt.subplots(figsize=(5, 3.5))
+    figure, axes = subplots(figsize=(5, 3.5))
     for offset, statistic in ((-0.2, "min"), (0.2, "median")):
         axes.bar(positions + offset, [rows[n][statistic] for n in names], width=0.4,
                  label=f"{statistic} over coordinates")
@@ -46,5 +52,4 @@ def plot(rows: dict, title: str, path: Path) -> Path:
     figure.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     figure.savefig(path, dpi=120)
-    plt.close(figure)
     return path

@@ -24,9 +24,7 @@ def drawn(monkeypatch):
     """The matplotlib figure of each ``error_bar_figure`` call (its PNG is not written)."""
     kept = []
     monkeypatch.setattr(figures, "png_bytes", lambda fig: kept.append(fig) or b"")
-    yield kept
-    for fig in kept:
-        figures.pyplot().close(fig)
+    return kept
 
 
 def points(fig) -> dict[str, list[tuple[float, float]]]:

@@ -1,33 +1,13 @@
-"""Figures of the pages: :func:`pyplot` and :func:`png_bytes`, which every page's figure goes through, and each
-gate cell's relative second-moment error beside the bias the method is allowed (``sgbench gate``,
-``sgbench validate``)."""
+"""Each gate cell's relative second-moment error beside the bias the method is allowed (``sgbench gate``,
+``sgbench validate``), drawn with the suite's plotting setup (:mod:`sgbench.base.figures`)."""
 
 from __future__ import annotations
 
-import io
-
 import numpy as np
 
+from sgbench.base.figures import png_bytes, subplots
+
 ERROR_XLABEL = "relative second-moment error per coordinate (± 2 se)"
-
-
-def pyplot():
-    """``matplotlib.pyplot`` on the Agg backend (no display needed)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
-def png_bytes(fig, dpi=None, tight: bool = False) -> bytes:
-    """The matplotlib figure ``fig`` as PNG bytes (``tight``: cropped to its content, legends outside the axes
-    included); the figure is closed."""
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=dpi, bbox_inches="tight" if tight else None)
-    pyplot().close(fig)
-    return buffer.getvalue()
 
 
 def error_bar_figure(series: dict[str, tuple], title: str, xlabel: str = ERROR_XLABEL) -> bytes:
@@ -50,8 +30,7 @@ def error_bar_figure(series: dict[str, tuple], title: str, xlabel: str = ERROR_X
                              f"{len(ses)} standard errors; it needs one of each per cell")
     rows = list(dict.fromkeys(name for names, _, _ in series.values() for name in names))
     row_of = {name: row for row, name in enumerate(rows)}
-    plt = pyplot()
-    fig, ax = plt.subplots(figsize=(9, 0.32 * len(rows) + 1.5))
+    fig, ax = subplots(figsize=(9, 0.32 * len(rows) + 1.5))
     offsets = np.linspace(-0.25, 0.25, len(series)) if len(series) > 1 else [0.0]
     for index, (offset, (label, (names, means, ses))) in enumerate(zip(offsets, series.items())):
         for at, (name, m, s) in enumerate(zip(names, means, ses)):

@@ -33,6 +33,7 @@ import pandas as pd
 
 from sgbench import samplers, targets
 from sgbench.base.draws import jax_draws
+from sgbench.base.figures import png_bytes, subplots
 from sgbench.bench.perf import floors, native_sgld
 from sgbench.bench.perf.speed_workload import JAX_DTYPE, NUM_CHAINS, SEED, gradient_evaluations, problem
 from sgbench.bench.running import numpy_driver
@@ -175,14 +176,9 @@ def machine() -> str:
 def figure(sampler_rows: pd.DataFrame, sgld_rows: pd.DataFrame) -> bytes:
     """PNG: µs per chain-step (log scale) of every sampler beside its random-number floor, and of every
     SGLD implementation."""
-    import io
+    from matplotlib.ticker import NullFormatter
 
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 0.3 * max(len(sampler_rows), len(sgld_rows)) + 2))
+    fig, (left, right) = subplots(1, 2, figsize=(12, 0.3 * max(len(sampler_rows), len(sgld_rows)) + 2))
     y = np.arange(len(sampler_rows))
     left.barh(y - 0.2, sampler_rows["JAX µs"], height=0.4, label="sampler (JAX driver)")
     left.barh(y + 0.2, sampler_rows["random numbers µs"], height=0.4, label="its random numbers alone")
@@ -192,7 +188,7 @@ def figure(sampler_rows: pd.DataFrame, sgld_rows: pd.DataFrame) -> bytes:
     low, high = left.get_xlim()  # a short log range: ticks at 1, 2, 5 x 10^k
     ticks = [m * 10.0**k for k in range(-4, 3) for m in (1, 2, 5) if low <= m * 10.0**k <= high]
     left.set_xticks(ticks, [f"{t:g}" for t in ticks])
-    left.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+    left.xaxis.set_minor_formatter(NullFormatter())
     left.set_xlabel("µs per chain-step")
     left.legend(loc="lower right", fontsize=8)
     y = np.arange(len(sgld_rows))
@@ -202,10 +198,7 @@ def figure(sampler_rows: pd.DataFrame, sgld_rows: pd.DataFrame) -> bytes:
     right.set_xscale("log")
     right.set_xlabel("SGLD, µs per chain-step")
     fig.tight_layout()
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=90)
-    plt.close(fig)
-    return buffer.getvalue()
+    return png_bytes(fig, dpi=90)
 
 
 @dataclasses.dataclass

@@ -38,6 +38,7 @@ from markupsafe import Markup, escape
 
 from sgbench import targets
 from sgbench.base.arguments import integer_at_least
+from sgbench.base.figures import png_bytes, subplots
 from sgbench.bench.reproduce._record import write_line
 from sgbench.bench.reproduce._registry import EXECUTOR_OPTIONS, Option, Reproduction, executor_context, register
 from sgbench.bench.running.compilation_cache import enable_compilation_cache
@@ -462,13 +463,9 @@ def render(table: Table, summary: pd.DataFrame) -> pd.DataFrame:
 def figure(table: Table, summary: pd.DataFrame) -> bytes:
     """PNG, one panel per score: each method's mean ± std over runs per sampler (filled) beside the paper's value
     (hollow, same colour), on a log axis."""
-    from sgbench.bench.html.figures import png_bytes, pyplot
-
-    plt = pyplot()
-
     samplers = list(dict.fromkeys(summary["sampler"]))
     methods = list(dict.fromkeys(summary["method"]))
-    fig, axes = plt.subplots(1, len(table.columns), figsize=(6 * len(table.columns), 4.2), squeeze=False)
+    fig, axes = subplots(1, len(table.columns), figsize=(6 * len(table.columns), 4.2), squeeze=False)
     offsets = np.linspace(-0.3, 0.3, len(methods))
     for ax, (key, label) in zip(axes[0], table.columns):
         for colour, (offset, method) in enumerate(zip(offsets, methods)):

@@ -17,6 +17,7 @@ import math
 import numpy as np
 import pandas as pd
 
+from sgbench.base.figures import png_bytes, subplots
 from sgbench.bench.reproduce._registry import SEED_OPTION, Option, Reproduction, register, seed_of
 from sgbench.bench.reproduce.outcome import Check, Outcome, timed, verdict
 
@@ -105,10 +106,7 @@ def checks(counts: dict, num_chains: int) -> tuple[Check, ...]:
 
 def figure(counts: dict, num_chains: int) -> bytes:
     """PNG: per sampler, its chains split into NaN, frozen and healthy, beside the paper's NaN share."""
-    from sgbench.bench.html.figures import png_bytes, pyplot
-
-    plt = pyplot()
-    fig, ax = plt.subplots(figsize=(6, 2.6))
+    fig, ax = subplots(figsize=(6, 2.6))
     labels = {"naive": "naive MCLMC", "mile": "MILE"}
     for row, name in enumerate(("naive", "mile")):
         nan, frozen = counts[name]["nan"] / num_chains, counts[name]["frozen"] / num_chains

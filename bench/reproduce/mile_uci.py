@@ -23,6 +23,7 @@ import math
 import numpy as np
 import pandas as pd
 
+from sgbench.base.figures import png_bytes, subplots
 from sgbench.bench.reproduce._registry import SEED_OPTION, Option, Reproduction, register, seed_of
 from sgbench.bench.reproduce.outcome import NO_PAPER_VALUE, NO_RESULT, Check, Outcome, timed
 
@@ -187,11 +188,8 @@ def display(table: pd.DataFrame) -> pd.DataFrame:
 
 def figure(table: pd.DataFrame) -> bytes:
     """PNG: one panel per metric, grouped bars (data set x method) with 2-standard-error bars."""
-    from sgbench.bench.html.figures import png_bytes, pyplot
-
-    plt = pyplot()
     datasets = list(dict.fromkeys(table["data set"]))
-    fig, axes = plt.subplots(1, len(METRICS), figsize=(4 * len(METRICS), 3))
+    fig, axes = subplots(1, len(METRICS), figsize=(4 * len(METRICS), 3))
     methods = [m for m in METHODS if m in set(table["method"])]
     width = 0.8 / len(methods)
     for ax, (name, label) in zip(axes, METRICS.items()):

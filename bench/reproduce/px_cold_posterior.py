@@ -21,6 +21,7 @@ import math
 import numpy as np
 import pandas as pd
 
+from sgbench.base.figures import png_bytes, subplots
 from sgbench.bench.reproduce._registry import SEED_OPTION, Option, Reproduction, register, seed_of
 from sgbench.bench.reproduce.outcome import NO_PAPER_VALUE, Check, Outcome, timed
 
@@ -165,10 +166,7 @@ def display(table: pd.DataFrame, steps: dict) -> pd.DataFrame:
 
 def figure(table: pd.DataFrame) -> bytes:
     """PNG: ERR, NLL and AMB against the temperature (log scale), one line per sampler, 2-sd bars."""
-    from sgbench.bench.html.figures import png_bytes, pyplot
-
-    plt = pyplot()
-    fig, axes = plt.subplots(1, 3, figsize=(11, 3))
+    fig, axes = subplots(1, 3, figsize=(11, 3))
     for ax, score in zip(axes, ("ERR", "NLL", "AMB")):
         for k, sampler in enumerate(SAMPLERS):
             rows = table[table["sampler"] == sampler]

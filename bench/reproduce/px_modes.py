@@ -20,6 +20,7 @@ import math
 import numpy as np
 import pandas as pd
 
+from sgbench.base.figures import png_bytes, subplots
 from sgbench.bench.reproduce._registry import SEED_OPTION, Option, Reproduction, register, seed_of
 from sgbench.bench.reproduce.outcome import Check, Outcome, timed
 
@@ -119,12 +120,8 @@ def checks(counts: dict) -> tuple[Check, ...]:
 
 def figure(counts: dict) -> bytes:
     """PNG: the first chain's samples of each sampler over the mixture's centres."""
-    from sgbench.bench.html.figures import png_bytes, pyplot
-
-    plt = pyplot()
-
     grid = np.arange(-4.0, 5.0, 2.0)
-    fig, axes = plt.subplots(1, len(counts), figsize=(2.6 * len(counts), 3.0), squeeze=False)
+    fig, axes = subplots(1, len(counts), figsize=(2.6 * len(counts), 3.0), squeeze=False)
     for ax, (label, (per_chain, _, samples)) in zip(axes[0], counts.items()):
         ax.scatter(*np.meshgrid(grid, grid), marker="+", color="0.6", s=30)
         finite = samples[np.all(np.isfinite(samples), axis=1)]

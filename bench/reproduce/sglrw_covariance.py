@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 import scipy.stats
 
+from sgbench.base.figures import png_bytes, subplots
 from sgbench.bench.reproduce._registry import SEED_OPTION, Reproduction, register, seed_of
 from sgbench.bench.reproduce.outcome import Check, Outcome, timed, verdict
 from sgbench.bench.reproduce.sglrw_table1 import (
@@ -357,11 +358,8 @@ def lemma_check(lemma: dict) -> Check:
 def figure(frame: pd.DataFrame) -> bytes:
     """PNG: covariance MSE against the base step size, one panel per B: ours (points with 2 sd bars), the
     recursion's expectation (lines) and the exact-sampling floor."""
-    from sgbench.bench.html.figures import png_bytes, pyplot
-
-    plt = pyplot()
     batches = sorted(frame["B"].unique())
-    fig, axes = plt.subplots(1, len(batches), figsize=(3.6 * len(batches), 3.2), squeeze=False, sharey=True)
+    fig, axes = subplots(1, len(batches), figsize=(3.6 * len(batches), 3.2), squeeze=False, sharey=True)
     for ax, b in zip(axes[0], batches):
         rows = frame[frame["B"] == b]
         for k, name in enumerate(dict.fromkeys(rows["sampler"])):

@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 import scipy.stats
 
+from sgbench.base.figures import png_bytes, subplots
 from sgbench.bench.reproduce._registry import SEED_OPTION, Option, Reproduction, register, seed_of
 from sgbench.bench.reproduce.outcome import Check, Outcome, timed
 from sgbench.bench.reproduce.sglrw_table1 import LABELS, SAMPLERS
@@ -111,14 +112,10 @@ def checks(frame: pd.DataFrame, z: float = 2.0) -> tuple[Check, ...]:
 
 def figure(kept: dict, target_mixture) -> bytes:
     """PNG: per noise scale (columns) and sampler (rows), the histogram of the kept samples over the density."""
-    from sgbench.bench.html.figures import png_bytes, pyplot
-
-    plt = pyplot()
-
     scales = sorted({s for s, _ in kept})
     names = list(dict.fromkeys(n for _, n in kept))
-    fig, axes = plt.subplots(len(names), len(scales), figsize=(3 * len(scales), 2.2 * len(names)), squeeze=False,
-                             sharex=True)
+    fig, axes = subplots(len(names), len(scales), figsize=(3 * len(scales), 2.2 * len(names)), squeeze=False,
+                         sharex=True)
     x = np.linspace(-9, 9, 400)
     density = np.sum(target_mixture.weights * scipy.stats.norm.pdf((x[:, None] - target_mixture.means)
                                                                    / target_mixture.scales) / target_mixture.scales,

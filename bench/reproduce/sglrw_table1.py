@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import math
 import time
+from typing import TYPE_CHECKING
 
 import jax
 import numpy as np
@@ -34,9 +35,13 @@ import threadpoolctl
 
 from sgbench import samplers as sampler_registry, targets
 from sgbench.base.arguments import integer_at_least
+from sgbench.base.figures import png_bytes, subplots
 from sgbench.bench.reproduce._registry import SEED_OPTION, Option, Reproduction, register, seed_of
 from sgbench.bench.running import run as running
 from sgbench.reference.metrics import GaussianFit, exact_sampling_kl, kl_to_fit
+
+if TYPE_CHECKING:  # matplotlib loads when the figure is drawn
+    from matplotlib.figure import Figure
 
 SAMPLERS = ("sgld", "sglrw", "clipped_sgld")
 LABELS = {"sgld": "SGLD", "sglrw": "SGLRW", "clipped_sgld": "Clipped SGLD"}
@@ -416,18 +421,21 @@ def render(table: pd.DataFrame, fmt: str = "markdown", excess: bool = True) -> s
     return body + "\n\n" + "\n".join(f"- {note}" for note in notes) + "\n"
 
 
-def plot(table: pd.DataFrame, path=None):
+def plot(table: pd.DataFrame, path=None) -> Figure:
     """KL against B (log-log), one panel per step size: ours (solid) and the paper's (dashed) for each
-    sampler, and the exact-sampling floors. Returns the matplotlib figure (saved to ``path`` if given)."""
-    import matplotlib
+    sampler, and the exact-sampling floors, drawn without pyplot (:mod:`sgbench.base.figures`).
 
-    if path is not None:
-        matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
+    Args:
+        table: the table of :func:`reproduce`.
+        path: where to save the figure as an image (120 dpi, cropped to its content); None: not saved.
 
+    Returns:
+        The ``matplotlib.figure.Figure``; pyplot does not hold it (``plt.show()`` does not show it): Jupyter's
+        inline backend displays it as a cell's value, and ``fig.savefig`` writes it anywhere.
+    """
     steps = sorted(set(table.index.get_level_values("step_size")), reverse=True)
     samplers = table.attrs.get("samplers", [s for s in SAMPLERS if s in table.columns])
-    fig, axes = plt.subplots(1, len(steps), figsize=(5 * len(steps), 4), squeeze=False, sharey=True)
+    fig, axes = subplots(1, len(steps), figsize=(5 * len(steps), 4), squeeze=False, sharey=True)
     for ax, step in zip(axes[0], steps):
         rows = table.xs(step, level="step_size").sort_index()
         b = rows.index.to_numpy()
@@ -457,7 +465,6 @@ def run(scale: str, options: dict, db, out, progress: bool):
     interrupted run resumes."""
     from markupsafe import Markup
 
-    from sgbench.bench.html.figures import png_bytes
     from sgbench.bench.reproduce.outcome import Check, Outcome, verdict
     from sgbench.bench.running.config import MAX_CHAINS, MAX_TOTAL_STEPS
 

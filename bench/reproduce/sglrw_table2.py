@@ -18,6 +18,7 @@ import math
 import numpy as np
 import pandas as pd
 
+from sgbench.base.figures import png_bytes, subplots
 from sgbench.bench.reproduce._registry import Option, Reproduction, register
 from sgbench.bench.reproduce.outcome import Check, Outcome, timed, verdict
 from sgbench.bench.reproduce.sglrw_table1 import LABELS, PARTICLES_OPTION, SAMPLERS, final_positions, fit_kl
@@ -146,12 +147,8 @@ def acceptance(summary: pd.DataFrame, z: float = 2.0) -> Check:
 
 def figure(summary: pd.DataFrame) -> bytes:
     """PNG: KL against B, one panel per δ, ours (solid, inf drawn at the top) and the paper's (dashed)."""
-    from sgbench.bench.html.figures import png_bytes, pyplot
-
-    plt = pyplot()
-
     steps = sorted(summary["δ"].unique(), reverse=True)
-    fig, axes = plt.subplots(1, len(steps), figsize=(4.5 * len(steps), 3.6), squeeze=False, sharey=True)
+    fig, axes = subplots(1, len(steps), figsize=(4.5 * len(steps), 3.6), squeeze=False, sharey=True)
     for ax, h in zip(axes[0], steps):
         for k, label in enumerate(dict.fromkeys(summary["sampler"])):
             rows = summary[(summary["δ"] == h) & (summary["sampler"] == label)].sort_values("B")

@@ -20,6 +20,7 @@ import math
 import numpy as np
 import pandas as pd
 
+from sgbench.base.figures import png_bytes, subplots
 from sgbench.bench.reproduce._registry import SEED_OPTION, Option, Reproduction, register, seed_of
 from sgbench.bench.reproduce.outcome import Check, Outcome, timed
 from sgbench.bench.reproduce.px_modes import MODE_RADIUS, mixture_centres, modes_visited
@@ -130,15 +131,11 @@ def checks(result: dict) -> tuple[Check, ...]:
 
 def figure(result: dict) -> bytes:
     """PNG: the first two coordinates: one cSGLD chain, one pSMILE-naive chain, all pSMILE-naive chains."""
-    from sgbench.bench.html.figures import png_bytes, pyplot
-
-    plt = pyplot()
-
     panels = (("cSGLD, one chain", result["samples"]["cSGLD"][:1]),
               ("pSMILE-naive, one chain", result["samples"]["pSMILE-naive"][:1]),
               (f"pSMILE-naive, {NUM_CHAINS} chains", result["samples"]["pSMILE-naive"]))
     grid = np.arange(-4.0, 5.0, 2.0)
-    fig, axes = plt.subplots(1, 3, figsize=(10, 3.5))
+    fig, axes = subplots(1, 3, figsize=(10, 3.5))
     for ax, (title, samples) in zip(axes, panels):
         x = samples.reshape(-1, 2)
         x = x[np.all(np.isfinite(x), axis=1)]

@@ -32,6 +32,7 @@ import multiprocessing
 import numpy as np
 import pandas as pd
 
+from sgbench.base.figures import png_bytes, subplots
 from sgbench.bench.reproduce._registry import (
     EXECUTOR_OPTIONS,
     PER_TASK_OPTION,
@@ -279,14 +280,10 @@ def figure(frame: pd.DataFrame) -> bytes:
     """PNG: per (target, noise), b^2 against the step size over both stages for each sampler (cut at
     ``FIGURE_TOP``; crosses there: a step size where a chain diverged), and the paper's value as a dashed line in
     the sampler's colour."""
-    from sgbench.bench.html.figures import png_bytes, pyplot
-
-    plt = pyplot()
-
     panels = [key for key in dict.fromkeys(zip(frame["target"], frame["noise"])) if key[1] != "none"]
     columns = min(4, len(panels)) or 1
     rows = max(1, math.ceil(len(panels) / columns))
-    fig, axes = plt.subplots(rows, columns, figsize=(3.4 * columns, 2.8 * rows), squeeze=False)
+    fig, axes = subplots(rows, columns, figsize=(3.4 * columns, 2.8 * rows), squeeze=False)
     colours = {s: f"C{k}" for k, s in enumerate(SAMPLERS)}
     for ax, (target, noise) in zip(axes.flat, panels):
         for _, row in frame[(frame["target"] == target) & (frame["noise"] == noise)].iterrows():

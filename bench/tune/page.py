@@ -1,27 +1,19 @@
 """The page of ``sgbench tune``: the winner, the halving tree, the discrepancy curves and every round's
-arms (tables and matplotlib figures through :func:`sgbench.bench.html.render_page`)."""
+arms (tables and matplotlib figures, drawn with :mod:`sgbench.base.figures`, through
+:func:`sgbench.bench.html.render_page`)."""
 
 from __future__ import annotations
 
-import io
 import math
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from sgbench.base.figures import png_bytes, subplots
 from sgbench.bench.html import image, render_page, table
 
 METRIC_NAMES = {"ksd": "KSD", "fssd": "FSSD"}
-
-
-def _png(fig) -> bytes:
-    import matplotlib.pyplot as plt
-
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png")
-    plt.close(fig)
-    return buffer.getvalue()
 
 
 def _finite_positive_limits(values) -> tuple[float, float] | None:
@@ -33,11 +25,7 @@ def halving_figure(tuning) -> bytes:
     """PNG, two panels: left, the halving tree (each arm's discrepancy per round, lines joining the rounds
     it survived, pruned arms' last point hollow, diverged arms on the top edge, the winner in red); right,
     each arm's discrepancy against the budget it has spent so far."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    import matplotlib.ticker
+    from matplotlib.ticker import NullFormatter
 
     metric = METRIC_NAMES[tuning.metric]
     by_arm: dict[int, list] = {}
@@ -45,7 +33,7 @@ def halving_figure(tuning) -> bytes:
         by_arm.setdefault(record.arm, []).append(record)
     limits = _finite_positive_limits([r.discrepancy for r in tuning.records])
     top = limits[1] if limits else 1.0
-    fig, (tree, curves) = plt.subplots(1, 2, figsize=(12, 4.8))
+    fig, (tree, curves) = subplots(1, 2, figsize=(12, 4.8))
     num_rounds = 1 + max(r.round for r in tuning.records)
     for arm, records in by_arm.items():
         rounds = [r.round for r in records]
@@ -68,11 +56,11 @@ def halving_figure(tuning) -> bytes:
     tree.set_xlabel("round (hollow: pruned after it; red: the winner)")
     tree.set_title(f"halving tree, {len(by_arm)} arms, eta = {tuning.eta}" if tuning.eta else "one round")
     curves.set_xscale("log")
-    curves.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())  # minor labels collide on short ranges
+    curves.xaxis.set_minor_formatter(NullFormatter())  # minor labels collide on short ranges
     curves.set_xlabel(f"budget spent by the arm ({tuning.budget.unit})")
     curves.set_title(f"{metric} against budget")
     fig.tight_layout()
-    return _png(fig)
+    return png_bytes(fig)
 
 
 def rounds_table(tuning) -> pd.DataFrame:

@@ -1,9 +1,8 @@
-"""The report's figures (matplotlib, Agg, no pyplot): b² against step size and running b² against
-gradient evaluations, with their styles, legends and log axes."""
+"""The report's figures (drawn with :mod:`sgbench.base.figures`, no pyplot): b² against step size and running
+b² against gradient evaluations, with their styles, legends and log axes."""
 
 from __future__ import annotations
 
-import io
 import json
 import math
 import textwrap
@@ -11,6 +10,7 @@ import textwrap
 import numpy as np
 import pandas as pd
 
+from sgbench.base.figures import new_figure, png_bytes
 from sgbench.bench.sweeps.report.best import lines_of_runs
 from sgbench.bench.sweeps.report.settings import sorted_runs, without_absent_settings
 from sgbench.bench.sweeps.report.values import B2, B2_STD, STEP_SIZE, count_text, metric, number_text
@@ -30,13 +30,8 @@ def _styles(n: int) -> list[dict]:
 
 
 def _figure(width: float, height: float):
-    """An Agg figure with constrained layout (no pyplot: the caller's matplotlib backend is left alone)."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(width, height), dpi=110, layout="constrained")
-    FigureCanvasAgg(fig)
-    return fig
+    """A report figure: 110 dpi, constrained layout."""
+    return new_figure((width, height), dpi=110, layout="constrained")
 
 
 def _legend_layout(labels, width_inches: float) -> tuple[int, list[str], int]:
@@ -226,10 +221,3 @@ def plot_running_b2(frame: pd.DataFrame) -> bytes | None:
     size across panels); None if no run recorded checkpoints."""
     fig = running_b2_figure(frame)
     return None if fig is None else png_bytes(fig)
-
-
-def png_bytes(fig) -> bytes:
-    """The PNG bytes of ``fig``."""
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png")
-    return buffer.getvalue()

@@ -10,9 +10,10 @@ from pathlib import Path
 import pandas as pd
 from markupsafe import Markup, escape
 
+from sgbench.base.figures import png_bytes
 from sgbench.bench.html import image, render_page, table
 from sgbench.bench.sweeps.report.best import best_table, headline, lines_of_runs
-from sgbench.bench.sweeps.report.figures import b2_figure, plot_running_b2, png_bytes
+from sgbench.bench.sweeps.report.figures import b2_figure, plot_running_b2
 from sgbench.bench.sweeps.report.settings import (
     group_settings,
     line_keys,
