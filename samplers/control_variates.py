@@ -9,14 +9,15 @@ The estimator (Baker et al. 2019; MAMBA paper, appendix D.3, eq. 8, written for
 
 with both stochastic gradients on the same minibatch (or the same injected-noise draw): the
 driver binds ``grad_fn`` to one draw per step, so calling it at :math:`x` and :math:`\hat x` does
-exactly that. It is unbiased for any centre; near the mode its variance is small. Used by SGLD-CV
-here and by SGHMC-CV and SGNHT-CV, each made from its base sampler by :func:`wrap`.
+exactly that. It is unbiased for any centre; near the mode its variance is small. Used by SGLD-CV,
+SGHMC-CV and SGNHT-CV: each declares its ``Params`` as its base sampler's plus :class:`Centred`, and is made
+from its base sampler by :func:`wrap`.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
-import sys
 import warnings
 from typing import Any
 
@@ -25,7 +26,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from sgbench.base.arguments import float_array, integer_at_least
-from sgbench.samplers._contract import Sampler, hyperparameters
+from sgbench.samplers._contract import Sampler
 
 
 class NoModeError(RuntimeError):
@@ -168,15 +169,43 @@ def cv_grad_fn(grad_fn, centre, centre_grad):
     return lambda x: centre_grad + grad_fn(x) - grad_fn(centre)
 
 
-def wrap(base: Sampler, name: str, citation: str, benchmarks=None) -> Sampler:
-    """``base`` with the control-variate gradient: its ``Params`` plus ``centre`` and ``centre_grad``
-    (vectors of the target's dimension, filled in by ``prepare`` from the MAP unless given), its
-    state, draws and steps, the steps fed the oracle :func:`cv_grad_fn` (two stochastic gradients, on
-    one minibatch, per gradient the base takes), and its own ``benchmarks`` settings. ``Params`` is
-    made in the calling module.
+@dataclasses.dataclass(frozen=True)
+class Centred:
+    r"""The control variate's hyperparameters, added to a base sampler's. A control-variate sampler's ``Params``
+    subclasses this class and the base's ``Params``, in that order, so its fields are the base's, then
+    ``centre`` :math:`\hat x` and ``centre_grad`` :math:`\nabla\log p(\hat x)` (``sgbench.samplers.sgld_cv``)::
+
+        @samplers.hyperparameters
+        class Params(control_variates.Centred, sgld.Params):
+            ...
+
+    Construction runs the base's checks, then :func:`check_centre`.
+
+    Attributes:
+        centre: the centre, a vector of the target's dimension (None until :func:`prepare` fills it in from the
+            MAP).
+        centre_grad: the full-data gradient of the log density at the centre (None until :func:`prepare` fills it
+            in).
+    """
+
+    centre: Any = None
+    centre_grad: Any = None
+
+    def __post_init__(self):
+        super().__post_init__()  # the base sampler's checks (the next class in the Params' MRO)
+        check_centre(self)
+
+
+def wrap(base: Sampler, Params: type, name: str, citation: str, benchmarks=None) -> Sampler:
+    """``base`` with the control-variate gradient: hyperparameters ``Params`` (the base's and :class:`Centred`'s;
+    ``prepare`` fills in the centre from the MAP unless given), its state, draws and steps, the steps fed the
+    oracle :func:`cv_grad_fn` (two stochastic gradients, on one minibatch, per gradient the base takes), and its
+    own ``benchmarks`` settings.
 
     Args:
         base: the base Sampler (one without ``prime``).
+        Params: the new sampler's hyperparameter class: a subclass of :class:`Centred` and ``base.Params``, made
+            with :func:`samplers.hyperparameters` in the new sampler's module.
         name: the new sampler's name.
         citation: the paper and equations it implements.
         benchmarks: its BenchmarkSettings, or None.
@@ -186,23 +215,14 @@ def wrap(base: Sampler, name: str, citation: str, benchmarks=None) -> Sampler:
 
     Raises:
         ValueError: ``base`` caches log densities at its position (it has ``prime``).
+        TypeError: ``Params`` is not a subclass of :class:`Centred` and ``base.Params``.
     """
     if base.prime is not None:
         raise ValueError(f"sampler {base.name!r} caches log densities at its position (prime); the control "
                          "variate wraps samplers that only call the gradient oracle")
-    BaseParams = base.Params
-
-    def __post_init__(self):
-        BaseParams.__post_init__(self)
-        check_centre(self)
-
-    body = {"__annotations__": {"centre": Any, "centre_grad": Any}, "centre": None, "centre_grad": None,
-            "__post_init__": __post_init__,
-            "__doc__": f"``{BaseParams.__name__}`` of {base.name!r}; ``centre`` and ``centre_grad``: vectors of the "
-                       "target's dimension."}
-    cls = type("Params", (BaseParams,), body)
-    cls.__module__ = sys._getframe(1).f_globals.get("__name__", __name__)
-    Params = hyperparameters(cls)
+    if not (issubclass(Params, Centred) and issubclass(Params, base.Params)):
+        raise TypeError(f"Params of {name!r} must subclass control_variates.Centred and the Params of "
+                        f"{base.name!r}, got {Params.__module__}.{Params.__qualname__}")
 
     def init(position, params):
         check_dimension(params, position)

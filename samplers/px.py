@@ -30,7 +30,6 @@ import dataclasses
 import functools
 import math
 import numbers
-import sys
 from typing import Any, NamedTuple
 
 import jax.numpy as jnp
@@ -399,15 +398,7 @@ def target_prior_scale(target) -> float:
 
 
 # --------------------------------------------------------------------------------------------
-# The wrapper
-
-
-class State(NamedTuple):
-    """``position``: :math:`(W, b)(\\theta)` flat in the target's layout; ``base``: the base
-    sampler's state over the expanded position :math:`\\theta`."""
-
-    position: Any
-    base: Any
+# The PX sampler's hyperparameters: the base sampler's, then the expansion's
 
 
 def _check_expansion(value) -> tuple:
@@ -432,79 +423,32 @@ def _check_layers(value):
     return tuple((int(n_in), int(n_out), bool(bias)) for n_in, n_out, bias in layers)
 
 
-def px(base_sampler, expansion=(1, 1), name=None, citation=None, benchmarks=None, **defaults) -> samplers.Sampler:
-    """The PX version of ``base_sampler`` (a :class:`samplers.Sampler`) with default ``expansion``
-    (c, d), registered-able under ``name`` (default ``"px_" + base name``), with its own ``benchmarks``
-    settings. ``defaults`` override the defaults of the base's hyperparameters (e.g.
-    ``form="practical"``) or of the PX ones.
+@dataclasses.dataclass(frozen=True)
+class Expansion:
+    r"""The expansion's hyperparameters, which a PX sampler's ``Params`` (:func:`expanded_params_class`) adds
+    after its base sampler's. Construction runs the base's checks, then these fields'.
 
-    ``Params``: the base's fields, and ``expansion`` (static pair of ints >= 0), ``layers`` (static;
-    filled in by ``prepare`` from the target), ``prior_scale`` :math:`\\sigma` > 0 of the Gaussian
-    prior on every expanded parameter (default: the target's own prior scale, so expansion (0, 0) is
-    the base sampler on the target), ``target_prior_precision`` (the target's prior precision,
-    filled in by ``prepare``: the steps remove that prior from the driver's gradient),
-    ``low_rank`` (static int >= 0: 0 full expanded matrices, k diag + rank-k), and, for a base with
-    ``friction``, ``expanded_friction`` > 0 (friction of the expanded coordinates; default
-    ``friction / 100``, a number or a vector of their count).
-
-    Args:
-        base_sampler: the Sampler to expand (one without ``prepare`` and ``prime``).
-        expansion: the default (c, d).
-        name: the sampler's name (None: ``"px_" + base_sampler.name``).
-        citation: its citation (None: the PX paper's and the base's).
-        benchmarks: its BenchmarkSettings, or None.
-        **defaults: new defaults of the base's or the expansion's hyperparameters.
-
-    Returns:
-        the PX Sampler (not yet registered).
-
-    Raises:
-        TypeError: ``base_sampler`` is not a Sampler.
-        ValueError: ``base_sampler`` has ``prepare`` or ``prime``, ``expansion`` is invalid, or a default
-            names no hyperparameter.
+    Attributes:
+        expansion: (c, d), static: the left and right expanded matrices per layer (eq. 9).
+        layers: ((n_in, n_out, has_bias), ...), static; filled in from the target by ``prepare``.
+        prior_scale: :math:`\sigma` > 0 of the prior :math:`\mathcal N(0, \sigma^2 I)` on every expanded parameter
+            (eq. 6); ``prepare`` fills in the target's own prior scale, so that expansion (0, 0) is the base
+            sampler on the target.
+        target_prior_precision: :math:`\tau` of the target's prior :math:`\mathcal N(0, \tau^{-1} I)`, a number,
+            filled in by ``prepare``: the steps remove that prior from the driver's gradient.
+        low_rank: k >= 0, static: 0 full expanded matrices, k > 0 diag + rank k (appendix B.6).
     """
-    if not isinstance(base_sampler, samplers.Sampler):
-        raise TypeError(f"base_sampler must be a samplers.Sampler, got {type(base_sampler).__name__}")
-    if base_sampler.prepare is not None:
-        raise ValueError(f"sampler {base_sampler.name!r} fills target-dependent parameters (prepare), which live in "
-                         "the target's space, not the expanded one; px wraps samplers without them")
-    if base_sampler.prime is not None:
-        raise ValueError(f"sampler {base_sampler.name!r} caches log densities at its position (prime); px wraps "
-                         "samplers that only call the gradient oracle")
-    name = f"px_{base_sampler.name}" if name is None else name
-    citation = f"{CITATION}; base: {base_sampler.citation}" if citation is None else citation
-    expansion = _check_expansion(expansion)
-    BaseParams = base_sampler.Params
-    base_fields = {f.name: f for f in dataclasses.fields(BaseParams)}
-    has_friction = "friction" in base_fields
 
-    own = {
-        "expansion": static_field(expansion),
-        "layers": static_field(None),
-        "prior_scale": dataclasses.field(default=None),
-        "target_prior_precision": dataclasses.field(default=None),
-        "low_rank": static_field(0),
-    }
-    if has_friction:
-        own["expanded_friction"] = dataclasses.field(default=None)
-    body = {"__annotations__": {}}
-    for key, value in defaults.items():
-        if key in base_fields:
-            body[key] = dataclasses.field(default=value, metadata=base_fields[key].metadata)
-        elif key in own:
-            value = _check_expansion(value) if key == "expansion" else value
-            own[key] = dataclasses.field(default=value, metadata=own[key].metadata)
-        else:
-            raise ValueError(f"px({base_sampler.name!r}): no parameter {key!r} to give a default; it has "
-                             f"{', '.join([*base_fields, *own])}")
-        body["__annotations__"][key] = Any
-    for key, field in own.items():
-        body.setdefault(key, field)
-        body["__annotations__"][key] = Any
+    expansion: tuple = static_field((1, 1))
+    layers: tuple | None = static_field(None)
+    prior_scale: Any = None
+    target_prior_precision: Any = None
+    low_rank: int = static_field(0)
 
     def __post_init__(self):
-        if hasattr(BaseParams, "__post_init__"):
-            BaseParams.__post_init__(self)
+        base_checks = getattr(super(), "__post_init__", None)  # the base Params' (absent where it checks nothing)
+        if base_checks is not None:
+            base_checks()
         object.__setattr__(self, "expansion", _check_expansion(self.expansion))
         object.__setattr__(self, "low_rank", integer_at_least("low_rank", self.low_rank, 0))
         object.__setattr__(self, "layers", _check_layers(self.layers))
@@ -515,80 +459,59 @@ def px(base_sampler, expansion=(1, 1), name=None, citation=None, benchmarks=None
                                number_or_vector("target_prior_precision", self.target_prior_precision))
             if np.ndim(self.target_prior_precision):
                 raise ValueError("target_prior_precision must be a number (the target's prior is isotropic)")
-        if has_friction:
-            _check_expanded_friction(self, BaseParams)
 
-    body["__post_init__"] = __post_init__
-    body["__doc__"] = (f"{BaseParams.__name__} of {base_sampler.name!r} and the expansion's parameters "
-                            f"(see sgbench.samplers.px.px).")
-    cls = type("Params", (BaseParams,), body)
-    cls.__module__ = sys._getframe(1).f_globals.get("__name__", __name__)
-    cls.base_class = BaseParams
-    Params = samplers.hyperparameters(cls)
 
-    def prepare(target, params: dict) -> dict:
-        params = dict(params)
-        try:
-            layers = layer_structure(target)
-        except ValueError as error:
-            raise ValueError(f"sampler {name!r}: {error}") from None
-        given = _check_layers(params.get("layers"))
-        if given is not None and given != layers:
-            raise ValueError(f"sampler {name!r}: layers {given} do not match target {target.name!r}'s {layers}")
-        params["layers"] = layers
-        precision = target_prior_precision(target)
-        given = params.get("target_prior_precision")
-        matches = (isinstance(given, numbers.Real) and not isinstance(given, bool)
-                   and np.isclose(float(given), precision, rtol=1e-12, atol=0.0))
-        if given is not None and not matches:
-            raise ValueError(f"sampler {name!r}: target_prior_precision {given!r} is not target {target.name!r}'s "
-                             f"prior precision {precision}; leave it out (it is read from the target)")
-        params["target_prior_precision"] = precision
-        if params.get("prior_scale") is None:
-            params["prior_scale"] = target_prior_scale(target)
-        return params
+@dataclasses.dataclass(frozen=True)
+class ExpansionWithFriction(Expansion):
+    """:class:`Expansion` for a base sampler with ``friction`` (SGHMC): its friction acts on the V, a
+    coordinates, ``expanded_friction`` on the P, Q ones (section 5, table 11).
 
-    def init(position, params) -> State:
-        xp = namespace(position)
-        lay = _layout_of(params)
-        if np.shape(position)[-1:] != (lay.dim,):
-            raise ValueError(f"the position has dimension {np.shape(position)[-1]}, but the layers {params.layers} "
-                             f"hold {lay.dim} parameters")
-        if params.prior_scale is None or params.target_prior_precision is None:
-            raise ValueError("prior_scale and target_prior_precision are not set: build the parameters with "
-                             "Sampler.params_for(target, ...) (bench.run does)")
-        if has_friction:
-            vector_length_matches("friction", params.friction, position)
-            if np.ndim(params.expanded_friction) == 1 and np.shape(params.expanded_friction)[0] != \
-                    lay.expanded_dim - lay.dim:
-                raise ValueError(f"expanded_friction has length {np.shape(params.expanded_friction)[0]}, but there "
-                                 f"are {lay.expanded_dim - lay.dim} expanded coordinates")
-        theta = expand(position, params, xp)
-        base = base_sampler.init(theta, base_params(params, xp))
-        return State(forward(theta, params, xp)[0], base)
+    Attributes:
+        expanded_friction: > 0, a number or a vector of the expanded coordinates' count (default ``friction / 100``,
+            table 11's 1 against 100).
+    """
 
-    def draw_spec(dim, params):
-        lay = _layout_of(params)
-        if dim != lay.dim:
-            raise ValueError(f"draw_spec of {name!r} got dimension {dim}, but the layers hold {lay.dim} parameters")
-        return base_sampler.draw_spec(lay.expanded_dim, params)
+    expanded_friction: Any = None
 
-    def reference_step(state: State, grad_fn, draws, params):
-        oracle = expanded_grad_fn(grad_fn, params, np)
-        base, info = base_sampler.reference_step(state.base, oracle, draws, base_params(params, np))
-        position = forward(base.position, params, np)[0]
-        return State(position, base), info
+    def __post_init__(self):
+        super().__post_init__()
+        _check_expanded_friction(self, self.base_class)
 
-    def optimized_step(state: State, grad_fn, draws, params):
-        oracle = expanded_grad_fn(grad_fn, params, jnp)
-        base, info = base_sampler.optimized_step(state.base, oracle, draws, base_params(params, jnp))
-        position = forward(base.position, params, jnp)[0]
-        return State(position, base), info
 
-    sampler = samplers.Sampler(name=name, citation=citation, Params=Params, State=State, init=init,
-                               reference_step=reference_step, optimized_step=optimized_step, draw_spec=draw_spec,
-                               prepare=prepare, benchmarks=benchmarks)
-    return sampler
+def expanded_params_class(base_sampler: samplers.Sampler, expansion: tuple, defaults: dict, module: str) -> type:
+    """The ``Params`` of the PX version of ``base_sampler``: a frozen, validated dataclass (made with
+    :func:`samplers.hyperparameters`) subclassing :class:`Expansion` (:class:`ExpansionWithFriction` for a base
+    with ``friction``) and the base's ``Params``, so its fields are the base's, then the expansion's. The default
+    of ``expansion`` is ``expansion`` and ``defaults`` replace the defaults of the fields they name. The class's
+    ``base_class`` is the base's ``Params`` (:func:`base_params`, the friction's check).
+
+    Args:
+        base_sampler: the Sampler to expand.
+        expansion: the default (c, d), already checked.
+        defaults: new defaults of the base's or the expansion's hyperparameters, by name.
+        module: the name of the module that binds the class as its attribute ``Params`` (pickle, and so the gate
+            and Dask, find the class there).
+
+    Returns:
+        the Params class.
+
+    Raises:
+        ValueError: a key of ``defaults`` names no hyperparameter.
+    """
+    BaseParams = base_sampler.Params
+    base_fields = {f.name: f for f in dataclasses.fields(BaseParams)}
+    expansion_class = ExpansionWithFriction if "friction" in base_fields else Expansion
+    fields = {**base_fields, **{f.name: f for f in dataclasses.fields(expansion_class)}}
+    body = {"__module__": module, "__annotations__": {}, "base_class": BaseParams,
+            "__doc__": f"{BaseParams.__name__} of {base_sampler.name!r} and the expansion's parameters "
+                       f"(see sgbench.samplers.px.px)."}
+    for key, value in {"expansion": expansion, **defaults}.items():
+        if key not in fields:
+            raise ValueError(f"px({base_sampler.name!r}): no parameter {key!r} to give a default; it has "
+                             f"{', '.join(fields)}")
+        body[key] = dataclasses.field(default=value, metadata=fields[key].metadata)  # static stays static
+        body["__annotations__"][key] = Any
+    return samplers.hyperparameters(type("Params", (expansion_class, BaseParams), body))
 
 
 def base_params(params, xp=np):
@@ -608,7 +531,7 @@ def base_params(params, xp=np):
     for field in dataclasses.fields(BaseParams):
         object.__setattr__(out, field.name, getattr(params, field.name))
     lay = _layout_of(params)
-    if hasattr(params, "expanded_friction") and lay.expanded_dim > lay.dim:
+    if isinstance(params, ExpansionWithFriction) and lay.expanded_dim > lay.dim:
         friction = xp.concatenate([xp.broadcast_to(params.friction, (lay.dim,)),
                                    xp.broadcast_to(params.expanded_friction, (lay.expanded_dim - lay.dim,))])
         object.__setattr__(out, "friction", friction)
@@ -631,3 +554,234 @@ def _check_expanded_friction(params, BaseParams) -> None:
         BaseParams(**{**fields, "friction": value})
     except ValueError as error:
         raise ValueError(f"expanded_friction {value}: {error}") from None
+
+
+# --------------------------------------------------------------------------------------------
+# The PX sampler: the base sampler's state over theta, and the mapped-back position
+
+
+class State(NamedTuple):
+    """``position``: :math:`(W, b)(\\theta)` flat in the target's layout; ``base``: the base
+    sampler's state over the expanded position :math:`\\theta`."""
+
+    position: Any
+    base: Any
+
+
+def mapped_back(theta, params, xp=np):
+    r"""The network's parameters at the expanded position, eq. (9): per layer
+    :math:`W = \mathbf Q_{1:d}^\top V \mathbf P_{1:c}^\top` (our orientation) and :math:`b = \mathbf P_{1:c}\,a`,
+    flat in the target's layout (what the drivers record).
+
+    Args:
+        theta: the expanded position, shape (expanded_dim,).
+        params: PX Params with ``layers`` set.
+        xp: ``numpy`` or ``jax.numpy``.
+
+    Returns:
+        the flat (W, b), shape (dim,).
+    """
+    return forward(theta, params, xp)[0]
+
+
+def expanded_step(base_step, state: State, grad_fn, draws, params, xp=np):
+    r"""One PX step: the base sampler's step on the expanded position :math:`\theta` (eq. 10) fed the
+    stochastic gradient of the expanded log density (eq. 6, :func:`expanded_grad_fn`),
+
+    .. math:: \widehat{\nabla\log\tilde p}(\theta) = J(\theta)^\top \big(\hat g(W(\theta)) + \tau W(\theta)\big)
+              - \theta/\sigma^2,
+
+    then the new position mapped back to :math:`(W, b)` (eq. 9, :func:`mapped_back`).
+
+    Args:
+        base_step: the base sampler's ``reference_step`` (with ``xp`` NumPy) or ``optimized_step`` (``jax.numpy``).
+        state: the PX State.
+        grad_fn: the GradientOracle of this step, of the target at (W, b).
+        draws: this step's draws of the base sampler's ``draw_spec`` over the expanded dimension.
+        params: validated PX Params with ``layers``, ``prior_scale`` and ``target_prior_precision`` set.
+        xp: ``numpy`` or ``jax.numpy``.
+
+    Returns:
+        (new State, Info): the mapped-back position and the base's new state, and the base step's Info.
+    """
+    oracle = expanded_grad_fn(grad_fn, params, xp)
+    base, info = base_step(state.base, oracle, draws, base_params(params, xp))
+    return State(mapped_back(base.position, params, xp), base), info
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class ExpandedParts:
+    """The contract's parts of the PX version of ``base``, registered as ``name``; each method is the part of its
+    name (``sgbench.samplers._contract``).
+
+    Args:
+        base: the base Sampler.
+        name: the PX sampler's name (in error messages).
+    """
+
+    base: samplers.Sampler
+    name: str
+
+    def prepare(self, target, params: dict) -> dict:
+        """``params`` with ``layers`` and ``target_prior_precision`` read from ``target`` (a given value must
+        match it) and ``prior_scale`` (the target's prior scale unless given).
+
+        Args:
+            target: the Target the chains run on: one with layer matrices and an isotropic Gaussian prior.
+            params: the hyperparameters given, a dict (not modified).
+
+        Returns:
+            a new dict with those three filled in.
+
+        Raises:
+            ValueError: ``target`` has no layer matrices or no isotropic Gaussian prior, or a given ``layers`` or
+                ``target_prior_precision`` is not the target's.
+        """
+        params = dict(params)
+        try:
+            layers = layer_structure(target)
+        except ValueError as error:
+            raise ValueError(f"sampler {self.name!r}: {error}") from None
+        given = _check_layers(params.get("layers"))
+        if given is not None and given != layers:
+            raise ValueError(f"sampler {self.name!r}: layers {given} do not match target {target.name!r}'s {layers}")
+        params["layers"] = layers
+        precision = target_prior_precision(target)
+        given = params.get("target_prior_precision")
+        matches = (isinstance(given, numbers.Real) and not isinstance(given, bool)
+                   and np.isclose(float(given), precision, rtol=1e-12, atol=0.0))
+        if given is not None and not matches:
+            raise ValueError(f"sampler {self.name!r}: target_prior_precision {given!r} is not target "
+                             f"{target.name!r}'s prior precision {precision}; leave it out (it is read from the "
+                             "target)")
+        params["target_prior_precision"] = precision
+        if params.get("prior_scale") is None:
+            params["prior_scale"] = target_prior_scale(target)
+        return params
+
+    def init(self, position, params) -> State:
+        """The chain's first State: the base's ``init`` at the expanded position :func:`expand` gives for
+        ``position`` (every expanded matrix the identity), and ``position`` mapped back through it.
+
+        Args:
+            position: (W, b) in the target's flat layout, shape (dim,).
+            params: validated PX Params, from ``Sampler.params_for`` (``layers`` and the priors set).
+
+        Returns:
+            the PX State.
+
+        Raises:
+            ValueError: ``position`` does not fit the layers, the priors are not set, or a friction vector does
+                not fit its coordinates.
+        """
+        xp = namespace(position)
+        lay = _layout_of(params)
+        if np.shape(position)[-1:] != (lay.dim,):
+            raise ValueError(f"the position has dimension {np.shape(position)[-1]}, but the layers {params.layers} "
+                             f"hold {lay.dim} parameters")
+        if params.prior_scale is None or params.target_prior_precision is None:
+            raise ValueError("prior_scale and target_prior_precision are not set: build the parameters with "
+                             "Sampler.params_for(target, ...) (bench.run does)")
+        if isinstance(params, ExpansionWithFriction):
+            vector_length_matches("friction", params.friction, position)
+            if np.ndim(params.expanded_friction) == 1 and np.shape(params.expanded_friction)[0] != \
+                    lay.expanded_dim - lay.dim:
+                raise ValueError(f"expanded_friction has length {np.shape(params.expanded_friction)[0]}, but there "
+                                 f"are {lay.expanded_dim - lay.dim} expanded coordinates")
+        theta = expand(position, params, xp)
+        base = self.base.init(theta, base_params(params, xp))
+        return State(mapped_back(theta, params, xp), base)
+
+    def draw_spec(self, dim, params) -> dict:
+        """The base's draws over the expanded dimension.
+
+        Args:
+            dim: the target's dimension (the layers' parameter count).
+            params: validated PX Params with ``layers`` set.
+
+        Returns:
+            the base sampler's ``draw_spec`` at the expanded dimension.
+
+        Raises:
+            ValueError: ``dim`` is not the layers' parameter count.
+        """
+        lay = _layout_of(params)
+        if dim != lay.dim:
+            raise ValueError(f"draw_spec of {self.name!r} got dimension {dim}, but the layers hold {lay.dim} "
+                             "parameters")
+        return self.base.draw_spec(lay.expanded_dim, params)
+
+    def reference_step(self, state: State, grad_fn, draws, params):
+        """:func:`expanded_step` with the base's NumPy step.
+
+        Args:
+            state: the PX State.
+            grad_fn: the GradientOracle of this step.
+            draws: this step's draws of ``draw_spec``.
+            params: validated PX Params.
+
+        Returns:
+            (new State, Info).
+        """
+        return expanded_step(self.base.reference_step, state, grad_fn, draws, params, np)
+
+    def optimized_step(self, state: State, grad_fn, draws, params):
+        """:func:`expanded_step` with the base's JAX step.
+
+        Args:
+            state: the PX State.
+            grad_fn: the GradientOracle of this step.
+            draws: this step's draws of ``draw_spec``.
+            params: validated PX Params.
+
+        Returns:
+            (new State, Info).
+        """
+        return expanded_step(self.base.optimized_step, state, grad_fn, draws, params, jnp)
+
+
+def px(base_sampler, expansion=(1, 1), name=None, citation=None, benchmarks=None, *, module: str,
+       **defaults) -> samplers.Sampler:
+    """The PX version of ``base_sampler`` (a :class:`samplers.Sampler`) with default ``expansion``
+    (c, d), registered-able under ``name`` (default ``"px_" + base name``), with its own ``benchmarks``
+    settings. ``defaults`` override the defaults of the base's hyperparameters (e.g.
+    ``form="practical"``) or of the PX ones.
+
+    ``Params`` (:func:`expanded_params_class`): the base's fields, then :class:`Expansion`'s (and, for a base
+    with ``friction``, ``expanded_friction``). The other parts are :class:`ExpandedParts`': ``prepare`` reads the
+    layers and the prior from the target, ``init`` starts at the identity factors (:func:`expand`), the steps are
+    :func:`expanded_step`.
+
+    Args:
+        base_sampler: the Sampler to expand (one without ``prepare`` and ``prime``).
+        expansion: the default (c, d).
+        name: the sampler's name (None: ``"px_" + base_sampler.name``).
+        citation: its citation (None: the PX paper's and the base's).
+        benchmarks: its BenchmarkSettings, or None.
+        module: the name of the module that binds the sampler's ``Params`` as its attribute ``Params``
+            (``__name__`` there; the class is pickled by that name).
+        **defaults: new defaults of the base's or the expansion's hyperparameters.
+
+    Returns:
+        the PX Sampler (not yet registered).
+
+    Raises:
+        TypeError: ``base_sampler`` is not a Sampler.
+        ValueError: ``base_sampler`` has ``prepare`` or ``prime``, ``expansion`` is invalid, or a default
+            names no hyperparameter.
+    """
+    if not isinstance(base_sampler, samplers.Sampler):
+        raise TypeError(f"base_sampler must be a samplers.Sampler, got {type(base_sampler).__name__}")
+    if base_sampler.prepare is not None:
+        raise ValueError(f"sampler {base_sampler.name!r} fills target-dependent parameters (prepare), which live in "
+                         "the target's space, not the expanded one; px wraps samplers without them")
+    if base_sampler.prime is not None:
+        raise ValueError(f"sampler {base_sampler.name!r} caches log densities at its position (prime); px wraps "
+                         "samplers that only call the gradient oracle")
+    name = f"px_{base_sampler.name}" if name is None else name
+    citation = f"{CITATION}; base: {base_sampler.citation}" if citation is None else citation
+    Params = expanded_params_class(base_sampler, _check_expansion(expansion), defaults, module)
+    parts = ExpandedParts(base_sampler, name)
+    return samplers.Sampler(name=name, citation=citation, Params=Params, State=State, init=parts.init,
+                            reference_step=parts.reference_step, optimized_step=parts.optimized_step,
+                            draw_spec=parts.draw_spec, prepare=parts.prepare, benchmarks=benchmarks)

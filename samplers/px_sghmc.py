@@ -49,6 +49,6 @@ benchmarks = samplers.BenchmarkSettings(
     wrapper="single_layer",
 )
 
-SAMPLER = samplers.register(px(sghmc.SAMPLER, (1, 1), name="px_sghmc", benchmarks=benchmarks, form="practical",
-                               friction=100.0))
+SAMPLER = samplers.register(px(sghmc.SAMPLER, (1, 1), name="px_sghmc", benchmarks=benchmarks, module=__name__,
+                               form="practical", friction=100.0))
 Params = SAMPLER.Params

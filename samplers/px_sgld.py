@@ -34,5 +34,5 @@ benchmarks = samplers.BenchmarkSettings(
     wrapper="single_layer",
 )
 
-SAMPLER = samplers.register(px(sgld.SAMPLER, (1, 1), name="px_sgld", benchmarks=benchmarks))
+SAMPLER = samplers.register(px(sgld.SAMPLER, (1, 1), name="px_sgld", benchmarks=benchmarks, module=__name__))
 Params = SAMPLER.Params

@@ -37,6 +37,13 @@ benchmarks = samplers.BenchmarkSettings(
          "bnn": {"step_size": 3e-4, "friction": 100.0, "form": "practical"}},
 )
 
+
+@samplers.hyperparameters
+class Params(control_variates.Centred, sghmc.Params):
+    """``sghmc.Params`` (SGHMC's) and the control variate's ``centre`` and ``centre_grad``
+    (``sgbench.samplers.control_variates.Centred``)."""
+
+
 SAMPLER = samplers.register(control_variates.wrap(
-    sghmc.SAMPLER, "sghmc_cv", "MAMBA appendix D.3 (control variates, eq. 8) with the SGHMC of eq. (6)", benchmarks))
-Params = SAMPLER.Params
+    sghmc.SAMPLER, Params, "sghmc_cv", "MAMBA appendix D.3 (control variates, eq. 8) with the SGHMC of eq. (6)",
+    benchmarks))

@@ -32,6 +32,12 @@ benchmarks = samplers.BenchmarkSettings(
     asv=sgld.benchmarks.asv,
 )
 
+
+@samplers.hyperparameters
+class Params(control_variates.Centred, sgld.Params):
+    """``sgld.Params`` (SGLD's) and the control variate's ``centre`` and ``centre_grad``
+    (``sgbench.samplers.control_variates.Centred``)."""
+
+
 SAMPLER = samplers.register(control_variates.wrap(
-    sgld.SAMPLER, "sgld_cv", "Baker et al. (2019); MAMBA appendix D.3, eq. (8)", benchmarks))
-Params = SAMPLER.Params
+    sgld.SAMPLER, Params, "sgld_cv", "Baker et al. (2019); MAMBA appendix D.3, eq. (8)", benchmarks))

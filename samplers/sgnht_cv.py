@@ -35,6 +35,13 @@ benchmarks = samplers.BenchmarkSettings(
     asv=sgnht.benchmarks.asv,
 )
 
+
+@samplers.hyperparameters
+class Params(control_variates.Centred, sgnht.Params):
+    """``sgnht.Params`` (SGNHT's) and the control variate's ``centre`` and ``centre_grad``
+    (``sgbench.samplers.control_variates.Centred``)."""
+
+
 SAMPLER = samplers.register(control_variates.wrap(
-    sgnht.SAMPLER, "sgnht_cv", "MAMBA appendix D.3 (control variates, eq. 8) with the SGNHT of eq. (7)", benchmarks))
-Params = SAMPLER.Params
+    sgnht.SAMPLER, Params, "sgnht_cv", "MAMBA appendix D.3 (control variates, eq. 8) with the SGNHT of eq. (7)",
+    benchmarks))

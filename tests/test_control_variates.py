@@ -99,3 +99,34 @@ def test_sampler_params_for_fills_in_the_centre_once():
     np.testing.assert_allclose(params.centre_grad, target.grad_logdensity(params.centre))
     given = sampler.params_for(target, step_size=0.01, centre=np.ones(4))
     np.testing.assert_allclose(given.centre_grad, target.grad_logdensity(np.ones(4)))
+
+
+@pytest.mark.parametrize("name,base", [("sgld_cv", "sgld"), ("sghmc_cv", "sghmc"), ("sgnht_cv", "sgnht")])
+def test_params_are_the_base_params_and_the_centre_and_pickle(name, base):
+    """A control-variate sampler's Params, declared in its module: the base's fields, then ``centre`` and
+    ``centre_grad``; a value pickles to an equal one of the same class (the gate and Dask pickle them) and
+    ``dataclasses.replace`` re-validates it."""
+    import dataclasses
+    import pickle
+
+    Params, BaseParams = samplers.get(name).Params, samplers.get(base).Params
+    assert Params.__module__ == f"sgbench.samplers.{name}" and Params.__qualname__ == "Params"
+    assert [f.name for f in dataclasses.fields(Params)] == [
+        *(f.name for f in dataclasses.fields(BaseParams)), "centre", "centre_grad"]
+    params = samplers.get(name).params(step_size=1e-3, centre=[0.5, 1.0], centre_grad=[0.0, -1.0])
+    copy = pickle.loads(pickle.dumps(params))
+    assert type(copy) is Params and repr(copy) == repr(params)
+    assert dataclasses.replace(params, step_size=2e-3).step_size == 2e-3
+    with pytest.raises(ValueError, match="centre_grad must have the shape of centre"):
+        dataclasses.replace(params, centre_grad=[1.0])
+
+
+def test_wrap_refuses_params_without_the_centre():
+    """``control_variates.wrap`` takes a Params that subclasses ``Centred`` and the base's Params, else TypeError."""
+    from sgbench.samplers import control_variates
+
+    sgld = samplers.get("sgld")
+    with pytest.raises(TypeError, match="Centred and the Params of 'sgld'"):
+        control_variates.wrap(sgld, sgld.Params, "sgld_cv2", "none")
+    with pytest.raises(TypeError, match="Centred and the Params of 'sgld'"):
+        control_variates.wrap(sgld, samplers.get("sghmc_cv").Params, "sgld_cv2", "none")

@@ -122,7 +122,7 @@ def test_planted_error_fails_the_gate_checks(error):
 def test_planted_error_fails_validate(error, tmp_path):
     sampler, cell, failing = PLANTED[error]
     verdict = validate(sampler, dict(cell.params), claims="sgld", targets=cell.target, num_chains=64, out=tmp_path,
-                       progress=lambda _: None)
+                       progress=lambda _: None).verdict
     assert verdict.outcome is Outcome.FAILED, verdict.summary()
     failed = set(verdict.checks.loc[~verdict.checks["passed"], "name"])
     assert failing in failed or "diverged" in verdict.headline(), verdict.summary()
@@ -145,7 +145,7 @@ def test_library_sgld_passes_validation_on_icg(library, tmp_path):
         pytest.importorskip("posteriors")
     spec, params, chains, steps, allowed = ADAPTERS[library]
     verdict = validate(load_sampler(spec), params, targets="icg", num_chains=chains, num_steps=steps, out=tmp_path,
-                       progress=lambda _: None)
+                       progress=lambda _: None).verdict
     assert verdict.outcome.name in allowed and verdict.claims == "sgld", verdict.summary()
 
 

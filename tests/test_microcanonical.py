@@ -152,9 +152,15 @@ def test_wrappers_refuse_a_sampler_that_caches_its_log_density():
     be the unwrapped target's: both wrappers refuse it by name."""
     from sgbench.samplers import control_variates, px
     with pytest.raises(ValueError, match="mclmc"):
-        px.px(samplers.get("mclmc"))
+        px.px(samplers.get("mclmc"), module=__name__)
+    mclmc = samplers.get("mclmc")
+
+    @samplers.hyperparameters
+    class Params(control_variates.Centred, mclmc.Params):
+        """MCLMC's Params and the control variate's centre."""
+
     with pytest.raises(ValueError, match="mclmc"):
-        control_variates.wrap(samplers.get("mclmc"), "mclmc_cv", "none")
+        control_variates.wrap(mclmc, Params, "mclmc_cv", "none")
 
 
 def test_mclmc_step_without_refreshment_equals_blackjaxs_kernel():

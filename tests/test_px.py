@@ -136,7 +136,7 @@ def test_expansion_00_is_the_base_sampler(base, params):
     prior (the target's) is the base sampler up to rounding (the target's prior gradient is removed
     and the same one added back)."""
     target, base = digits(), samplers.get(base)
-    wrapped = px.px(base, (0, 0))
+    wrapped = px.px(base, (0, 0), module=__name__)
     base_params, px_params = base.params_for(target, **params), wrapped.params_for(target, **params)
     assert wrapped.draw_spec(target.dim, px_params) == base.draw_spec(target.dim, base_params)
     ref_base, opt_base, _, _ = run_paths(base, target, base_params, 1000)
@@ -237,7 +237,7 @@ def _lemma_preconditioner(factors):
 
 
 def _single_layer_params(expansion, n_in, n_out, low_rank=0):
-    return px.px(samplers.get("sgld"), expansion).params(
+    return px.px(samplers.get("sgld"), expansion, module=__name__).params(
         step_size=1e-3, layers=((n_in, n_out, False),), prior_scale=1.0, target_prior_precision=0.0, low_rank=low_rank)
 
 
@@ -305,7 +305,7 @@ def test_expanded_gradient_matches_jax_grad_on_bnn(expansion, low_rank):
     gradient's max-norm: deterministic. Detects any error in the chain rule, the prior removal or
     the expanded prior."""
     target = digits((5, 4))
-    sampler = px.px(samplers.get("sgld"), expansion)
+    sampler = px.px(samplers.get("sgld"), expansion, module=__name__)
     params = sampler.params_for(target, step_size=1e-3, prior_scale=0.7, low_rank=low_rank)
     lay = px.layout(params.layers, params.expansion, params.low_rank)
     rng = np.random.default_rng(7)
@@ -436,7 +436,7 @@ def test_bad_input():
         with pytest.raises(error, match="expansion"):
             sghmc.params(step_size=1e-3, expansion=expansion)
         with pytest.raises(error, match="expansion"):
-            px.px(samplers.get("sgld"), expansion)
+            px.px(samplers.get("sgld"), expansion, module=__name__)
     for value in (0.0, -1.0, math.inf, [1.0, -1.0]):
         with pytest.raises(ValueError, match="expanded_friction"):
             sghmc.params(step_size=1e-3, expanded_friction=value)
@@ -463,13 +463,42 @@ def test_bad_input():
     with pytest.raises(ValueError, match="dimension"):
         sghmc.init(np.zeros(target.dim + 1), sghmc.params_for(target, step_size=1e-3))
     with pytest.raises(ValueError, match="prepare"):
-        px.px(samplers.get("sgld_cv"))
+        px.px(samplers.get("sgld_cv"), module=__name__)
     with pytest.raises(ValueError, match="no parameter 'fricton'"):
-        px.px(samplers.get("sghmc"), fricton=1.0)
+        px.px(samplers.get("sghmc"), module=__name__, fricton=1.0)
     with pytest.raises(TypeError, match="single_layer"):
         targets.single_layer(targets.single_layer(icg))
     with pytest.raises(ValueError, match="prior_scale"):
         targets.single_layer(icg, prior_scale=-1.0)
+
+
+@pytest.mark.parametrize("name,base,friction", [("px_sgld", "sgld", False), ("px_sghmc", "sghmc", True)])
+def test_params_fields_defaults_and_pickling(name, base, friction):
+    """A PX sampler's Params: the base's fields (PX-SGHMC's defaults form "practical" and friction 100), then the
+    expansion's; its class is its module's ``Params`` (the module passed to ``px``), so a value pickles to an
+    equal one of the same class (the gate and Dask pickle them), and ``dataclasses.replace`` re-validates it."""
+    import dataclasses
+    import pickle
+
+    sampler, base_params = samplers.get(name), samplers.get(base).Params
+    Params = sampler.Params
+    assert Params.__module__ == f"sgbench.samplers.{name}" and Params.__qualname__ == "Params"
+    assert Params.base_class is base_params and issubclass(Params, base_params)
+    expansion_fields = ["expansion", "layers", "prior_scale", "target_prior_precision", "low_rank"]
+    assert [f.name for f in dataclasses.fields(Params)] == [
+        *(f.name for f in dataclasses.fields(base_params)), *expansion_fields, *(["expanded_friction"] * friction)]
+    statics = {f.name for f in dataclasses.fields(Params) if f.metadata.get("static")}
+    assert {"expansion", "layers", "low_rank"} <= statics and not {"prior_scale", "expanded_friction"} & statics
+    defaults = {f.name: f.default for f in dataclasses.fields(Params)}
+    assert defaults["expansion"] == (1, 1) and defaults["low_rank"] == 0 and defaults["layers"] is None
+    if friction:
+        assert defaults["form"] == "practical" and defaults["friction"] == 100.0
+    params = sampler.params(step_size=1e-3, layers=((2, 3, True),), prior_scale=1.0, target_prior_precision=0.5)
+    copy = pickle.loads(pickle.dumps(params))
+    assert type(copy) is Params and repr(copy) == repr(params)
+    assert dataclasses.replace(params, low_rank=2).low_rank == 2
+    with pytest.raises(ValueError, match="prior_scale"):
+        dataclasses.replace(params, prior_scale=-1.0)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -493,7 +522,7 @@ def test_mode_counting_and_the_single_layer_adapter():
     assert np.array_equal(wrapped.grad_logdensity(x), gmm.grad_logdensity(x))
     assert wrapped.truth is gmm.truth and np.array_equal(wrapped.initial_position(), np.zeros(2))
     assert np.array_equal(wrapped.grad_log_prior(x), np.zeros(2))
-    sampler = px.px(samplers.get("sghmc"), (3, 0), form="practical")
+    sampler = px.px(samplers.get("sghmc"), (3, 0), module=__name__, form="practical")
     params = sampler.params_for(wrapped, step_size=0.02, friction=50.0)
     assert params.layers == ((1, 2, False),) and params.prior_scale == 1.0 and params.target_prior_precision == 0.0
     assert px.expanded_dim(params) == 2 + 3 * 4

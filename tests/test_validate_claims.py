@@ -37,7 +37,7 @@ import pytest
 from sgbench import samplers
 from sgbench.bench import cli
 from sgbench.bench.adapters import load_sampler
-from sgbench.bench.gate import cells as gate_cells
+from sgbench.bench.gate import cells as gate_cells, validate_page
 from sgbench.bench.gate.exact_law import expected_second_moment
 from sgbench.bench.gate.outcome import Outcome
 from sgbench.bench.gate.step_halving import halved, halving_check
@@ -95,7 +95,7 @@ def template_module(tmp_path, monkeypatch):
 def test_template_sampler_is_not_its_own_reference(template_module, tmp_path):
     sampler = load_sampler(f"{template_module}:SAMPLER")
     assert samplers.get(template_module) is sampler
-    verdict = validate(sampler, {"step_size": 0.01}, targets="icg", num_chains=64, out=tmp_path, **QUIET)
+    verdict = validate(sampler, {"step_size": 0.01}, targets="icg", num_chains=64, out=tmp_path, **QUIET).verdict
     assert verdict.outcome is Outcome.FAILED and verdict.claims == template_module, verdict.summary()
     assert "not compared with itself" in verdict.basis["icg"] and "exact truth" in verdict.basis["icg"]
     assert set(verdict.metrics["sampler"]) <= {template_module, f"{template_module} at half the step"}
@@ -109,7 +109,7 @@ def test_suite_sampler_itself_passes(tmp_path):
     cell = next(c for c in gate_cells.suite("quick") if c.sampler == "sgld" and c.target == "icg" and not c.label
                 and c.backend == "jax")
     params = {**cell.params, "linreg:step_size": 0.02, "linreg:temperature": 1.0}
-    verdict = validate(samplers.get("sgld"), params, targets="icg,linreg", out=tmp_path, **QUIET)
+    verdict = validate(samplers.get("sgld"), params, targets="icg,linreg", out=tmp_path, **QUIET).verdict
     assert verdict.outcome is Outcome.PASSED and verdict.claims == "sgld", verdict.summary()
     for key in ("icg", "linreg"):
         assert "not compared with itself" in verdict.basis[key] and "exact discrete-time law" in verdict.basis[key]
@@ -120,11 +120,15 @@ def test_suite_sampler_itself_passes(tmp_path):
 
 def test_random_walk_reference_is_inconclusive(tmp_path):
     adapter = load_sampler("sgbench.bench.adapters.blackjax:sghmc")
-    verdict = validate(adapter, {"step_size": 0.1, "num_integration_steps": 1}, targets="icg", num_chains=64,
-                       num_steps=1000, out=tmp_path, **QUIET)
+    validation = validate(adapter, {"step_size": 0.1, "num_integration_steps": 1}, targets="icg", num_chains=64,
+                          num_steps=1000, out=tmp_path, **QUIET)
+    verdict = validation.verdict
     assert verdict.outcome is Outcome.INCONCLUSIVE and verdict.claims == "sghmc", verdict.summary()
     assert "did not forget their start" in verdict.headline()
+    assert not verdict.report.exists()  # validate computes; validate_page writes the page
+    assert validate_page.write(validation) == verdict.report
     page = verdict.report.read_text()
+    assert adapter.differences[:30] in page and "Relative variance error per target" in page  # the notes, the figure
     assert "Checks of the claimed reference against truth" in page
     print(verdict.summary())
 

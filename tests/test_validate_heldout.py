@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from sgbench.bench.adapters import load_sampler
+from sgbench.bench.gate import validate_page
 from sgbench.bench.gate.validate import validate
 from sgbench.bench.gate.validation_claim import NO_CLAIM
 
@@ -54,9 +55,10 @@ def repository_importable(monkeypatch):
 @pytest.mark.parametrize("case", _cases())
 def test_heldout_verdict(case, tmp_path):
     options = {} if case.num_chains is None else {"num_chains": case.num_chains}
-    verdict = validate(load_sampler(case.sampler), dict(case.params), claims=case.claims or NO_CLAIM,
-                       targets=",".join(case.targets), num_steps=case.num_steps, rename=case.param_map,
-                       out=tmp_path, progress=lambda _: None, **options)
+    validation = validate(load_sampler(case.sampler), dict(case.params), claims=case.claims or NO_CLAIM,
+                          targets=",".join(case.targets), num_steps=case.num_steps, rename=case.param_map,
+                          out=tmp_path, progress=lambda _: None, **options)
+    verdict = validation.verdict
     assert verdict.outcome.name in case.expected, f"{case.reason}\n{verdict.summary()}"
-    assert verdict.report.exists()
+    assert validate_page.write(validation).exists()
     print(verdict.headline())  # shown with -rA: the outcome and its reasons

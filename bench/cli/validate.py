@@ -85,7 +85,6 @@ def execute(args, argv) -> int:
     import os
 
     from sgbench.bench.adapters import load_sampler
-    from sgbench.bench.gate.validate import validate
     from sgbench.bench.running.config import MAX_CHAINS, MAX_TOTAL_STEPS
 
     integer_at_least("--seed", args.seed, 0, MAX_GATE_SEED)
@@ -116,7 +115,7 @@ def execute(args, argv) -> int:
             decided.append(line.split(":")[0])
 
     try:
-        verdict = validate(sampler, seed=args.seed, out=args.out, progress=told, **options)
+        verdict = _validated(sampler, args.seed, args.out, told, options)
     except KeyboardInterrupt:
         done = f" ({'; '.join(decided)} decided, printed above)" if decided else ""
         print(f"sgbench: validate interrupted: no verdict and no page{done}", file=sys.stderr)
@@ -125,11 +124,22 @@ def execute(args, argv) -> int:
     return verdict.outcome.exit_status
 
 
+def _validated(sampler, seed: int, out: Path, on_progress, options: dict):
+    """One validation: computed (``sgbench.bench.gate.validate``), its page written
+    (``sgbench.bench.gate.validate_page``); its Verdict."""
+    from sgbench.bench.gate import validate_page
+    from sgbench.bench.gate.validate import validate
+
+    validation = validate(sampler, seed=seed, out=out, progress=on_progress, **options)
+    validate_page.write(validation)
+    return validation.verdict
+
+
 def _reseed(sampler, options: dict, args) -> int:
-    """``--reseed N``: the outcomes of N seeds (``sgbench.bench.gate.validate_reseed``); exit 0 (a measurement)."""
+    """``--reseed N``: the outcomes of N seeds (``sgbench.bench.gate.validate_reseed``), each seed's page written
+    as a single run's; exit 0 (a measurement)."""
     import pandas as pd
 
-    from sgbench.bench.gate.validate import validate
     from sgbench.bench.gate.validate_reseed import finished, reseed, settings_key, summary
 
     record = args.record or args.out / f"validate_{re.sub(r'[^A-Za-z0-9_.-]+', '_', sampler.name)}_reseed.jsonl"
@@ -137,7 +147,7 @@ def _reseed(sampler, options: dict, args) -> int:
     # import name (reports/validate_reseed: `samplers.sgld:SAMPLER`) keep their key and resume
     settings = {"sampler": args.sampler.removeprefix("sgbench."), **options}
     try:
-        runs = reseed(lambda seed: validate(sampler, seed=seed, out=args.out, progress=lambda _: None, **options),
+        runs = reseed(lambda seed: _validated(sampler, seed, args.out, lambda _: None, options),
                       settings, range(args.seed, args.seed + args.reseed), record, progress=progress)
     except KeyboardInterrupt:
         kept = len(finished(record, settings_key(settings)))

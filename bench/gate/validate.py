@@ -22,7 +22,10 @@ discretisation bias does cannot be told from one (INCONCLUSIVE), one that does n
 
 **Error budget.** A correct candidate with a correct reference is FAILED by chance with probability at
 most ``ALPHA_RUN`` = 1e-3: Bonferroni over every statistical check the plan may make (candidate and
-reference, every target). The HTML report is ``validate_<name>.html``.
+reference, every target).
+
+:func:`validate` computes: it returns a :class:`Validation` (the verdict, and what the page needs besides);
+``sgbench.bench.gate.validate_page.write`` renders it as the HTML report ``validate_<name>.html``.
 
 The claims, the rules and the measured error rates: docs/gates.md, section sgbench.bench.gate.validate.
 """
@@ -30,6 +33,7 @@ The claims, the rules and the measured error rates: docs/gates.md, section sgben
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from pathlib import Path
 
@@ -37,6 +41,7 @@ import numpy as np
 import pandas as pd
 
 from sgbench.base.arguments import integer_at_least
+from sgbench.bench.adapters import AdaptedSampler
 from sgbench.bench.gate import cells as gate_cells, validation_targets as vt
 from sgbench.bench.gate.replicates import Replicates, run_replicates
 from sgbench.bench.gate.resolution import DEFAULT_CHAINS, Resolution
@@ -161,15 +166,42 @@ def _travel_row(key: str, label: str, travel) -> dict:
             "finding": travel.describe()}
 
 
+@dataclasses.dataclass(frozen=True)
+class Validation:
+    """What one validation computed: its verdict and what its page shows besides
+    (``sgbench.bench.gate.validate_page``).
+
+    Attributes:
+        verdict: per target the outcome, its reason and basis; the checks, travel and metrics tables; the page's
+            path.
+        params: the candidate's hyperparameters as given (None: none given).
+        alpha: the per-check false-failure rate (``ALPHA_RUN`` split over the plan's statistical checks).
+        resolution: the bias the checks must resolve (``--detect``).
+        temperatures: the distinct temperatures of the targets' runs, sorted.
+        series: per run label (the candidate, ``suite NAME``), the targets it ran on, and per target the relative
+            variance error per coordinate against the target at its temperature and its standard errors.
+        differences: what an adapter says still differs from its reference ("" for a sampler that is not an
+            adapter).
+    """
+
+    verdict: Verdict
+    params: dict | None
+    alpha: float
+    resolution: Resolution
+    temperatures: tuple[float, ...]
+    series: dict[str, tuple[tuple, tuple, tuple]]
+    differences: str = ""
+
+
 def validate(sampler, params: dict | None = None, claims: str | None = None, targets: str = "default",
              seed: int = 0, num_chains: int = DEFAULT_CHAINS, num_steps: int = gate_cells.NUM_STEPS,
              warmup: int | None = None, detect: float = Resolution().relative_variance, thorough: bool = False,
              rename: dict | None = None, reference_params: dict | None = None,
-             out: Path = Path("reports") / "latest", progress=print) -> Verdict:
-    """Validate ``sampler`` (module docstring).
+             out: Path = Path("reports") / "latest", progress=print) -> Validation:
+    """Validate ``sampler`` (module docstring); its page is written by ``validate_page.write``.
 
     Args:
-        sampler: a ``samplers.Sampler`` (or adapter).
+        sampler: a ``samplers.Sampler`` (or an AdaptedSampler).
         params: its hyperparameters; ``TARGET:NAME`` keys apply to one target only.
         claims: the suite sampler it implements, "none", or None (an adapter's claim, or its own name if
             registered).
@@ -183,15 +215,12 @@ def validate(sampler, params: dict | None = None, claims: str | None = None, tar
         thorough: more chains and steps, and every target under ``default``.
         rename: candidate hyperparameter names to the claimed sampler's.
         reference_params: hyperparameters of the claimed sampler the candidate has no name for.
-        out: the report's folder.
+        out: the report's folder (the verdict's ``report`` is ``out/validate_<name>.html``).
         progress: called with a line per run.
 
     Returns:
-        The Verdict. ValueError (naming the parameter) on bad input, before anything runs.
+        The Validation. ValueError (naming the parameter) on bad input, before anything runs.
     """
-    from sgbench.bench.gate import validate_page
-    from sgbench.bench.html import error_bar_figure
-
     resolution = Resolution(detect)
     chosen = vt.select(targets, thorough)
     if thorough:
@@ -214,15 +243,10 @@ def validate(sampler, params: dict | None = None, claims: str | None = None, tar
                       pd.DataFrame(session.reference_rows), {p.key: p.basis(claim) for p in plans},
                       pd.DataFrame(session.travel_rows), pd.DataFrame(session.metric_rows),
                       Path(out) / f"validate_{safe_name}.html")
-    temperatures = sorted({p.temperature for p in plans})
-    tempered = (f" at temperature {temperatures[0]:g} (tempered Gaussian targets)" if temperatures != [1.0] else "")
-    figures = {"Relative variance error per target": error_bar_figure(
-        {label: tuple(v) for label, v in session.series.items()}, f"{sampler.name}: {verdict.outcome.name}",
-        xlabel=f"relative variance error r per coordinate against the target{tempered} (± 2 se)")
-    } if session.series else {}
-    validate_page.write(verdict, params, session.alpha, f"detect r >= {detect:g} (mean error >= "
-                        f"{resolution.threshold('mean'):.2g} sd)", figures, getattr(sampler, "differences", ""))
-    return verdict
+    series = {label: tuple(map(tuple, values)) for label, values in session.series.items()}
+    differences = sampler.differences if isinstance(sampler, AdaptedSampler) else ""
+    return Validation(verdict, params, alpha, resolution, tuple(sorted({p.temperature for p in plans})), series,
+                      differences)
 
 
 class _Session:
@@ -231,13 +255,13 @@ class _Session:
 
     def __init__(self, sampler, claim: Claim, alpha: float, seed: int, progress):
         self.sampler, self.claim, self.alpha, self.seed, self.progress = sampler, claim, alpha, seed, progress
-        self.backend = getattr(sampler, "backend", "jax")
+        self.backend = sampler.backend if isinstance(sampler, AdaptedSampler) else "jax"  # its driver
         self.rows, self.reference_rows, self.metric_rows, self.travel_rows, self.series = [], [], [], [], {}
 
     def runner(self, key: str):
-        """``run(cell, label, seed_offset=0, **options)``: ``cell``'s chains on target ``key``
+        """``run(cell, label, seed_offset, **options)``: ``cell``'s chains on target ``key``
         (``run_replicates``, keeping 100 draws per chain), with its metrics row."""
-        return lambda cell, label, seed_offset=0, **options: self._run(key, cell, label, seed_offset, **options)
+        return functools.partial(self._run, key)
 
     def _run(self, key: str, cell, label: str, seed_offset: int, **options) -> Replicates:
         self.progress(f"on {key}: running {label} ({options.get('groups', 1) * cell.num_chains} chains, "

@@ -1,7 +1,8 @@
-"""The page ``sgbench validate`` writes (``validate_<name>.html``): the verdict (green PASSED, red FAILED, black
-INCONCLUSIVE), each target's outcome and what it was held to, how far the chains travelled, every check with a
-legend in words, the metrics beside the reference's, and each target's relative variance error per coordinate
-against what the candidate is compared with."""
+"""The page ``sgbench validate`` writes (``validate_<name>.html``) from a :class:`Validation` (what
+``sgbench.bench.gate.validate.validate`` computed): the verdict (green PASSED, red FAILED, black INCONCLUSIVE),
+each target's outcome and what it was held to, how far the chains travelled, every check with a legend in words,
+the metrics beside the reference's, and each target's relative variance error per coordinate against what the
+candidate is compared with."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 
 from sgbench.bench.gate.outcome import Outcome
-from sgbench.bench.gate.verdict import Verdict
+from sgbench.bench.gate.validate import Validation
 
 CHECK_COLUMNS = {"target": "target", "of": "against", "name": "check", "passed": "passed",
                  "statistic": "statistic", "threshold": "threshold", "estimate": "estimate",
@@ -53,23 +54,39 @@ def _checks(frame: pd.DataFrame) -> pd.DataFrame:
     return frame[kept].rename(columns=CHECK_COLUMNS)
 
 
-def write(verdict: Verdict, params: dict, alpha: float, detect: str, figures: dict[str, bytes],
-          differences: str = "") -> Path:
-    """Write ``verdict``'s page (module docstring).
+def figures(validation: Validation) -> dict[str, bytes]:
+    """The page's figure: per target, the relative variance error per coordinate (± 2 se) of each run, against the
+    target at its temperature.
 
     Args:
-        verdict: the verdict.
-        params: the candidate's hyperparameters as given.
-        alpha: the per-check false-failure rate.
-        detect: the bias to resolve, in words.
-        figures: ``{heading: PNG}``.
-        differences: what an adapter says still differs from its reference.
+        validation: what the validation computed.
+
+    Returns:
+        ``{heading: PNG}``; empty when no run kept healthy chains.
+    """
+    from sgbench.bench.html import error_bar_figure
+
+    if not validation.series:
+        return {}
+    verdict, temperatures = validation.verdict, list(validation.temperatures)
+    tempered = f" at temperature {temperatures[0]:g} (tempered Gaussian targets)" if temperatures != [1.0] else ""
+    return {"Relative variance error per target": error_bar_figure(
+        dict(validation.series), f"{verdict.name}: {verdict.outcome.name}",
+        xlabel=f"relative variance error r per coordinate against the target{tempered} (± 2 se)")}
+
+
+def write(validation: Validation) -> Path:
+    """Write ``validation``'s page (module docstring) at its verdict's ``report`` path.
+
+    Args:
+        validation: what the validation computed.
 
     Returns:
         the page's path.
     """
     from sgbench.bench.html import write_page
 
+    verdict, resolution = validation.verdict, validation.resolution
     outcomes = pd.DataFrame({"target": list(verdict.outcomes), "outcome": [o.name for o in verdict.outcomes.values()],
                              "reason": [verdict.reasons[k] for k in verdict.outcomes],
                              "held to": [verdict.basis[k] for k in verdict.outcomes]})
@@ -86,6 +103,9 @@ def write(verdict: Verdict, params: dict, alpha: float, detect: str, figures: di
                "Checks of the claimed reference against truth": CHECK_LEGEND,
                "Metrics beside the reference": METRICS_LEGEND}
     passed = {Outcome.PASSED: True, Outcome.FAILED: False}.get(verdict.outcome)
-    return write_page(verdict.report, f"Validation of {verdict.name}", verdict.headline(), passed, tables, figures,
-                      notes=f"Hyperparameters {params}; per-check false-failure rate {alpha:.2g}; {detect}. "
-                            + differences, legends=legends, errors=errors)
+    detect = (f"detect r >= {resolution.relative_variance:g} (mean error >= {resolution.threshold('mean'):.2g} "
+              "sd)")
+    return write_page(verdict.report, f"Validation of {verdict.name}", verdict.headline(), passed, tables,
+                      figures(validation), notes=f"Hyperparameters {validation.params}; per-check false-failure "
+                                                 f"rate {validation.alpha:.2g}; {detect}. " + validation.differences,
+                      legends=legends, errors=errors)

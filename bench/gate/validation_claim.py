@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 
 from sgbench import samplers
+from sgbench.bench.adapters import AdaptedSampler
 
 STEP_PARTS = ("optimized_step", "reference_step")
 NO_CLAIM = "none"
@@ -74,7 +75,7 @@ def resolve_claim(sampler, claims: str | None = None, rename: dict | None = None
         ValueError: ``claims`` names no suite sampler, or ``rename``/``extra`` are given without a claim.
     """
     rename, extra = dict(rename or {}), dict(extra or {})
-    adapted = getattr(sampler, "claims", None)
+    adapted = sampler.claims if isinstance(sampler, AdaptedSampler) else None
     name = None if claims == NO_CLAIM else (claims or adapted or (sampler.name if sampler.name in samplers.names()
                                                                       else None))
     if name is None:

@@ -36,7 +36,7 @@ def _sampler(name: str, expansion=None, **options):
     from sgbench.samplers import px
 
     base = samplers.get(name)
-    return base if expansion is None else px.px(base, expansion, **options)
+    return base if expansion is None else px.px(base, expansion, module=__name__, **options)
 
 
 # (label, sampler name, expansion and its options, params): the same budget, single chains from the origin.
