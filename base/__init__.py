@@ -5,6 +5,7 @@
 - ``sgbench.base.variates``: the laws of random variates and the ``Variate`` spec; ``sgbench.base.draws`` draws them
   in NumPy or JAX, ``sgbench.base.philox`` is the JAX float stream;
 - ``sgbench.base.backend``: the array namespace of an input, so one formula serves NumPy and JAX;
-- ``sgbench.base.provenance``: the machine and library versions stored with results;
+- ``sgbench.base.provenance``: the code version, machine, library versions and time recorded with results,
+  computed there alone;
 - ``sgbench.base.figures``: the one plotting setup, matplotlib figures and their PNG bytes without pyplot.
 """

@@ -10,6 +10,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from sgbench.base import provenance
 from sgbench.base.arguments import integer_at_least
 from sgbench.base.float64 import in_float64_mode
 from sgbench.reference.nuts_result import NutsResult, initial_positions
@@ -45,4 +46,4 @@ def run_blackjax(target, num_chains: int = 4, num_warmup: int = 1000, num_draws:
         jax.jit(jax.vmap(one_chain))(keys, jnp.asarray(initial_positions(target, num_chains, seed))))
     seconds = time.perf_counter() - start
     return NutsResult(np.asarray(draws, dtype=np.float64), np.asarray(divergent, dtype=bool),
-                      np.asarray(energy, dtype=np.float64), seconds, "blackjax", blackjax.__version__)
+                      np.asarray(energy, dtype=np.float64), seconds, "blackjax", provenance.library_version("blackjax"))

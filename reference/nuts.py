@@ -11,6 +11,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from sgbench.base import provenance
 from sgbench.base.arguments import integer_at_least
 from sgbench.base.float64 import in_float64_mode
 from sgbench.reference.nuts_result import NutsResult, initial_positions
@@ -21,7 +22,6 @@ def run_numpyro(target, num_chains: int = 4, num_warmup: int = 1000, num_draws: 
                 target_accept: float = 0.8, progress: bool = False) -> NutsResult:
     """``num_chains`` (>= 1) NUTS chains of ``num_warmup`` (>= 1) adaptation steps and ``num_draws``
     (>= 1) kept draws each on ``target.logdensity``."""
-    import numpyro
     from numpyro.infer import MCMC, NUTS
 
     num_chains = integer_at_least("num_chains", num_chains, 1)
@@ -40,4 +40,4 @@ def run_numpyro(target, num_chains: int = 4, num_warmup: int = 1000, num_draws: 
     return NutsResult(draws.reshape(num_chains, num_draws, -1),
                       np.asarray(extra["diverging"], dtype=bool).reshape(num_chains, num_draws),
                       np.asarray(extra["energy"], dtype=np.float64).reshape(num_chains, num_draws),
-                      seconds, "numpyro", numpyro.__version__)
+                      seconds, "numpyro", provenance.library_version("numpyro"))

@@ -12,12 +12,13 @@ from pathlib import Path
 
 import pytest
 
+from sgbench.base import provenance
 from sgbench.bench.cli import asv as asv_command, build_parser, main
 from sgbench.bench.perf import asv_machine
 
 REPO = Path(__file__).resolve().parents[1]
 CONFIG = REPO / "bench" / "perf" / "asv" / "asv.conf.json"
-Device = asv_machine.Device
+Device = provenance.Device
 CPU = Device("cpu", "cpu")
 H100 = Device("gpu", "NVIDIA H100 80GB HBM3")
 
@@ -77,14 +78,14 @@ def test_sanitise_keeps_lowercase_letters_and_digits_joined_by_single_dashes(tex
 def test_machine_name_defaults_to_this_host_and_jax():
     name = asv_machine.machine_name()
     assert name.startswith(asv_machine.sanitise(socket.gethostname()) + "-")
-    assert name.endswith(f"-cpu-{asv_machine.num_cores()}cores") or "-gpu-" in name
+    assert name.endswith(f"-cpu-{provenance.usable_cores()}cores") or "-gpu-" in name
 
 
 def test_machine_info_names_the_gpu_and_gives_every_asv_field():
     info = asv_machine.machine_info(devices=[CPU, H100])
     assert info.machine.endswith("-gpu-nvidia-h100-80gb-hbm3")
-    assert info.cpu.endswith(f"({asv_machine.num_cores()} cores), 1 x NVIDIA H100 80GB HBM3 (gpu)")
-    assert info.num_cpu == str(asv_machine.num_cores())
+    assert info.cpu.endswith(f"({provenance.usable_cores()} cores), 1 x NVIDIA H100 80GB HBM3 (gpu)")
+    assert info.num_cpu == str(provenance.usable_cores())
     assert info.ram.endswith("GB") and info.os and info.arch
     options = info.options()
     assert options[0::2] == ["--machine", "--os", "--arch", "--cpu", "--num_cpu", "--ram"]

@@ -5,9 +5,9 @@ import sys
 
 import pytest
 
+from sgbench.base import provenance
 from sgbench.bench.cli import main
 from sgbench.bench.cli._common import parse_value
-from sgbench.bench.sweeps import store as store_module
 from sgbench.bench.sweeps.store import ResultsStore
 
 
@@ -81,7 +81,7 @@ def test_an_adhoc_sweep_on_the_reference_backend(capsys, tmp_path, monkeypatch):
         row = store.to_frame().iloc[0]
     assert (row["backend"], row["num_burnin"], row["thin"], row["grad_evals"]) == ("numpy", 10, 5, 120)
     # New code measures again, and the table shows only this code's rows.
-    monkeypatch.setattr(store_module, "git_commit", lambda: "another-commit")
+    monkeypatch.setattr(provenance, "git_commit", lambda: "another-commit")
     status, out, _ = _run(capsys, *argv)
     assert status == 0 and "1 new runs, 0 already" in out
     assert out.count("numpy") == 1

@@ -9,12 +9,14 @@ import pandas as pd
 import pytest
 
 from sgbench import samplers, targets
+from sgbench.base import provenance
 from sgbench.bench.cli import main
 from sgbench.bench.perf import native_sgld
 from sgbench.bench.perf.speed_workload import TARGET, TARGET_PARAMS
 
 
-def test_speed_command_writes_its_tables(tmp_path, capsys):
+def test_speed_command_writes_its_tables(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(provenance, "accelerator_summary", lambda: "machine line of sgbench.base.provenance")
     status = main(["speed", "--steps", "2048", "--numpy-steps", "5", "--grid-steps", "1024", "--no-bnn",
                    "--sampler", "sgld", "--repeats", "1", "--out", str(tmp_path)])
     assert status == 0
@@ -27,6 +29,7 @@ def test_speed_command_writes_its_tables(tmp_path, capsys):
     assert any(label.startswith("random numbers") for label in sgld.index)
     page = (tmp_path / "speed.html").read_text()
     assert "SGLD step-size grid" in page and "data:image/png;base64," in page
+    assert "machine line of sgbench.base.provenance" in page  # the page's machine is provenance's
 
 
 @pytest.mark.parametrize("argv, message", [

@@ -1,6 +1,6 @@
 """The results store: schema version and WAL mode, migrations, round trip of a RunResult
-(NaN and inf metrics included), immediate commits and the UNIQUE(config_hash, seed, git_commit)
-rule."""
+(NaN and inf metrics included), immediate commits, the UNIQUE(config_hash, seed, git_commit)
+rule, the queries it answers (runs of this code version, newest runs) and the provenance it records."""
 
 import dataclasses
 import json
@@ -9,6 +9,7 @@ import sqlite3
 
 import pytest
 
+from sgbench.base import provenance
 from sgbench.bench.running import run as running
 from sgbench.bench.sweeps import store as store_module
 from sgbench.bench.sweeps.store import DuplicateRunError, ResultsStore, SchemaVersionError, StoreError
@@ -108,7 +109,7 @@ def test_add_commits_at_once_and_refuses_duplicates(tmp_path, result):
 def test_new_code_measures_again(tmp_path, result, monkeypatch):
     with ResultsStore(tmp_path / "results.sqlite") as store:
         store.add(result)
-        monkeypatch.setattr(store_module, "git_commit", lambda: "another-commit")
+        monkeypatch.setattr(provenance, "git_commit", lambda: "another-commit")
         assert not store.has(result.config_hash, result.config.seed)
         store.add(result)
         assert len(store) == 2
@@ -119,3 +120,61 @@ def test_empty_store_gives_an_empty_frame(tmp_path):
     with ResultsStore(tmp_path / "results.sqlite") as store:
         frame = store.to_frame()
     assert frame.empty and {"sampler", "config_hash", "seed"} <= set(frame.columns)
+
+
+def _with_seed(result, seed):
+    return dataclasses.replace(result, config=dataclasses.replace(result.config, seed=seed))
+
+
+def test_runs_of_gives_the_asked_keys_of_this_code_version(tmp_path, result, monkeypatch):
+    with ResultsStore(tmp_path / "results.sqlite") as store:
+        first = store.add(result)
+        store.add(_with_seed(result, 1))
+        store.add(_with_seed(result, 2))
+        monkeypatch.setattr(provenance, "git_commit", lambda: "another-commit")
+        again = store.add(result)
+        asked = [(result.config_hash, 0), (result.config_hash, 2), ("no-such-hash", 0)]
+        assert store.runs_of(asked)["id"].tolist() == [again]  # seed 2 was stored by other code
+        assert set(store.runs_of(asked)["git_commit"]) == {"another-commit"}
+        monkeypatch.undo()
+        frame = store.runs_of(asked)
+        assert frame["id"].tolist() == [first, first + 2]
+        assert frame["seed"].tolist() == [0, 2] and set(frame["git_commit"]) == {provenance.git_commit()}
+        assert list(frame.columns) == list(store.to_frame().columns)
+        assert store.runs_of([]).empty and store.runs_of([(result.config_hash, 5)]).empty
+
+
+def test_runs_of_an_empty_store_is_empty_with_the_store_columns(tmp_path):
+    with ResultsStore(tmp_path / "results.sqlite") as store:
+        frame = store.runs_of([("hash", 0)])
+    assert frame.empty and {"sampler", "config_hash", "seed", "git_commit"} <= set(frame.columns)
+
+
+def test_newest_runs_keep_the_last_stored_run_of_each_key(tmp_path, result, monkeypatch):
+    with ResultsStore(tmp_path / "results.sqlite") as store:
+        old = store.add(result)
+        only = store.add(_with_seed(result, 1))
+        monkeypatch.setattr(provenance, "git_commit", lambda: "newer-commit")
+        newer = store.add(result)
+        frame = store.newest_runs()
+    assert frame["id"].tolist() == [only, newer] and old not in frame["id"].tolist()
+    assert frame.set_index("seed").loc[0, "git_commit"] == "newer-commit"
+
+
+def test_runs_and_checks_record_what_provenance_gives(tmp_path, result, monkeypatch):
+    """The store computes no provenance of its own: each field is the provenance module's."""
+    monkeypatch.setattr(provenance, "git_commit", lambda: "commit-from-provenance")
+    monkeypatch.setattr(provenance, "machine_summary", lambda: "machine-from-provenance")
+    monkeypatch.setattr(provenance, "utc_now", lambda: "2001-02-03T04:05:06+00:00")
+    monkeypatch.setattr(provenance, "library_versions",
+                        lambda packages: {"python": "3", **dict.fromkeys(packages, "v")})
+    with ResultsStore(tmp_path / "results.sqlite") as store:
+        store.add(result)
+        store.add_checks([{"cell": "c", "name": "n", "passed": True, "alpha": 0.01}], suite="s", seed=3)
+        row, check = store.to_frame().iloc[0], store.checks_frame().iloc[0]
+        assert store.has(result.config_hash, result.config.seed)
+    assert (row["git_commit"], row["machine"], row["created_at"]) == (
+        "commit-from-provenance", "machine-from-provenance", "2001-02-03T04:05:06+00:00")
+    assert json.loads(row["versions"]) == {"python": "3", **dict.fromkeys(store_module.VERSIONED_PACKAGES, "v")}
+    assert (check["git_commit"], check["machine"], check["created_at"]) == (
+        "commit-from-provenance", "machine-from-provenance", "2001-02-03T04:05:06+00:00")

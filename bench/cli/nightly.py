@@ -26,13 +26,13 @@ finishes, so an interrupted run is redone in full by the next one.
 
 from __future__ import annotations
 
-import datetime
 import html
 import json
 import subprocess
 import sys
 from pathlib import Path
 
+from sgbench.base import provenance
 from sgbench.base.arguments import integer_at_least
 from sgbench.bench.cli._common import output_folder, progress
 from sgbench.bench.cli._executor import add_executor_options, executor_client
@@ -138,8 +138,8 @@ def execute(args, argv) -> int:
     results = output_folder(args.results)
     state = load_state(results)
     config = None if args.no_asv else check_config(args.config)
-    head, last = _git("rev-parse", "HEAD"), state["last_commit"]
-    started = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
+    head, last = provenance.head_commit(), state["last_commit"]
+    started = provenance.utc_now()
     print(f"nightly at {head[:8]}, last nightly run at {last[:8] if last else 'none'}")
 
     with executor_client(args) as client:

@@ -22,10 +22,10 @@ def add_parser(commands) -> None:
 
 
 def execute(args, argv) -> int:
-    import jax
     import pandas as pd
 
     from sgbench import targets
+    from sgbench.base import provenance
     from sgbench.bench.perf.px_overhead import bnn_params, overhead_table
 
     for option in ("chains", "steps", "repeats"):
@@ -35,8 +35,8 @@ def execute(args, argv) -> int:
     table = overhead_table(args.chains, args.steps, args.repeats, tuple(args.hidden), args.batch_size,
                            not args.no_rss, args.dtype)
     print(f"digits BNN, layers {target.layer_sizes}, batch {target.noise.batch_size}, {args.chains} chains x "
-          f"{args.steps} steps, {args.dtype}, best of {args.repeats}; jax {jax.__version__} on "
-          f"{jax.devices()[0].platform}")
+          f"{args.steps} steps, {args.dtype}, best of {args.repeats}; jax {provenance.library_version('jax')} "
+          f"on {provenance.jax_devices()[0].platform}")
     with pd.option_context("display.width", 200, "display.max_columns", 20, "display.float_format", "{:.4g}".format):
         print(table)
     return 0

@@ -105,7 +105,6 @@ def entries_from_args(args) -> tuple[list[run_suites.Entry], str | None]:
 
 
 def execute(args, argv) -> int:
-    from sgbench.bench.sweeps import store as store_module
     from sgbench.bench.sweeps.report import format_table, write_report
     from sgbench.bench.sweeps.store import ResultsStore
     from sgbench.bench.sweeps.sweep import points, run_suite
@@ -123,9 +122,7 @@ def execute(args, argv) -> int:
             print(f"sgbench: interrupted; finished runs are saved in {args.db}, run again to resume",
                   file=sys.stderr)
             return 130
-        frame = store.to_frame()
-    asked = frame.apply(lambda row: (row["config_hash"], row["seed"]) in keys, axis=1).astype(bool)
-    frame = frame[asked & (frame["git_commit"] == store_module.git_commit())]
+        frame = store.runs_of(keys)
     print(f"{len(outcome.new)} new runs, {outcome.already_stored} already in {args.db}"
           + (f", {outcome.by_others} computed meanwhile by another sgbench process" if outcome.by_others else ""))
     print(format_table(frame))

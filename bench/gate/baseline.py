@@ -18,13 +18,14 @@ lists every metric in units of :math:`s`, and whether it differs from the fixed-
 
 from __future__ import annotations
 
-import datetime
 import json
 import math
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
+
+from sgbench.base import provenance
 
 if TYPE_CHECKING:  # the CLI reads DEFAULT_SEEDS without loading JAX and SciPy
     from sgbench.bench.gate.replicates import Replicates
@@ -79,10 +80,8 @@ def checked_why(why: str) -> str:
 def write(path: Path, suite_name: str, cells: dict, why: str, command: str) -> Path:
     """Write a baseline document: ``cells`` merged into those already in ``path``, each new entry
     stamped with why it was made, by which command, on which commit and machine, and when."""
-    from sgbench.bench.sweeps.store import git_commit, machine
-
-    stamp = {"why": checked_why(why), "command": command, "git_commit": git_commit(), "machine": machine(),
-             "created": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")}
+    stamp = {"why": checked_why(why), "command": command, "git_commit": provenance.git_commit(),
+             "machine": provenance.machine_summary(), "created": provenance.utc_now()}
     kept = load(path)["cells"] if Path(path).exists() else {}
     merged = {**kept, **{name: {**entry, **stamp} for name, entry in cells.items()}}
     document = {"suite": suite_name, **stamp, "cells": dict(sorted(merged.items()))}

@@ -17,12 +17,12 @@ the linear samplers on Gaussian targets the stored bias is tied to theory:
 
 from __future__ import annotations
 
-import datetime
 import json
 from pathlib import Path
 
 import numpy as np
 
+from sgbench.base import provenance
 from sgbench.bench.gate.cells import Cell, select, suite
 from sgbench.bench.gate.replicates import STATISTICS, run_replicates
 
@@ -69,8 +69,6 @@ def build(suite_name: str = "quick", groups: int = DEFAULT_GROUPS, command: str 
     Returns:
         the path written.
     """
-    from sgbench.bench.sweeps.store import git_commit
-
     path = PATH if path is None else Path(path)
     document = load(path) if path.exists() else {"cells": {}}
     known = {c.design_twin.name for c in suite("full")}  # the full suite holds every cell
@@ -78,9 +76,9 @@ def build(suite_name: str = "quick", groups: int = DEFAULT_GROUPS, command: str 
     twins = {c.design_twin.name: c.design_twin for c in select(suite_name, sampler=sampler) if not c.exact_law}
     cells = [c for c in twins.values() if remeasure or not _matches(c, stored.get(c.name))]
     for k, cell in enumerate(cells):
-        stored[cell.name] = {**measure(cell, groups), "command": command, "git_commit": git_commit()}
-        document = {"command": command, "git_commit": git_commit(), "groups": groups, "seed": SEED,
-                    "created": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        stored[cell.name] = {**measure(cell, groups), "command": command, "git_commit": provenance.git_commit()}
+        document = {"command": command, "git_commit": provenance.git_commit(), "groups": groups, "seed": SEED,
+                    "created": provenance.utc_now(),
                     "cells": dict(sorted(stored.items()))}
         path.write_text(json.dumps(document, indent=1) + "\n")
         progress(f"[{k + 1}/{len(cells)}] {cell.name}: relative second-moment bias "

@@ -13,7 +13,6 @@ standard error can share one column, rounded to the precision the error allows
 from __future__ import annotations
 
 import base64
-import datetime
 import functools
 from collections.abc import Mapping
 from pathlib import Path
@@ -22,6 +21,7 @@ import numpy as np
 import pandas as pd
 from markupsafe import Markup, escape
 
+from sgbench.base import provenance
 from sgbench.bench.html.cells import breakable, error_text, is_vector, vector_text
 from sgbench.bench.html.figures import error_bar_figure
 from sgbench.bench.html.precision import value_with_error
@@ -130,7 +130,7 @@ def render_page(path: Path, title: str, sections, headline: str = "", passed: bo
     path.parent.mkdir(parents=True, exist_ok=True)
     page = _template().render(title=title, headline=headline, passed=passed, intro=intro, sections=list(sections),
                               style=Markup((TEMPLATES / "style.css").read_text(encoding="utf-8")),
-                              written=datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"))
+                              written=provenance.utc_now())
     path.write_text(page, encoding="utf-8")
     return path
 

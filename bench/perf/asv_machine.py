@@ -11,31 +11,22 @@ the name keeps the CPU and the GPU timings of one host apart, side by side:
 characters other than letters and digits becomes one ``-``.
 
 ``register_machine(config)`` runs ``asv machine --yes --machine NAME --os ... --arch ... --cpu ... --num_cpu ...
---ram ... --config CONFIG``, so that ``asv run --machine NAME`` finds the machine, and returns the name.
+--ram ... --config CONFIG``, so that ``asv run --machine NAME`` finds the machine, and returns the name. The facts
+(host, cores, CPU model, operating system, memory, JAX's devices) are :mod:`sgbench.base.provenance`'s.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
-import os
-import platform
 import re
-import socket
 import subprocess
 import sys
-from pathlib import Path
-from typing import NamedTuple
 
-CPU_PLATFORM = "cpu"
-DEVICES_SCRIPT = "import json, jax; print(json.dumps([[d.platform, d.device_kind] for d in jax.devices()]))"
+from sgbench.base import provenance
+from sgbench.base.provenance import Device
 
-
-class Device(NamedTuple):
-    """What the machine name needs of a JAX device."""
-
-    platform: str
-    device_kind: str
+DEVICES_SCRIPT = "import json; from sgbench.base import provenance; print(json.dumps(provenance.jax_devices()))"
 
 
 class AsvError(RuntimeError):
@@ -68,15 +59,8 @@ def sanitise(text: str) -> str:
     return cleaned or "unknown"
 
 
-def num_cores() -> int:
-    """The CPU cores this process may run on (its affinity where the OS has one)."""
-    if hasattr(os, "sched_getaffinity"):
-        return len(os.sched_getaffinity(0))
-    return os.cpu_count() or 1
-
-
 def jax_devices() -> list[Device]:
-    """JAX's devices on its default backend (the GPUs when it has any, else the CPU), asked in a child process:
+    """JAX's devices on its default backend (:func:`sgbench.base.provenance.jax_devices`), asked in a child process:
     a JAX backend started here would hold GPU memory while asv's benchmark processes run."""
     done = subprocess.run([sys.executable, "-c", DEVICES_SCRIPT], capture_output=True, text=True, check=False)
     if done.returncode != 0:
@@ -85,50 +69,16 @@ def jax_devices() -> list[Device]:
     return [Device(platform, kind) for platform, kind in json.loads(done.stdout.strip().splitlines()[-1])]
 
 
-def accelerator(devices) -> tuple[str, str, int] | None:
-    """``(platform, device kind, count)`` of the first device that is not a CPU, or None on a CPU only.
-
-    ``devices`` are JAX devices or anything with ``platform`` and ``device_kind`` attributes.
-    """
-    devices = list(devices)
-    for device in devices:
-        if device.platform != CPU_PLATFORM:
-            count = sum(other.platform == device.platform and other.device_kind == device.device_kind
-                        for other in devices)
-            return device.platform, device.device_kind, count
-    return None
-
-
 def machine_name(devices=None, hostname: str | None = None, cores: int | None = None) -> str:
     """The asv machine name (see the module docstring); defaults: JAX's devices, this host, its cores."""
     devices = jax_devices() if devices is None else devices
-    host = sanitise(socket.gethostname() if hostname is None else hostname)
-    found = accelerator(devices)
+    host = sanitise(provenance.host_name() if hostname is None else hostname)
+    found = provenance.accelerator(devices)
     if found is None:
-        return f"{host}-cpu-{num_cores() if cores is None else cores}cores"
+        return f"{host}-cpu-{provenance.usable_cores() if cores is None else cores}cores"
     platform_name, kind, count = found
     multiple = f"{count}x-" if count > 1 else ""
     return f"{host}-{sanitise(platform_name)}-{multiple}{sanitise(kind)}"
-
-
-def cpu_model() -> str:
-    """The CPU's model name (``/proc/cpuinfo`` on Linux, else what ``platform`` reports)."""
-    cpuinfo = Path("/proc/cpuinfo")
-    if cpuinfo.is_file():
-        for line in cpuinfo.read_text(errors="replace").splitlines():
-            key, sep, value = line.partition(":")
-            if sep and key.strip() == "model name" and value.strip():
-                return value.strip()
-    return platform.processor() or platform.machine() or "unknown CPU"
-
-
-def ram_text() -> str:
-    """Physical memory, e.g. ``"25GB"`` (decimal gigabytes, as asv's own example), or ``"unknown"``."""
-    try:
-        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (AttributeError, ValueError, OSError):
-        return "unknown"
-    return f"{round(total / 1e9)}GB"
 
 
 def machine_info(name: str | None = None, devices=None) -> MachineInfo:
@@ -137,15 +87,15 @@ def machine_info(name: str | None = None, devices=None) -> MachineInfo:
     ``name`` defaults to ``machine_name(devices)``.
     """
     devices = jax_devices() if devices is None else devices
-    cores = num_cores()
-    cpu = f"{cpu_model()} ({cores} cores)"
-    found = accelerator(devices)
+    cores = provenance.usable_cores()
+    cpu = f"{provenance.cpu_model()} ({cores} cores)"
+    found = provenance.accelerator(devices)
     if found is not None:
         platform_name, kind, count = found
         cpu += f", {count} x {kind} ({platform_name})"
     return MachineInfo(machine=machine_name(devices, cores=cores) if name is None else name,
-                       os=f"{platform.system()} {platform.release()}", arch=platform.machine() or "unknown",
-                       cpu=cpu, num_cpu=str(cores), ram=ram_text())
+                       os=provenance.operating_system(), arch=provenance.architecture(), cpu=cpu,
+                       num_cpu=str(cores), ram=provenance.ram_text())
 
 
 def machine_command(config, info: MachineInfo) -> list[str]:

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import platform
 import time
 
 import jax
@@ -32,6 +31,7 @@ import numpy as np
 import pandas as pd
 
 from sgbench import samplers, targets
+from sgbench.base import provenance
 from sgbench.base.draws import jax_draws
 from sgbench.base.figures import png_bytes, subplots
 from sgbench.bench.perf import floors, native_sgld
@@ -167,12 +167,6 @@ def bnn_overhead(num_steps: int = BNN_STEPS, repeats: int = 3, progress=print) -
             "random numbers, fraction of a gradient": rng_us / gradient_us}
 
 
-def machine() -> str:
-    """The accelerator JAX runs on and the host, for the report's title."""
-    device = jax.devices()[0]
-    return f"{device.platform}: {device.device_kind}, {platform.node()}, {platform.processor() or platform.machine()}"
-
-
 def figure(sampler_rows: pd.DataFrame, sgld_rows: pd.DataFrame) -> bytes:
     """PNG: µs per chain-step (log scale) of every sampler beside its random-number floor, and of every
     SGLD implementation."""
@@ -236,4 +230,4 @@ def measure(names, num_steps: int, numpy_steps: int, grid_steps: int | None, bnn
         sgld=sgld_comparison(num_steps, numpy_steps, repeats, progress),
         grid=None if grid_steps is None else sgld_grid(grid_steps, progress),
         bnn=bnn_overhead(repeats=repeats, progress=progress) if bnn else None,
-        machine=machine())
+        machine=provenance.accelerator_summary())

@@ -37,12 +37,12 @@ import scipy.special
 from markupsafe import Markup, escape
 
 from sgbench import targets
+from sgbench.base import provenance
 from sgbench.base.arguments import integer_at_least
 from sgbench.base.figures import png_bytes, subplots
 from sgbench.bench.reproduce._record import write_line
 from sgbench.bench.reproduce._registry import EXECUTOR_OPTIONS, Option, Reproduction, executor_context, register
 from sgbench.bench.running.compilation_cache import enable_compilation_cache
-from sgbench.bench.sweeps.store import git_commit
 from sgbench.bench.tune import mamba as tuner
 from sgbench.bench.tune.budget import Budget
 from sgbench.bench.tune.rewards import discrepancy
@@ -280,7 +280,7 @@ def _cell(context: _Context, sampler: str, method: str, run: int, budget: Budget
     final = problem.runner.run({arm: steps})[arm]
     scores = table.score(context.base, final.samples, context.reference)  # one target: one compiled score function
     return {"sampler": sampler, "method": method, "run": run, **dict(problem.arms[arm].values),
-            "final_steps": steps, **scores, "nonfinite_steps": final.nonfinite_steps, "commit": git_commit(),
+            "final_steps": steps, **scores, "nonfinite_steps": final.nonfinite_steps, "commit": provenance.git_commit(),
             "arm_label": problem.arms[arm].label}
 
 

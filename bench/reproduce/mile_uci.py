@@ -23,6 +23,7 @@ import math
 import numpy as np
 import pandas as pd
 
+from sgbench.base import provenance
 from sgbench.base.figures import png_bytes, subplots
 from sgbench.bench.reproduce._registry import SEED_OPTION, Option, Reproduction, register, seed_of
 from sgbench.bench.reproduce.outcome import NO_PAPER_VALUE, NO_RESULT, Check, Outcome, timed
@@ -102,9 +103,8 @@ def one_split(dataset: str, split: int, phases, sampling: int, seed: int, path=N
         kept = np.asarray(result.samples)[~failed].reshape(-1, target.dim)
         rows.append({"method": method, **predictive_metrics(target, kept), "nan chains": int(failed.sum()),
                      "seconds": seconds})
-    from sgbench.bench.sweeps.store import git_commit
 
-    return [{"data set": dataset, "split": split, **row, "commit": git_commit()} for row in rows]
+    return [{"data set": dataset, "split": split, **row, "commit": provenance.git_commit()} for row in rows]
 
 
 def compute(phases, sampling: int, splits: int, seed: int = 0, datasets=DATASETS, path=None,

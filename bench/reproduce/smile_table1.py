@@ -156,8 +156,7 @@ def _stored_rows(entries, db) -> list[pd.DataFrame]:
     from sgbench.bench.sweeps.sweep import points
 
     with ResultsStore(db) as store:
-        frame = store.to_frame().drop_duplicates(["config_hash", "seed"], keep="last")
-        frame = frame.set_index(["config_hash", "seed"])
+        frame = store.newest_runs().set_index(["config_hash", "seed"])
     return [frame.loc[[(p.config_hash, p.seed) for p in points(entry)]].reset_index() for entry in entries]
 
 

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import datetime
 import os
-import socket
 import uuid
 from typing import NamedTuple
+
+from sgbench.base import provenance
 
 LEASE_SECONDS = 24 * 3600
 
@@ -31,7 +32,7 @@ class Owner(NamedTuple):
 
 def new_owner() -> Owner:
     """An owner for a store connection of this process."""
-    return Owner(socket.gethostname(), os.getpid(), uuid.uuid4().hex)
+    return Owner(provenance.host_name(), os.getpid(), uuid.uuid4().hex)
 
 
 def _process_exists(pid: int) -> bool:
@@ -46,7 +47,7 @@ def _process_exists(pid: int) -> bool:
 
 def is_live(owner: Owner, claimed_at: str, now: datetime.datetime | None = None) -> bool:
     """Whether a claim taken by ``owner`` at ``claimed_at`` (ISO 8601, UTC) can still be finished by it."""
-    if owner.host == socket.gethostname():
+    if owner.host == provenance.host_name():
         return _process_exists(owner.pid)
     now = now or datetime.datetime.now(datetime.UTC)
     return (now - datetime.datetime.fromisoformat(claimed_at)).total_seconds() < LEASE_SECONDS

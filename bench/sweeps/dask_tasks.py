@@ -21,6 +21,7 @@ import contextlib
 import dataclasses
 import os
 
+from sgbench.base import provenance
 from sgbench.base.arguments import integer_at_least, one_of
 
 EXECUTORS = ("local", "dask")
@@ -101,16 +102,15 @@ def run_points(entry, params_grid: list[dict]):
 
     Returns:
         (the points' ``sgbench.bench.running.result.RunResult`` list, the worker's
-        ``sgbench.bench.sweeps.store.machine()``).
+        ``sgbench.base.provenance.machine_summary()``).
     """
     from sgbench.bench.running.compilation_cache import enable_compilation_cache
     from sgbench.bench.running.run import run_grid
-    from sgbench.bench.sweeps.store import machine
 
     enable_compilation_cache()  # a worker compiles the same program for each point of an entry
     results = run_grid(entry.sampler, entry.target, target_params=entry.target_params, params_grid=params_grid,
                        **dataclasses.asdict(entry.config))
-    return results, machine()
+    return results, provenance.machine_summary()
 
 
 def results_in_order(client, function, items, **kwargs):

@@ -19,26 +19,26 @@ database written by newer code than this (a higher version) is refused with
 
 JSON columns hold standard JSON: NaN is stored as ``null`` and +-inf as ``"Infinity"`` /
 ``"-Infinity"``; metrics decode back to NaN and +-inf.
+
+What a row records of where and when it was made (the commit, the machine, the library versions, the time) is
+what :mod:`sgbench.base.provenance` gives. The store answers the queries asked of it, so no module outside it
+reads its tables: :meth:`ResultsStore.has`, :meth:`ResultsStore.runs_of`, :meth:`ResultsStore.newest_runs`,
+:meth:`ResultsStore.to_frame` and :meth:`ResultsStore.checks_frame`.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import datetime
-import functools
 import json
 import math
-import os
-import platform
 import sqlite3
-import subprocess
 from pathlib import Path
 from typing import NamedTuple, Self
 
 import numpy as np
 import pandas as pd
 
-from sgbench.base.provenance import library_versions
+from sgbench.base import provenance
 from sgbench.bench.running.result import RunResult
 from sgbench.bench.sweeps.claims import Owner, is_live, new_owner
 
@@ -159,44 +159,6 @@ def metrics_from_json(text: str) -> dict:
     return {name: _decode_number(v) for name, v in json.loads(text).items()}
 
 
-@functools.cache
-def git_commit() -> str:
-    """The commit of the checkout holding this package (``+dirty`` if tracked files differ from
-    it), or "unknown" outside a git checkout."""
-
-    def git(*args) -> str:
-        return subprocess.run(
-            ["git", *args], cwd=Path(__file__).resolve().parent, capture_output=True, text=True,
-            timeout=10, check=True,
-        ).stdout.strip()
-
-    try:
-        commit = git("rev-parse", "HEAD")
-        dirty = bool(git("status", "--porcelain", "--untracked-files=no"))
-    except (OSError, subprocess.SubprocessError):
-        return "unknown"
-    return (commit + "+dirty" if dirty else commit) or "unknown"
-
-
-@functools.cache
-def machine() -> str:
-    """Host name, processor, CPU count and JAX's default backend, in one line."""
-    import jax
-
-    processor = platform.processor() or platform.machine() or "unknown processor"
-    return f"{platform.node()} | {processor} | {os.cpu_count()} CPUs | jax backend {jax.default_backend()}"
-
-
-@functools.cache
-def versions() -> dict[str, str]:
-    """Python and library versions ("not installed" where a package is missing)."""
-    return library_versions(VERSIONED_PACKAGES)
-
-
-def _utc_now() -> str:
-    return datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
-
-
 class ResultsStore:
     """An SQLite results store at ``path`` (created, with its parent folders, if missing).
 
@@ -252,11 +214,12 @@ class ResultsStore:
 
     def add(self, result: RunResult, suite: str | None = None, ran_on: str | None = None) -> int:
         """Store ``result`` (committed at once) and return its row id; DuplicateRunError if its
-        (config_hash, seed) is already stored for this code version. ``ran_on``: the :func:`machine` that
-        computed it, where that is not this one (a Dask worker)."""
+        (config_hash, seed) is already stored for this code version. ``ran_on``: the
+        :func:`sgbench.base.provenance.machine_summary` of the machine that computed it, where that is not this one
+        (a Dask worker)."""
         timings = result.timings
         row = {
-            "created_at": _utc_now(),
+            "created_at": provenance.utc_now(),
             "suite": suite,
             "sampler": result.sampler,
             "params": to_json(result.params),
@@ -273,9 +236,9 @@ class ResultsStore:
             "compile_seconds": timings["compile_seconds"],
             "run_seconds": timings["run_seconds"],
             "chain_steps_per_second": _encode(timings["chain_steps_per_second"]),
-            "git_commit": git_commit(),
-            "machine": ran_on or machine(),
-            "versions": to_json(versions()),
+            "git_commit": provenance.git_commit(),
+            "machine": ran_on or provenance.machine_summary(),
+            "versions": to_json(provenance.library_versions(VERSIONED_PACKAGES)),
         }
         columns = ", ".join(row)
         placeholders = ", ".join(f":{name}" for name in row)
@@ -296,7 +259,7 @@ class ResultsStore:
         """Claim every ``(config_hash, seed)`` of ``keys`` that is neither stored for this code
         version nor claimed by a live process (a dead one's claim is taken over), in one
         transaction; return what was found for each key."""
-        commit, mine, stored, others = git_commit(), [], [], {}
+        commit, mine, stored, others = provenance.git_commit(), [], [], {}
         with self._conn:
             self._conn.execute("BEGIN IMMEDIATE")
             for config_hash, seed in dict.fromkeys((h, int(s)) for h, s in keys):
@@ -312,7 +275,7 @@ class ResultsStore:
                     continue
                 self._conn.execute(
                     "INSERT OR REPLACE INTO claims (config_hash, seed, git_commit, host, pid, token, claimed_at) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?)", (config_hash, seed, commit, *self.owner, _utc_now()))
+                    "VALUES (?, ?, ?, ?, ?, ?, ?)", (config_hash, seed, commit, *self.owner, provenance.utc_now()))
                 mine.append(key)
         return Claimed(mine, stored, others)
 
@@ -322,13 +285,13 @@ class ResultsStore:
             self._conn.execute("BEGIN IMMEDIATE")
             self._conn.executemany(
                 "DELETE FROM claims WHERE config_hash = ? AND seed = ? AND git_commit = ? AND token = ?",
-                [(h, int(s), git_commit(), self.owner.token) for h, s in keys])
+                [(h, int(s), provenance.git_commit(), self.owner.token) for h, s in keys])
 
     def add_checks(self, rows: list[dict], suite: str, seed: int) -> None:
         """Store the outcome of gate checks (``CheckResult.as_row()`` with a ``cell`` key), one row
         each, committed together."""
-        stamp = {"created_at": _utc_now(), "suite": suite, "seed": int(seed), "git_commit": git_commit(),
-                 "machine": machine()}
+        stamp = {"created_at": provenance.utc_now(), "suite": suite, "seed": int(seed),
+                 "git_commit": provenance.git_commit(), "machine": provenance.machine_summary()}
         columns = ("cell", "name", "passed", "alpha", "statistic", "threshold", "detectable")
         records = [{**stamp, **{c: _encode(row.get(c)) if c in ("statistic", "threshold", "detectable")
                                 else row[c] for c in columns}} for row in rows]
@@ -350,7 +313,7 @@ class ResultsStore:
         """Whether a run with this ``config_hash`` and ``seed`` is stored for this code version."""
         found = self._conn.execute(
             "SELECT 1 FROM runs WHERE config_hash = ? AND seed = ? AND git_commit = ? LIMIT 1",
-            (config_hash, int(seed), git_commit()),
+            (config_hash, int(seed), provenance.git_commit()),
         ).fetchone()
         return found is not None
 
@@ -381,6 +344,31 @@ class ResultsStore:
                  if c in frame]
         return frame[first + [c for c in frame.columns if c not in first and c not in _JSON_COLUMNS]
                      + list(_JSON_COLUMNS)]
+
+    def runs_of(self, keys) -> pd.DataFrame:
+        """The runs of ``keys`` stored by this code version (:func:`sgbench.base.provenance.git_commit`): what a
+        sweep of those keys measured, or found already measured, on this code.
+
+        Args:
+            keys: ``(config_hash, seed)`` pairs.
+
+        Returns:
+            the rows of :meth:`to_frame` (its columns: those of every run in the store) whose key is among ``keys``
+            and whose ``git_commit`` is this code's, in the order of their ids.
+        """
+        keys = {(config_hash, int(seed)) for config_hash, seed in keys}
+        frame = self.to_frame()
+        asked = [key in keys for key in zip(frame["config_hash"], frame["seed"])]
+        return frame[pd.Series(asked, index=frame.index, dtype=bool) & (frame["git_commit"] == provenance.git_commit())]
+
+    def newest_runs(self) -> pd.DataFrame:
+        """The newest run of each ``(config_hash, seed)``: of a run stored by several code versions, the one stored
+        last.
+
+        Returns:
+            the rows of :meth:`to_frame`, one per ``(config_hash, seed)``, in the order of their ids.
+        """
+        return self.to_frame().drop_duplicates(["config_hash", "seed"], keep="last")
 
     def close(self) -> None:
         self._conn.close()
