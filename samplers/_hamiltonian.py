@@ -105,15 +105,40 @@ def injected_variance(params: HamiltonianParams, step_size, xp):
 
     Returns:
         the variance per coordinate: a number, or a vector where ``friction`` or ``noise_estimate`` is one.
+        Where the noise estimate's share cancels the friction's to rounding (the largest admissible
+        ``noise_estimate``), exactly 0, so that the noise's scale, its square root, does not amplify the
+        rounding of the two implementations (:func:`cancelled_difference`).
     """
     a, beta, temp = params.friction, params.noise_estimate, params.temperature
     if params.form == "chen":
         if params.integrator == "euler":
-            return step_size * (2 * a * temp - step_size * beta)
-        return step_size * temp * (1 - xp.exp(-2 * a)) - step_size**2 * beta
+            return step_size * cancelled_difference(2 * a * temp, step_size * beta, xp)
+        return cancelled_difference(step_size * temp * (1 - xp.exp(-2 * a)), step_size**2 * beta, xp)
     if params.integrator == "euler":
-        return step_size * (2 * a * temp - step_size * beta)
-    return temp * (1 - xp.exp(-2 * a * step_size)) - step_size**2 * beta
+        return step_size * cancelled_difference(2 * a * temp, step_size * beta, xp)
+    return cancelled_difference(temp * (1 - xp.exp(-2 * a * step_size)), step_size**2 * beta, xp)
+
+
+ROUNDING = 16  # units in the last place within which two terms count as equal
+
+
+def cancelled_difference(total, subtracted, xp):
+    r""":math:`u - v`, or 0 where :math:`|u - v| \le 16\,\epsilon \max(|u|, |v|)` (:math:`\epsilon` the
+    float64 machine epsilon): a difference that is only rounding, whose square root (:math:`\sqrt{10^{-19}}
+    \approx 3\times10^{-10}`) would otherwise differ between NumPy and XLA, which may fuse the product and the
+    subtraction into one rounding.
+
+    Args:
+        total: u, a number or an array.
+        subtracted: v, of a shape that broadcasts with ``total``.
+        xp: ``numpy`` or ``jax.numpy``.
+
+    Returns:
+        :math:`u - v`, with 0 where the two agree to rounding.
+    """
+    difference = total - subtracted
+    scale = xp.maximum(xp.abs(total), xp.abs(subtracted))
+    return xp.where(xp.abs(difference) <= ROUNDING * np.finfo(np.float64).eps * scale, 0.0, difference)
 
 
 def refresh_variance(params: HamiltonianParams, step_size):
