@@ -92,3 +92,12 @@ def test_readme_is_short_and_keeps_its_opening_commands():
         'python3 -m venv .venv && . .venv/bin/activate && python -m pip install -e ".[test]" && python -m pytest']
     for link in re.findall(r"\]\((docs/[^)#]+)", readme):
         assert (ROOT / link).is_file(), link
+
+
+def test_the_readme_example_runs_as_written():
+    """The README's Python example, in a fresh process (JAX's 64-bit mode off, as in a user's own code)."""
+    readme = (ROOT / "README.md").read_text()
+    example = re.search(r"## A short example\n\n```python\n(.*?)```", readme, re.DOTALL).group(1)
+    done = subprocess.run([sys.executable, "-c", example], capture_output=True, text=True, timeout=600,
+                          cwd=ROOT / "tests")
+    assert done.returncode == 0, done.stderr[-3000:]
