@@ -10,11 +10,14 @@ The estimator (Baker et al. 2019; MAMBA paper, appendix D.3, eq. 8, written for
 with both stochastic gradients on the same minibatch (or the same injected-noise draw): the
 driver binds ``grad_fn`` to one draw per step, so calling it at :math:`x` and :math:`\hat x` does
 exactly that. It is unbiased for any centre; near the mode its variance is small. Used by SGLD-CV
-here and by SGHMC-CV and SGNHT-CV, each made from its base sampler by :func:`wrap`.
+here and by SGHMC-CV and SGNHT-CV, each made from its base sampler by :func:`wrap`. Additive gradient noise (the
+same at x and at the centre) cancels, so a base with an exact linear law gives the control-variate sampler that
+law without gradient noise (:func:`cancelled_noise_law`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import sys
 import warnings
@@ -26,6 +29,9 @@ import numpy as np
 
 from sgbench.base.arguments import float_array, integer_at_least
 from sgbench.samplers._contract import Sampler, hyperparameters
+from sgbench.samplers._linear_law import LinearLaw
+
+CENTRE_FIELDS = ("centre", "centre_grad")
 
 
 class NoModeError(RuntimeError):
@@ -100,7 +106,7 @@ def prepare(target, params: dict) -> dict:
             (checked before the MAP search, which takes seconds).
     """
     params = dict(params)
-    for name in ("centre", "centre_grad"):
+    for name in CENTRE_FIELDS:
         if params.get(name) is not None:
             vector = float_array(name, params[name], "a finite vector of the target's dimension")
             if vector.ndim != 1 or vector.shape[0] != target.dim:
@@ -125,7 +131,7 @@ def check_centre(params) -> None:
     Raises:
         ValueError: ``centre`` or ``centre_grad`` is missing, not a finite vector, or of another length.
     """
-    for name in ("centre", "centre_grad"):
+    for name in CENTRE_FIELDS:
         value = getattr(params, name)
         if value is None:
             raise ValueError(f"{name} is required: a vector of the target's dimension (bench.run and "
@@ -168,12 +174,35 @@ def cv_grad_fn(grad_fn, centre, centre_grad):
     return lambda x: centre_grad + grad_fn(x) - grad_fn(centre)
 
 
+def cancelled_noise_law(base_law):
+    r"""The ``linear_law`` of the control-variate sampler whose base declares ``base_law``
+    (``sgbench.samplers._linear_law``): with additive noise :math:`\hat g(x) = g(x) + e` the estimator is
+    :math:`g(\hat x) + g(x) + e - g(\hat x) - e = g(x)` whatever the centre, so the base's law without gradient
+    noise. It holds for additive noise only (not for minibatch noise, whose error at x and at the centre differ),
+    and the step no longer reads the oracle's own gradient (no ``langevin`` part).
+
+    Args:
+        base_law: the base sampler's ``linear_law``.
+
+    Returns:
+        ``linear_law(hyperparameters, precision, noise_covariance, step=None) -> LinearLaw``, which ignores the
+        hyperparameters ``centre`` and ``centre_grad``.
+    """
+    def linear_law(hyperparameters: dict, precision, noise_covariance, step=None) -> LinearLaw:
+        base = {key: value for key, value in hyperparameters.items() if key not in CENTRE_FIELDS}
+        law = base_law(base, precision, None, step)
+        return dataclasses.replace(law, langevin=None, position_dependent_noise=False)
+
+    return linear_law
+
+
 def wrap(base: Sampler, name: str, citation: str, benchmarks=None) -> Sampler:
     """``base`` with the control-variate gradient: its ``Params`` plus ``centre`` and ``centre_grad``
     (vectors of the target's dimension, filled in by ``prepare`` from the MAP unless given), its
     state, draws and steps, the steps fed the oracle :func:`cv_grad_fn` (two stochastic gradients, on
-    one minibatch, per gradient the base takes), and its own ``benchmarks`` settings. ``Params`` is
-    made in the calling module.
+    one minibatch, per gradient the base takes), the base's law without gradient noise where the base declares
+    one (:func:`cancelled_noise_law`), and its own ``benchmarks`` settings. ``Params`` is made in the calling
+    module.
 
     Args:
         base: the base Sampler (one without ``prime``).
@@ -216,4 +245,5 @@ def wrap(base: Sampler, name: str, citation: str, benchmarks=None) -> Sampler:
 
     return Sampler(name=name, citation=citation, Params=Params, State=base.State, init=init,
                    reference_step=step_with(base.reference_step), optimized_step=step_with(base.optimized_step),
-                   draw_spec=base.draw_spec, prepare=prepare, benchmarks=benchmarks)
+                   draw_spec=base.draw_spec, prepare=prepare, benchmarks=benchmarks,
+                   linear_law=None if base.linear_law is None else cancelled_noise_law(base.linear_law))
