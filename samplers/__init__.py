@@ -1,12 +1,14 @@
 """Samplers: each one file holding its reference (NumPy) and optimized (JAX) implementation.
 
 ``get(name)`` returns a :class:`sgbench.samplers._contract.Sampler`; ``names()`` lists them;
-``benchmark_settings(name)`` is what its file declares for the benchmarks (``sgbench.samplers._benchmarks``).
+``benchmark_settings(name)`` is what its file declares for the benchmarks (``sgbench.samplers._benchmarks``);
+``Sampler.law`` its exact discrete-time law where it declares one (``sgbench.samplers._linear_law``).
 """
 
 from sgbench.base.registry import Registry, UnknownNameError
 from sgbench.samplers._benchmarks import BenchmarkSettings, GateSettings, GateVariant
 from sgbench.samplers._contract import Info, Sampler, Variate, hyperparameters, static_field
+from sgbench.samplers._linear_law import LangevinStep, LinearLaw, NoLinearLawError
 
 _REGISTRY: Registry[Sampler] = Registry("sampler", __name__)
 
@@ -86,7 +88,7 @@ def benchmark_settings(name: str) -> BenchmarkSettings:
 
 
 __all__ = [
-    "BenchmarkSettings", "GateSettings", "GateVariant", "Info", "MissingBenchmarkSettingsError", "Sampler",
-    "UnknownNameError", "Variate", "benchmark_settings", "get", "hyperparameters", "names", "register",
-    "static_field", "unregister",
+    "BenchmarkSettings", "GateSettings", "GateVariant", "Info", "LangevinStep", "LinearLaw",
+    "MissingBenchmarkSettingsError", "NoLinearLawError", "Sampler", "UnknownNameError", "Variate",
+    "benchmark_settings", "get", "hyperparameters", "names", "register", "static_field", "unregister",
 ]

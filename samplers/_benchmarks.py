@@ -83,7 +83,8 @@ class GateSettings:
         linreg: hyperparameters on ``linreg`` (minibatches, N/B = 5); None for a full-batch method.
         variants: :class:`GateVariant` cells where a setting the main cell does not exercise matters.
         exact_law: hyperparameters of cells checked against the exact discrete law
-            (``sgbench.bench.gate.exact_law``; linear samplers only).
+            (``sgbench.bench.gate.exact_law``): only for a sampler that declares its ``linear_law``
+            (``sgbench.samplers._linear_law``), at hyperparameters where its step is linear.
         heavy_tailed: cells whose chains are heavy-tailed (checked without the CLT), from
             ``HEAVY_TAILED_CELLS``.
         num_burnin: steps of its measured cells that are not scored, where the gate's warm-up

@@ -19,8 +19,12 @@ A sampler module defines
   full-data oracle :meth:`GradientOracle.exact`,
 - optionally ``initial_positions(target, num_chains, seed) -> (num_chains, dim)``: the sampler's
   own starting points (MILE's deep ensemble), used where the caller gives none,
+- optionally ``linear_law(hyperparameters, precision, noise_covariance, step=None) -> LinearLaw``: its exact
+  discrete-time law on a Gaussian target, where its step is linear (``sgbench.samplers._linear_law``), read by the
+  gate's exact-law cells, the exact-law tests and the reproductions' predictions,
 - ``benchmarks``: its :class:`sgbench.samplers._benchmarks.BenchmarkSettings` (gate cells, equivalence, speed
-  and asv hyperparameters), which every benchmark reads (optional to register, required by them),
+  and asv hyperparameters), which every benchmark reads (optional to register, required by them; exact-law
+  cells need a ``linear_law``),
 
 and registers them with :func:`samplers.register` as a :class:`Sampler`. ``grad_fn`` is a
 :class:`GradientOracle` of the log density, bound by the driver to this step's minibatch or noise
@@ -38,6 +42,7 @@ import jax
 from sgbench.base.arguments import check_keywords
 from sgbench.base.variates import LAWS, Variate  # noqa: F401 (Variate: part of the sampler contract)
 from sgbench.samplers._benchmarks import BenchmarkSettings
+from sgbench.samplers._linear_law import LinearLaw, NoLinearLawError
 
 
 class Info(NamedTuple):
@@ -161,7 +166,7 @@ def hyperparameters(cls):
     return cls
 
 
-OPTIONAL_PARTS = ("prepare", "prime", "initial_positions", "benchmarks")
+OPTIONAL_PARTS = ("prepare", "prime", "initial_positions", "linear_law", "benchmarks")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -180,11 +185,14 @@ class Sampler:
         prepare: ``prepare(target, params: dict) -> dict``, or None.
         prime: ``prime(state, oracle) -> State``, or None.
         initial_positions: ``initial_positions(target, num_chains, seed) -> (num_chains, dim)``, or None.
+        linear_law: ``linear_law(hyperparameters, precision, noise_covariance, step=None) -> LinearLaw``, or None
+            (``sgbench.samplers._linear_law``).
         benchmarks: its BenchmarkSettings, or None.
 
     Raises:
         TypeError: ``benchmarks`` is not a BenchmarkSettings.
-        ValueError: a hyperparameter set of ``benchmarks`` names a parameter that ``Params`` does not accept.
+        ValueError: a hyperparameter set of ``benchmarks`` names a parameter that ``Params`` does not accept, or
+            ``benchmarks`` declares exact-law gate cells and the sampler no ``linear_law``.
     """
 
     name: str
@@ -198,6 +206,7 @@ class Sampler:
     prepare: Callable[[Any, dict], dict] | None = None
     prime: Callable[[Any, GradientOracle], Any] | None = None
     initial_positions: Callable[[Any, int, int], Any] | None = None
+    linear_law: Callable[..., LinearLaw] | None = None
     benchmarks: BenchmarkSettings | None = dataclasses.field(default=None, hash=False)
 
     def __post_init__(self):
@@ -208,12 +217,16 @@ class Sampler:
                             f"got {type(self.benchmarks).__name__}")
         for field, params in self.benchmarks.parameter_sets().items():
             check_keywords(f"sampler {self.name!r} (benchmark setting {field})", self.Params, params)
+        if self.benchmarks.gate.exact_law and self.linear_law is None:
+            raise ValueError(f"sampler {self.name!r} declares exact-law gate cells (benchmark setting gate.exact_law) "
+                             "but no linear_law: define `linear_law(hyperparameters, precision, noise_covariance, "
+                             "step=None)` in its file (samplers/_linear_law.py), or drop the cells")
 
     @classmethod
     def from_namespace(cls, name: str, citation: str, namespace: dict) -> Sampler:
         """The sampler whose parts are the names ``Params``, ``State``, ``init``, ``reference_step``,
         ``optimized_step``, ``draw_spec`` (and, if defined, ``prepare``, ``prime``,
-        ``initial_positions``, ``benchmarks``) of ``namespace``: a sampler module's ``globals()``.
+        ``initial_positions``, ``linear_law``, ``benchmarks``) of ``namespace``: a sampler module's ``globals()``.
 
         Args:
             name: the sampler's registry name.
@@ -246,6 +259,28 @@ class Sampler:
         """
         check_keywords(f"sampler {self.name!r}", self.Params, kwargs)
         return self.Params(**kwargs)
+
+    def law(self, hyperparameters: dict, precision, noise_covariance, step: int | None = None) -> LinearLaw:
+        """Its exact discrete-time law at ``hyperparameters`` (``sgbench.samplers._linear_law``).
+
+        Args:
+            hyperparameters: by the names of the fields of ``Params`` (a control-variate centre is not needed).
+            precision: the Gaussian target's precision P, (d, d).
+            noise_covariance: the covariance V of the additive gradient noise, (d, d), or None for exact gradients.
+            step: the step counter whose law is asked, or None for the law of every step.
+
+        Returns:
+            the LinearLaw.
+
+        Raises:
+            NoLinearLawError: the sampler declares no law, or these hyperparameters make its step nonlinear or its
+                law change from step to step (the message says why).
+            ValueError: an unknown hyperparameter, or a value outside its accepted range.
+        """
+        if self.linear_law is None:
+            raise NoLinearLawError(f"no exact law for sampler {self.name!r}: it declares no linear_law")
+        check_keywords(f"sampler {self.name!r}", self.Params, hyperparameters)
+        return self.linear_law(hyperparameters, precision, noise_covariance, step)
 
     def params_for(self, target, **kwargs):
         """Validated hyperparameters for ``target``, after ``prepare`` filled in what depends on it.

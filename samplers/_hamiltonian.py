@@ -22,7 +22,8 @@ They are one chain for :math:`h = \epsilon^2`, :math:`\alpha = \gamma\epsilon`, 
 ``temperature`` :math:`T` tempers the target to :math:`p^{1/T}` (PX eq. 8). ``integrator="euler"``
 (default) is the papers' semi-implicit Euler, ``"splitting"`` the BAOAB splitting of Leimkuhler &
 Matthews (2013), written A O A B. ``refresh_every`` :math:`L > 0` resamples the momentum every :math:`L`
-steps (Chen et al.'s Algorithm 2). The momentum starts at 0 (PX Algorithm 3).
+steps (Chen et al.'s Algorithm 2). The momentum starts at 0 (PX Algorithm 3). On a Gaussian target every form
+and integrator is a linear recursion in (position, momentum): :func:`hamiltonian_recursion`, :func:`linear_law`.
 
 Derivation and notes: docs/derivations.md, section sgbench.samplers._hamiltonian.
 """
@@ -37,6 +38,7 @@ import numpy as np
 from sgbench.base.arguments import in_interval, integer_at_least, number_or_vector, one_of, vector_length_matches
 from sgbench.samplers._contract import Info, Variate, hyperparameters, static_field
 from sgbench.samplers._langevin import LangevinParams
+from sgbench.samplers._linear_law import LinearLaw, step_counter
 
 FORMS = ("chen", "practical")
 INTEGRATORS = ("euler", "splitting")
@@ -302,3 +304,94 @@ def optimized_step(state: State, grad_fn, draws, params: HamiltonianParams):
         return State(theta, decay * m + kick * grad_fn(theta) + noise, state.step + 1), Info(num_grad_evals=1)
     m = decay * m + kick * grad_fn(theta) + noise
     return State(theta + drift * m, m, state.step + 1), Info(num_grad_evals=1)
+
+
+def hamiltonian_recursion(precision, form, integrator, step, friction, temperature=1.0, noise_covariance=None,
+                          noise_estimate=0.0):
+    r"""One step of SGHMC on :math:`\mathcal N(0, P^{-1})` with :math:`g(x) = -Px + e`,
+    :math:`e \sim \mathcal N(0, V)`, as :math:`z' = A z + B w` in :math:`z = (x, m)` (m: the
+    momentum v of the Chen form, r of the practical form) with :math:`w = (n, e)`, n the injected
+    noise :math:`\mathcal N(0, cI)`.
+
+    Chen, Euler (h, alpha): :math:`x' = x + v`, :math:`v' = (1-\alpha)v + h g(x') + n`, so
+    :math:`v' = -hPx + ((1-\alpha)I - hP)v + n + he`; :math:`c = h(2\alpha T - h\hat\beta)`.
+
+    Practical, Euler (eps, gamma): :math:`r' = (1-\gamma\epsilon)r - \epsilon g(x) + n
+    = \epsilon Px + (1-\gamma\epsilon)r + n - \epsilon e`, :math:`x' = x - \epsilon r'
+    = (I - \epsilon^2P)x - \epsilon(1-\gamma\epsilon)r - \epsilon n + \epsilon^2 e`;
+    :math:`c = \epsilon(2\gamma T - \epsilon\hat\beta)`.
+
+    Chen, splitting A O A B (:math:`k = e^{-\alpha}`): :math:`x' = x + v/2 + (kv + n)/2
+    = x + \tfrac{1+k}{2}v + n/2`, :math:`v' = kv + n + h g(x') = -hPx + (kI - h\tfrac{1+k}{2}P)v
+    + (I - hP/2)n + he`; :math:`c = hT(1-k^2) - h^2\hat\beta`.
+
+    Practical, splitting (:math:`k = e^{-\gamma\epsilon}`): :math:`x' = x - \epsilon\tfrac{1+k}{2}r
+    - \epsilon n/2`, :math:`r' = kr + n - \epsilon g(x') = \epsilon Px
+    + (kI - \epsilon^2\tfrac{1+k}{2}P)r + (I - \epsilon^2P/2)n - \epsilon e`;
+    :math:`c = T(1-k^2) - \epsilon^2\hat\beta`.
+
+    Args:
+        precision: P, (d, d).
+        form: ``"chen"`` or ``"practical"``.
+        integrator: ``"euler"`` or ``"splitting"``.
+        step: h (Chen form) or :math:`\epsilon` (practical form).
+        friction: :math:`\alpha` (Chen form) or :math:`\gamma` (practical form).
+        temperature: T.
+        noise_covariance: V: a number (the isotropic :math:`VI`) or a (d, d) matrix; None for exact gradients.
+        noise_estimate: :math:`\hat\beta`.
+
+    Returns:
+        (A, B, W, c): the noise covariance is :math:`Q = B W B^\top`, :math:`W = \mathrm{diag}(cI, V)`.
+    """
+    p = np.asarray(precision)
+    d = p.shape[0]
+    eye, zero = np.eye(d), np.zeros((d, d))
+    temp, beta = temperature, noise_estimate
+    if form == "chen" and integrator == "euler":
+        h, a = step, friction
+        c = h * (2 * a * temp - h * beta)
+        big_a = np.block([[eye, eye], [-h * p, (1 - a) * eye - h * p]])
+        big_b = np.block([[zero, zero], [eye, h * eye]])
+    elif form == "practical" and integrator == "euler":
+        e, k = step, 1 - friction * step
+        c = e * (2 * friction * temp - e * beta)
+        big_a = np.block([[eye - e**2 * p, -e * k * eye], [e * p, k * eye]])
+        big_b = np.block([[-e * eye, e**2 * eye], [eye, -e * eye]])
+    elif form == "chen":
+        h, k = step, np.exp(-friction)
+        c = h * temp * (1 - k**2) - h**2 * beta
+        big_a = np.block([[eye, (1 + k) / 2 * eye], [-h * p, k * eye - h * (1 + k) / 2 * p]])
+        big_b = np.block([[eye / 2, zero], [eye - h * p / 2, h * eye]])
+    else:
+        e, k = step, np.exp(-friction * step)
+        c = temp * (1 - k**2) - e**2 * beta
+        big_a = np.block([[eye, -e * (1 + k) / 2 * eye], [e * p, k * eye - e**2 * (1 + k) / 2 * p]])
+        big_b = np.block([[-e / 2 * eye, zero], [eye - e**2 * p / 2, -e * eye]])
+    v = np.zeros((d, d)) if noise_covariance is None else np.asarray(noise_covariance, dtype=np.float64)
+    w = np.block([[c * eye, zero], [zero, v * eye if v.ndim == 0 else v]])
+    return big_a, big_b, w, c
+
+
+def linear_law(hyperparameters: dict, precision, noise_covariance, step=None) -> LinearLaw:
+    r"""The exact law of one step (``sgbench.samplers._linear_law``): :func:`hamiltonian_recursion`'s
+    :math:`A` and :math:`Q = BWB^\top` in :math:`z = (x - \mu, m)`, with the momentum refresh
+    (:func:`refresh_variance`) every ``refresh_every`` steps.
+
+    Args:
+        hyperparameters: the hyperparameters of ``HamiltonianParams``, as given.
+        precision: P, (d, d).
+        noise_covariance: V, (d, d), or None for exact gradients.
+        step: the step counter whose law is asked, or None for every step's (a constant schedule).
+
+    Returns:
+        the LinearLaw.
+
+    Raises:
+        NoLinearLawError: ``step`` is None and the schedule changes the step size.
+    """
+    params = HamiltonianParams(**hyperparameters)
+    h = float(params.step_size_at(step_counter(params, step)))
+    big_a, big_b, w, _ = hamiltonian_recursion(precision, params.form, params.integrator, h, params.friction,
+                                               params.temperature, noise_covariance, params.noise_estimate)
+    return LinearLaw(big_a, big_b @ w @ big_b.T, refresh_every=params.refresh_every,
+                     refresh_variance=refresh_variance(params, h))

@@ -11,7 +11,9 @@ with both stochastic gradients on the same minibatch (or the same injected-noise
 driver binds ``grad_fn`` to one draw per step, so calling it at :math:`x` and :math:`\hat x` does
 exactly that. It is unbiased for any centre; near the mode its variance is small. Used by SGLD-CV,
 SGHMC-CV and SGNHT-CV: each declares its ``Params`` as its base sampler's plus :class:`Centred`, and is made
-from its base sampler by :func:`wrap`.
+from its base sampler by :func:`wrap`. Additive gradient noise (the same at x and at the centre) cancels, so a base
+with an exact linear law gives the control-variate sampler that law without gradient noise
+(:func:`cancelled_noise_law`).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import numpy as np
 
 from sgbench.base.arguments import float_array, integer_at_least
 from sgbench.samplers._contract import Sampler
+from sgbench.samplers._linear_law import LinearLaw
 
 
 class NoModeError(RuntimeError):
@@ -196,11 +199,37 @@ class Centred:
         check_centre(self)
 
 
+CENTRE_FIELDS = tuple(field.name for field in dataclasses.fields(Centred))
+
+
+def cancelled_noise_law(base_law):
+    r"""The ``linear_law`` of the control-variate sampler whose base declares ``base_law``
+    (``sgbench.samplers._linear_law``): with additive noise :math:`\hat g(x) = g(x) + e` the estimator is
+    :math:`g(\hat x) + g(x) + e - g(\hat x) - e = g(x)` whatever the centre, so the base's law without gradient
+    noise. It holds for additive noise only (not for minibatch noise, whose error at x and at the centre differ),
+    and the step no longer reads the oracle's own gradient (no ``langevin`` part).
+
+    Args:
+        base_law: the base sampler's ``linear_law``.
+
+    Returns:
+        ``linear_law(hyperparameters, precision, noise_covariance, step=None) -> LinearLaw``, which ignores the
+        hyperparameters ``centre`` and ``centre_grad``.
+    """
+    def linear_law(hyperparameters: dict, precision, noise_covariance, step=None) -> LinearLaw:
+        base = {key: value for key, value in hyperparameters.items() if key not in CENTRE_FIELDS}
+        law = base_law(base, precision, None, step)
+        return dataclasses.replace(law, langevin=None, position_dependent_noise=False)
+
+    return linear_law
+
+
 def wrap(base: Sampler, Params: type, name: str, citation: str, benchmarks=None) -> Sampler:
     """``base`` with the control-variate gradient: hyperparameters ``Params`` (the base's and :class:`Centred`'s;
     ``prepare`` fills in the centre from the MAP unless given), its state, draws and steps, the steps fed the
-    oracle :func:`cv_grad_fn` (two stochastic gradients, on one minibatch, per gradient the base takes), and its
-    own ``benchmarks`` settings.
+    oracle :func:`cv_grad_fn` (two stochastic gradients, on one minibatch, per gradient the base takes), the base's
+    law without gradient noise where the base declares one (:func:`cancelled_noise_law`), and its own
+    ``benchmarks`` settings.
 
     Args:
         base: the base Sampler (one without ``prime``).
@@ -236,4 +265,5 @@ def wrap(base: Sampler, Params: type, name: str, citation: str, benchmarks=None)
 
     return Sampler(name=name, citation=citation, Params=Params, State=base.State, init=init,
                    reference_step=step_with(base.reference_step), optimized_step=step_with(base.optimized_step),
-                   draw_spec=base.draw_spec, prepare=prepare, benchmarks=benchmarks)
+                   draw_spec=base.draw_spec, prepare=prepare, benchmarks=benchmarks,
+                   linear_law=None if base.linear_law is None else cancelled_noise_law(base.linear_law))

@@ -16,8 +16,8 @@ schedule and temperature :math:`T`. As in Algorithm 2 (and Li et al.'s experimen
 correction term :math:`\Gamma` of the position-dependent preconditioner is dropped.
 ``initial_square_average`` is :math:`\nu_0` (a number or a vector of the target's dimension;
 RMSprop's 0 by default). ``smoothing = 1`` freezes the preconditioner at :math:`G = 1/(\sqrt{\nu_0}
-+ \varepsilon)`: the update is then a linear recursion on a Gaussian target, whose stationary
-covariance solves a discrete Lyapunov equation (``tests/test_langevin_exact_laws.py``).
++ \varepsilon)`: the update is then a linear recursion on a Gaussian target (:func:`linear_law`), whose
+stationary covariance solves a discrete Lyapunov equation (``tests/test_langevin_exact_laws.py``).
 Standard convention (:math:`h`, not :math:`\epsilon/2`). One gradient evaluation per step.
 """
 
@@ -31,7 +31,8 @@ import numpy as np
 from sgbench import samplers
 from sgbench.base.arguments import in_interval, number_or_vector, positive_finite, vector_length_matches
 from sgbench.samplers._benchmarks import CYCLES
-from sgbench.samplers._langevin import LangevinParams, draw_spec  # noqa: F401  (part of SAMPLER)
+from sgbench.samplers._langevin import LangevinParams, draw_spec, langevin_law  # noqa: F401  (part of SAMPLER)
+from sgbench.samplers._linear_law import LinearLaw, NoLinearLawError, step_counter
 
 
 @samplers.hyperparameters
@@ -80,6 +81,33 @@ def init(position, params: Params) -> State:
     """
     vector_length_matches("initial_square_average", params.initial_square_average, position)
     return State(position=position, step=0, square_average=params.initial_square_average + 0 * position)
+
+
+def linear_law(hyperparameters: dict, precision, noise_covariance, step=None) -> LinearLaw:
+    r"""The exact law of one step (``sgbench.samplers._linear_law``) where the preconditioner is frozen
+    (``smoothing`` = 1): SGLD's step with :math:`G = 1/(\sqrt{\nu_0} + \varepsilon)`,
+    ``sgbench.samplers._langevin.langevin_law``.
+
+    Args:
+        hyperparameters: the hyperparameters of ``Params``, as given.
+        precision: P, (d, d).
+        noise_covariance: V, (d, d), or None for exact gradients.
+        step: the step counter whose law is asked, or None for every step's (a constant schedule).
+
+    Returns:
+        the LinearLaw, with its LangevinStep.
+
+    Raises:
+        NoLinearLawError: ``smoothing`` is not 1 (the preconditioner then follows the squared gradients), or
+            ``step`` is None and the schedule changes the step size.
+    """
+    params = Params(**hyperparameters)
+    if params.smoothing != 1.0:
+        raise NoLinearLawError(f"pSGLD is linear only with a frozen preconditioner (smoothing = 1), "
+                               f"got smoothing {params.smoothing}")
+    h = float(params.step_size_at(step_counter(params, step)))
+    preconditioner = 1 / (np.sqrt(params.initial_square_average) + params.epsilon)
+    return langevin_law(precision, h, params.temperature, noise_covariance, preconditioner)
 
 
 def reference_step(state: State, grad_fn, draws, params: Params):

@@ -15,8 +15,8 @@ of the PX paper (appendix C): step :math:`\epsilon`, friction rate :math:`\gamma
 \sqrt{2\gamma\epsilon T}\,z`, :math:`\theta \leftarrow \theta - \epsilon r`. Both forms, both
 integrators, the noise condition and the momentum refresh are in ``sgbench.samplers._hamiltonian``.
 One gradient evaluation per step. On a Gaussian target it is a linear recursion in
-(position, momentum) whose stationary covariance solves a discrete Lyapunov equation
-(``tests/test_hamiltonian_exact_laws.py``).
+(position, momentum) (``sgbench.samplers._hamiltonian.linear_law``) whose stationary covariance solves a discrete
+Lyapunov equation (``tests/test_hamiltonian_exact_laws.py``).
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from sgbench.samplers._hamiltonian import (  # noqa: F401  (parts of SAMPLER)
     State,
     draw_spec,
     init,
+    linear_law,
     optimized_step,
     reference_step,
 )

@@ -11,7 +11,8 @@ and its gradient from ``sgbench.samplers.control_variates.find_map`` unless give
 integrators, noise condition and refresh as SGHMC (``sgbench.samplers._hamiltonian``). Two stochastic-
 gradient evaluations per step, on one minibatch. With additive gradient noise the estimator is
 exact, so on a Gaussian target the chain is noise-free SGHMC, a linear recursion with a
-discrete-Lyapunov stationary covariance (``tests/test_hamiltonian_exact_laws.py``).
+discrete-Lyapunov stationary covariance (``tests/test_hamiltonian_exact_laws.py``): its law is SGHMC's without
+gradient noise (``control_variates.wrap`` derives it, ``control_variates.cancelled_noise_law``).
 """
 
 from __future__ import annotations

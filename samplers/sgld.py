@@ -15,8 +15,9 @@ Discretisation convention: ``convention="standard"`` (default) is the equation a
 \sqrt{\epsilon T}\,\xi`, i.e. the same update with :math:`h = \epsilon/2` (also MAMBA's eq. 1).
 
 One gradient evaluation per step. On a Gaussian target the update is a linear Gaussian
-recursion whose stationary covariance (constant step) solves a discrete Lyapunov equation
-(``tests/test_langevin_exact_laws.py``).
+recursion (:func:`linear_law`) whose stationary covariance (constant step) solves a discrete Lyapunov equation
+(``tests/test_langevin_exact_laws.py``); with minibatch gradients on Bayesian linear regression its second
+moments still follow exactly (``sgbench.reference.minibatch_laws``).
 """
 
 from __future__ import annotations
@@ -27,7 +28,14 @@ import numpy as np
 from sgbench import samplers
 from sgbench.base.arguments import one_of
 from sgbench.samplers._benchmarks import CYCLES, DECAY
-from sgbench.samplers._langevin import LangevinParams, State, draw_spec, init  # noqa: F401  (parts of SAMPLER)
+from sgbench.samplers._langevin import (  # noqa: F401  (parts of SAMPLER)
+    LangevinParams,
+    State,
+    draw_spec,
+    init,
+    langevin_law,
+)
+from sgbench.samplers._linear_law import LinearLaw, step_counter
 
 CONVENTIONS = ("standard", "welling_teh")
 
@@ -57,6 +65,27 @@ def drift_step(params: Params, step, xp=np):
     """
     h = params.step_size_at(step, xp)
     return h / 2 if params.convention == "welling_teh" else h
+
+
+def linear_law(hyperparameters: dict, precision, noise_covariance, step=None) -> LinearLaw:
+    r"""The exact law of one step (``sgbench.samplers._linear_law``): :math:`x' = x + h\hat g(x) + \sqrt{2hT}\,\xi`
+    with :math:`h` of the standard convention (:func:`drift_step`), ``sgbench.samplers._langevin.langevin_law``.
+
+    Args:
+        hyperparameters: the hyperparameters of ``Params``, as given.
+        precision: P, (d, d).
+        noise_covariance: V, (d, d), or None for exact gradients.
+        step: the step counter whose law is asked, or None for every step's (a constant schedule).
+
+    Returns:
+        the LinearLaw, with its LangevinStep.
+
+    Raises:
+        NoLinearLawError: ``step`` is None and the schedule changes the step size.
+    """
+    params = Params(**hyperparameters)
+    h = float(drift_step(params, step_counter(params, step)))
+    return langevin_law(precision, h, params.temperature, noise_covariance)
 
 
 def reference_step(state: State, grad_fn, draws, params: Params):

@@ -13,7 +13,8 @@ SGLD's ``convention`` (default standard; MAMBA's eq. 1 is the ``welling_teh`` on
 Two stochastic-gradient evaluations per step (at :math:`x_t` and at :math:`\hat x`, one minibatch);
 the one full-data gradient at the centre is not counted. With additive gradient noise the
 estimator is the exact gradient, so on a Gaussian target the chain is noise-free SGLD, a linear
-recursion with a discrete-Lyapunov stationary covariance (``tests/test_langevin_exact_laws.py``).
+recursion with a discrete-Lyapunov stationary covariance (``tests/test_langevin_exact_laws.py``): its law is
+SGLD's without gradient noise (``control_variates.wrap`` derives it, ``control_variates.cancelled_noise_law``).
 """
 
 from __future__ import annotations

@@ -13,7 +13,8 @@ and :math:`E[S_i^2 \mid x] = 2 h_t T` (the paper's :math:`T = 1`; the temperatur
 to :math:`\sqrt{2 h T}` so that the second moment is :math:`2hT` and the mean stays :math:`h\hat g`).
 Standard convention (:math:`\delta_t = h_t`); the paper's runs use
 ``schedule={"kind": "polynomial_decay"}`` (:math:`\delta_t = \delta(1+t)^{-0.55}`). One gradient
-evaluation per step.
+evaluation per step. Its second moments follow a linear recursion where the clip is inactive (:func:`linear_law`,
+the SGLRW Table 1 reproduction's prediction).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import numpy as np
 from sgbench import samplers
 from sgbench.samplers._benchmarks import DECAY
 from sgbench.samplers._langevin import LangevinParams, State, init  # noqa: F401  (parts of SAMPLER)
+from sgbench.samplers._linear_law import LinearLaw, step_counter
 
 
 @samplers.hyperparameters
@@ -42,6 +44,42 @@ def draw_spec(dim: int, params=None) -> dict[str, samplers.Variate]:
         ``{"uniform": Variate("uniform", (dim,))}``.
     """
     return {"uniform": samplers.Variate("uniform", (dim,))}
+
+
+def linear_law(hyperparameters: dict, precision, noise_covariance, step=None) -> LinearLaw:
+    r"""The law of one step of the walk without its clip (``sgbench.samplers._linear_law``; eq. 10 and Lemma 4.3
+    of the paper): with :math:`g(x) = -P(x - \mu)` and gradient noise of covariance :math:`V`, the increment has
+    :math:`E[\Delta \mid x] = h g(x)`, so :math:`A = I - hP`; given the gradient the coordinates move
+    independently, so off the diagonal :math:`\mathrm{Var}(\Delta \mid x) = h^2 V`, and on it the lattice fixes
+    :math:`E[\Delta_i^2 \mid x] = 2hT`, so :math:`\mathrm{Var}(\Delta_i \mid x) = 2hT - h^2 g_i(x)^2`:
+    :math:`Q = h^2(V - \mathrm{diag}\,V) + 2hT\,I` and the state's part
+    :math:`-h^2\,\mathrm{diag}(PSP)` (:math:`E[gg^\top] = PSP`). An approximation where the clip
+    :math:`\sqrt{h/(2T)}\,|\hat g_i| \le 1` binds.
+
+    Args:
+        hyperparameters: the hyperparameters of ``Params``, as given.
+        precision: P, (d, d).
+        noise_covariance: V, (d, d), or None for exact gradients.
+        step: the step counter whose law is asked, or None for every step's (a constant schedule).
+
+    Returns:
+        the LinearLaw (its ``approximation`` names the clip).
+
+    Raises:
+        NoLinearLawError: ``step`` is None and the schedule changes the step size.
+    """
+    params = Params(**hyperparameters)
+    h = float(params.step_size_at(step_counter(params, step)))
+    p = np.asarray(precision, dtype=np.float64)
+    d = p.shape[0]
+    v = np.zeros((d, d)) if noise_covariance is None else np.asarray(noise_covariance, dtype=np.float64)
+    covariance = h * h * (v - np.diag(np.diag(v))) + np.diag(np.full(d, 2 * h * params.temperature))
+
+    def state_covariance(second_moment):
+        return np.diag(-h * h * np.diag(p @ second_moment @ p))
+
+    return LinearLaw(np.eye(d) - h * p, covariance, state_covariance=state_covariance, position_dependent_noise=True,
+                     approximation="the clip of the tilt (exact where sqrt(h / (2T)) |g_i| <= 1)")
 
 
 def reference_step(state: State, grad_fn, draws, params: Params):

@@ -128,12 +128,14 @@ from sgbench import samplers, targets
 from sgbench.base.draws import jax_draws, numpy_draws
 from sgbench.bench.running import run as running
 from sgbench.reference.checks import law_check
-from sgbench.reference.linear_laws import averaged_second_moment, hamiltonian_recursion as linear_recursion
+from sgbench.reference.linear_laws import averaged_second_moment
+from sgbench.samplers import LinearLaw
+from sgbench.samplers._hamiltonian import hamiltonian_recursion as linear_recursion
 from tests.test_langevin_exact_laws import ALPHA, STUDENT, TARGET
 
 # ---------------------------------------------------------------------------------------------
 # The linear recursions, derived from the update equations (not from the implementation):
-# sgbench.reference.linear_laws.hamiltonian_recursion
+# sgbench.samplers._hamiltonian.hamiltonian_recursion
 
 
 def spectral_radius(matrix):
@@ -171,7 +173,7 @@ def law_case(case, noise_variance=0.0, noise_estimate=0.0, **changes):
     only the level its noisy runs use)."""
     case = {**case, **changes}
     return dict(form=case["form"], integrator=case["integrator"], step=case["step_size"], friction=case["friction"],
-                temperature=case.get("temperature", 1.0), noise_variance=noise_variance,
+                temperature=case.get("temperature", 1.0), noise_covariance=noise_variance,
                 noise_estimate=noise_estimate)
 
 
@@ -370,7 +372,7 @@ def averaged_position_second_moment(precision, law, s0, num_steps):
     """diag of the mean over t = 1..num_steps of the position block of S_t, where
     S_{t+1} = A S_t A^T + Q from S_0 = s0 (the exact law of every step, transient included)."""
     big_a, big_b, w, _ = linear_recursion(precision, **law)
-    return averaged_second_moment(s0, (big_a, big_b @ w @ big_b.T), num_steps, precision.shape[0])
+    return averaged_second_moment(s0, LinearLaw(big_a, big_b @ w @ big_b.T), num_steps, precision.shape[0])
 
 
 @pytest.mark.parametrize("case_name", ["chen-euler",

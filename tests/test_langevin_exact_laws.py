@@ -138,7 +138,7 @@ from sgbench.reference.checks import (
     p_value_check,
     z_critical,
 )
-from sgbench.reference.linear_laws import langevin_recursion
+from sgbench.samplers._langevin import langevin_recursion
 
 ALPHA = 1e-3
 # law_check's options here: Student's t, and every wrong answer rejected with probability >= 1 - ALPHA

@@ -1,5 +1,6 @@
 r"""Tier 1: the exact law of SGLD with minibatch gradients on Bayesian linear regression
-(``sgbench.reference.minibatch_laws``), checked against simulation and its limits, and the suite's SGLD held to it.
+(``sgbench.reference.minibatch_laws``, fed the step SGLD's file declares, ``sgbench.samplers.sgld.linear_law``),
+checked against simulation and its limits, and the suite's SGLD held to it.
 
 Target: ``linreg`` with N = 40, d = 2, B = 8 (with replacement), posterior :math:`\mathcal N(\mu, \Sigma)`,
 precision eigenvalues 20.6 and 29.7. At step 0.02 the law's stationary second moment is 2.4-2.9 times
@@ -33,8 +34,9 @@ Tests (statistic; false-failure rate; power):
 - ``test_law_reduces_to_langevin_recursion``: deterministic (1e-10 relative). Without minibatch noise
   the law is ``langevin_recursion``'s at every step (transient and stationary); with it, one step from a
   point x is ``langevin_recursion`` with the noise covariance :math:`V(x)` of
-  ``sgbench.targets.noise.minibatch`` (the suite's own, independent formula), for B = 8 and B = N; Welling &
-  Teh's convention is the standard one at half the step.
+  ``sgbench.targets.noise.minibatch`` (the suite's own, independent formula), for B = 8 and B = N, without and
+  with a preconditioner (frozen pSGLD's :math:`G`); SGLD's declared step in Welling & Teh's convention is the
+  standard one at half the step.
 - ``test_suite_sgld_matches_law`` (JAX, 256 chains x 2000 steps after 2000 of burn-in, step 0.02,
   overdispersed start :math:`\mu + 2(\text{exact draws} - \mu)`): ``law_check`` of the streamed per-chain
   :math:`E[x]` and :math:`E[x^2]` against the law (:math:`\mu + m`, :math:`\bar S_{ii} + 2\mu_i m_i +
@@ -49,16 +51,17 @@ import numpy as np
 import pytest
 import scipy.linalg
 
-from sgbench import targets
+from sgbench import samplers, targets
 from sgbench.bench.running import run as running
 from sgbench.reference.checks import law_check
-from sgbench.reference.linear_laws import averaged_second_moment, langevin_recursion
+from sgbench.reference.linear_laws import averaged_second_moment
 from sgbench.reference.minibatch_laws import (
     minibatch_sgld_operator,
     minibatch_sgld_second_moment,
     minibatch_sgld_stationary,
-    standard_step,
 )
+from sgbench.samplers import LangevinStep
+from sgbench.samplers._langevin import langevin_law, langevin_recursion
 
 ALPHA = 1e-3
 TARGET = dict(num_data=40, dim=2)
@@ -72,6 +75,13 @@ def linreg(noise="minibatch", batch=BATCH):
 
 def posterior(target):
     return np.asarray(target.posterior.mean), np.asarray(target.posterior.covariance)
+
+
+def sgld_step(step_size, temperature=1.0, convention="standard"):
+    """SGLD's step as its file declares it: the LangevinStep of its law."""
+    law = samplers.get("sgld").law({"step_size": step_size, "temperature": temperature, "convention": convention},
+                                   np.eye(TARGET["dim"]), None)
+    return law.langevin
 
 
 def simulate(target, h, temperature, num_chains, num_steps, num_burnin, start, seed):
@@ -107,12 +117,12 @@ def test_law_matches_direct_simulation(step, temperature, convention):
     num_chains, num_steps, num_burnin = (4000, 300, 3) if step > 1e-2 else (2000, 1000, 50)
     seed = 1000 + CASES.index((step, temperature, convention))
     start = np.random.default_rng(seed).multivariate_normal(mu + OFFSET, 4 * sigma, size=num_chains)
-    means, squares = simulate(target, standard_step(step, convention), temperature, num_chains, num_steps,
-                              num_burnin, start, seed)
+    h = step / 2 if convention == "welling_teh" else step  # Welling & Teh's epsilon is 2h
+    means, squares = simulate(target, h, temperature, num_chains, num_steps, num_burnin, start, seed)
 
     def law(t, c=convention):
-        return np.concatenate(minibatch_sgld_second_moment(t, step, temperature, num_steps, 4 * sigma, num_burnin,
-                                                           mu + OFFSET, convention=c))
+        return np.concatenate(minibatch_sgld_second_moment(t, sgld_step(step, temperature, c), num_steps, 4 * sigma,
+                                                           num_burnin, mu + OFFSET))
 
     # the same step_size read in the other convention: h doubled (from welling_teh) or halved (from standard)
     wrong = {"other convention": law(target, "welling_teh" if convention == "standard" else "standard")}
@@ -128,7 +138,7 @@ def test_stationary_law_tends_to_tempered_posterior(noise, temperature):
     """Full gradient, and B = N with replacement (still minibatch noise, of order h): first order in h."""
     target = linreg(noise, batch=TARGET["num_data"])
     _, sigma = posterior(target)
-    errors = np.array([np.abs(minibatch_sgld_stationary(target, h, temperature) - temperature * sigma).max()
+    errors = np.array([np.abs(minibatch_sgld_stationary(target, sgld_step(h, temperature)) - temperature * sigma).max()
                        / (temperature * np.abs(sigma).max()) for h in (1e-3, 1e-4, 1e-5)])
     assert np.all((errors[:-1] / errors[1:] > 9) & (errors[:-1] / errors[1:] < 11)), errors
     assert errors[-1] < 5e-4, errors
@@ -139,31 +149,34 @@ def test_law_reduces_to_langevin_recursion():
     mu, sigma = posterior(full)
     precision = np.linalg.inv(sigma)
     for step, temperature in [(0.02, 1.0), (1e-3, 0.5)]:
-        transition = langevin_recursion(precision, step, temperature)
-        mean_error, second = minibatch_sgld_second_moment(full, step, temperature, 500, 4 * sigma, num_burnin=7)
+        law = langevin_law(precision, step, temperature)
+        mean_error, second = minibatch_sgld_second_moment(full, LangevinStep(step, temperature), 500, 4 * sigma,
+                                                          num_burnin=7)
         # num_burnin = 7: start the reference recursion 7 steps on
         s = 4 * sigma
         for _ in range(7):
-            s = transition[0] @ s @ transition[0].T + transition[1]
-        expected = averaged_second_moment(s, transition, 500, 2)
+            s = law.propagate(s)
+        expected = averaged_second_moment(s, law, 500, 2)
         np.testing.assert_allclose(second, expected, rtol=1e-10)
         np.testing.assert_array_equal(mean_error, 0.0)
-        np.testing.assert_allclose(minibatch_sgld_stationary(full, step, temperature),
-                                   scipy.linalg.solve_discrete_lyapunov(*transition), rtol=1e-10)
-    # one step from a point: langevin_recursion with the minibatch covariance V(x) of sgbench.targets.noise.minibatch
+        np.testing.assert_allclose(minibatch_sgld_stationary(full, LangevinStep(step, temperature)),
+                                   scipy.linalg.solve_discrete_lyapunov(law.transition, law.covariance), rtol=1e-10)
+    # one step from a point: langevin_recursion with the minibatch covariance V(x) of sgbench.targets.noise.minibatch,
+    # without and with a diagonal preconditioner G
     for batch in (BATCH, TARGET["num_data"]):
-        target = linreg(batch=batch)
-        x = mu + np.array([0.3, -0.2])
-        e, z = x - mu, np.append(x - mu, 1.0)
-        operator, q = minibatch_sgld_operator(target, 0.02, 0.7)
-        after = (operator @ np.outer(z, z).ravel() + q).reshape(3, 3)
-        a, noise = langevin_recursion(precision, 0.02, 0.7, target.noise.covariance(x))
-        np.testing.assert_allclose(after[:2, :2], a @ np.outer(e, e) @ a.T + noise, rtol=1e-10)
-        np.testing.assert_allclose(after[:2, 2], a @ e, rtol=1e-10)
-        assert after[2, 2] == 1.0
+        for preconditioner in (1.0, np.array([0.5, 2.0])):
+            target = linreg(batch=batch)
+            x = mu + np.array([0.3, -0.2])
+            e, z = x - mu, np.append(x - mu, 1.0)
+            operator, q = minibatch_sgld_operator(target, LangevinStep(0.02, 0.7, preconditioner))
+            after = (operator @ np.outer(z, z).ravel() + q).reshape(3, 3)
+            a, noise = langevin_recursion(precision, 0.02, 0.7, target.noise.covariance(x), preconditioner)
+            np.testing.assert_allclose(after[:2, :2], a @ np.outer(e, e) @ a.T + noise, rtol=1e-10)
+            np.testing.assert_allclose(after[:2, 2], a @ e, rtol=1e-10)
+            assert after[2, 2] == 1.0
     target = linreg()
-    np.testing.assert_array_equal(minibatch_sgld_operator(target, 0.04, 1.0, "welling_teh")[0],
-                                  minibatch_sgld_operator(target, 0.02, 1.0)[0])
+    np.testing.assert_array_equal(minibatch_sgld_operator(target, sgld_step(0.04, 1.0, "welling_teh"))[0],
+                                  minibatch_sgld_operator(target, sgld_step(0.02, 1.0))[0])
 
 
 def test_suite_sgld_matches_law():
@@ -177,7 +190,7 @@ def test_suite_sgld_matches_law():
     assert result.metrics["num_diverged_chains"] == 0
 
     def law(t):
-        mean_error, second = minibatch_sgld_second_moment(t, step, 1.0, num_steps, 4 * sigma, num_burnin)
+        mean_error, second = minibatch_sgld_second_moment(t, sgld_step(step), num_steps, 4 * sigma, num_burnin)
         return np.concatenate([mu + mean_error, second + 2 * mu * mean_error + mu**2])
 
     estimates = np.concatenate([result.moments.mean, result.moments.second_moment], axis=1)

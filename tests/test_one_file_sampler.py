@@ -13,7 +13,8 @@
   baselines into copies of the stored files, leaving every other entry and the stored files as they were;
   bad input exits with status 2 before anything runs or is written.
 - A registered sampler without settings is an error naming it and what to declare; bad settings are
-  errors naming the field.
+  errors naming the field; a file that declares exact-law gate cells without its ``linear_law`` is an error at
+  registration, and with it the gate computes the cell's design bias from that law.
 All deterministic (no statistical assertion).
 """
 
@@ -35,7 +36,7 @@ import test_equivalence
 
 from sgbench import samplers, targets
 from sgbench.bench import cli
-from sgbench.bench.gate import baseline as baselines, cells, design_bias
+from sgbench.bench.gate import baseline as baselines, cells, design_bias, exact_law
 from sgbench.bench.perf import speed, speed_workload
 from sgbench.samplers._benchmarks import GATE_TARGETS
 
@@ -74,10 +75,10 @@ SAMPLER = samplers.register(samplers.Sampler.from_namespace("throwaway_sgld", "a
 
 
 @contextlib.contextmanager
-def throwaway(folder: Path):
-    """The throwaway sampler's module written to ``folder`` and imported (it registers itself);
+def throwaway(folder: Path, source: str = THROWAWAY):
+    """The throwaway sampler's module (``source``) written to ``folder`` and imported (it registers itself);
     unregistered and forgotten afterwards."""
-    (folder / f"{NAME}.py").write_text(THROWAWAY)
+    (folder / f"{NAME}.py").write_text(source)
     sys.path.insert(0, str(folder))
     try:
         importlib.import_module(NAME)
@@ -271,11 +272,35 @@ def _settings(**gate):
     (lambda: targets.adapted(targets.get("icg"), "two_layers"), ValueError, "wrapper must be one of ['single_layer']"),
     (lambda: dataclasses.replace(samplers.get("sgld"), benchmarks=_settings(exact_law=({"friction": 3.0},))),
      ValueError, "sampler 'sgld' (benchmark setting gate.exact_law[0]) has no parameter 'friction'"),
+    (lambda: dataclasses.replace(samplers.get("sgnht"), benchmarks=_settings(exact_law=({"step_size": 0.1},))),
+     ValueError, "sampler 'sgnht' declares exact-law gate cells (benchmark setting gate.exact_law) but no linear_law"),
 ])
 def test_bad_benchmark_settings_name_the_field(make, error, words):
     with pytest.raises(error) as raised:
         make()
     assert words in str(raised.value)
+
+
+def test_exact_law_cells_need_the_files_law(tmp_path):
+    """A file that declares exact-law gate cells but no ``linear_law`` fails at registration, saying what to define;
+    with its law (here SGLD's, imported into the file) its exact-law cell is in the gate, whose design bias is that
+    law's: nothing in bench names the sampler."""
+    cells_line = 'gate=samplers.GateSettings(icg4={"step_size": 0.02}),'
+    declared = THROWAWAY.replace(cells_line, cells_line[:-2] + ', exact_law=({"step_size": 0.02},)),')
+    assert declared != THROWAWAY
+    with pytest.raises(ValueError, match=f"sampler '{NAME}' declares exact-law gate cells .* but no linear_law: "
+                                         "define `linear_law"):
+        with throwaway(tmp_path, declared):
+            pass
+    assert NAME not in samplers.names()
+    with_law = declared.replace("\n\ndef reference_step", "\nfrom sgbench.samplers.sgld import linear_law  # noqa: F401"
+                                                          "\n\n\ndef reference_step", 1)
+    with throwaway(tmp_path, with_law) as sampler:
+        assert sampler.linear_law is samplers.get("sgld").linear_law
+        quick = cells.suite("quick")
+        ours = next(c for c in quick if c.sampler == NAME and c.exact_law)
+        theirs = next(c for c in quick if c.sampler == "sgld" and c.exact_law and c.params == ours.params)
+        np.testing.assert_array_equal(exact_law.expected_second_moment(ours), exact_law.expected_second_moment(theirs))
 
 
 def test_every_declared_wrapper_is_a_target_adapter():

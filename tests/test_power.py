@@ -100,27 +100,29 @@ def test_exact_law_is_the_lyapunov_solution_for_a_long_stationary_run():
     h, t, v = cell.params["step_size"], cell.params["temperature"], cell.target_params["noise_variance"]
     a = np.eye(target.dim) - h * target.precision
     stationary = scipy.linalg.solve_discrete_lyapunov(a, (h * h * v + 2 * h * t) * np.eye(target.dim))
-    from sgbench.reference.linear_laws import averaged_second_moment, langevin_recursion
+    from sgbench.reference.linear_laws import averaged_second_moment
 
-    transition = langevin_recursion(target.precision, h, t, v * np.eye(target.dim))
-    np.testing.assert_allclose(averaged_second_moment(stationary, transition, 200, target.dim), np.diag(stationary),
+    law = samplers.get("sgld").law(cell.params, target.precision, v * np.eye(target.dim))
+    np.testing.assert_allclose(averaged_second_moment(stationary, law, 200, target.dim), np.diag(stationary),
                                rtol=1e-10)
 
 
 def test_exact_law_of_a_thinned_average_reads_only_the_kept_steps():
     """``averaged_second_moment(..., thin=k)`` is the mean of S_t over t = b + k, b + 2k, .., b + n (the steps
     ``RunConfig.is_kept`` keeps), iterated here by hand (deterministic)."""
-    from sgbench.reference.linear_laws import averaged_second_moment, langevin_recursion
+    from sgbench.reference.linear_laws import averaged_second_moment
+    from sgbench.samplers._langevin import langevin_law
 
     cell = next(c for c in QUICK if c.exact_law and c.sampler == "sgld")
     target = cell.make_target()
-    a, q = langevin_recursion(target.precision, 0.02, 0.5, 2.0 * np.eye(target.dim))
+    law = langevin_law(target.precision, 0.02, 0.5, 2.0 * np.eye(target.dim))
+    a, q = law.transition, law.covariance
     s, kept = 4.0 * np.asarray(target.covariance), []
     for t in range(30 + 200):
         s = a @ s @ a.T + q
         if t >= 30 and (t - 30 + 1) % 40 == 0:
             kept.append(np.diag(s))
-    np.testing.assert_allclose(averaged_second_moment(4.0 * np.asarray(target.covariance), (a, q), 200, target.dim,
+    np.testing.assert_allclose(averaged_second_moment(4.0 * np.asarray(target.covariance), law, 200, target.dim,
                                                       num_burnin=30, thin=40), np.mean(kept, axis=0), rtol=1e-12)
 
 

@@ -2,7 +2,8 @@
 
 - a tiny run (about 20 s, mostly compilation): the table's shape, index, the paper's columns, finite KLs, the rendering;
 - the closed forms behind the table's predictions (expected KL of a fit of n Gaussian draws, the
-  moment recursion's first step);
+  moment recursion's first step), and which samplers have one (those whose file declares a law that holds under
+  minibatch noise);
 - a medium run (``statistical``, about a minute): the issue's acceptance claim, SGLRW's KL below
   SGLD's at the larger base step size 10^-3, at B = 8 (where this setting can decide it).
 """
@@ -16,7 +17,7 @@ import pandas as pd
 import pytest
 import scipy.stats
 
-from sgbench import targets
+from sgbench import samplers, targets
 from sgbench.bench.reproduce import sglrw_table1
 from sgbench.reference.checks import moment_check
 from sgbench.reference.metrics import exact_sampling_kl, kl_to_fit
@@ -50,7 +51,7 @@ def test_tiny_table_shape(tiny):
             assert column in tiny.columns
         assert np.all(np.isfinite(tiny[name])) and np.all(tiny[name] > 0)
         assert np.all(np.isfinite(tiny[f"{name}_se"])) and np.all(tiny[f"{name}_se"] > 0)
-        if name in sglrw_table1.PREDICTED:
+        if f"{name}_predicted" in tiny.columns:
             assert np.all(tiny[f"{name}_predicted"] > tiny[f"{name}_predicted_limit"])
             assert np.all(tiny[f"{name}_predicted_limit"] >= 0)
         assert np.all(tiny[f"{name}_diverged"] == 0)
@@ -111,6 +112,20 @@ def test_expected_fit_kl_against_simulation():
     expected = sglrw_table1.expected_fit_kl(target.truth, mean, cov, 100)
     moment_check(np.mean(kls), np.std(kls) / math.sqrt(len(kls)), expected, alpha=2 * scipy.stats.norm.sf(4.0),
                  name="mean KL of fits of 100 draws").assert_passed()
+
+
+def test_predictions_are_the_declared_laws(tiny):
+    """The samplers with a prediction are those whose own file declares a law that holds under minibatch noise
+    (SGLD, SGLRW; Clipped-SGLD declares none); a control variate's law (additive noise only) and pSGLD's adaptive
+    preconditioner give none, and asking for them is an error that says why."""
+    assert {n for n in sglrw_table1.SAMPLERS if f"{n}_predicted" in tiny.columns} == {"sgld", "sglrw"}
+    assert samplers.get("clipped_sgld").linear_law is None
+    target = targets.get("linreg", noise="minibatch", noise_batch_size=8)
+    assert sglrw_table1.prediction("clipped_sgld", target, 1e-3, 1) is None
+    for name, words in [("sgld_cv", "does not hold under minibatch noise"), ("psgld", "frozen preconditioner"),
+                        ("clipped_sgld", "declares no linear_law")]:
+        with pytest.raises(samplers.NoLinearLawError, match=words):
+            sglrw_table1.predicted_moments(name, target, 1e-3, 1)
 
 
 @pytest.mark.parametrize("sampler", ["sgld", "sglrw"])

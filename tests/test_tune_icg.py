@@ -8,7 +8,7 @@ defaults otherwise (``max_draws`` 1000).
 
 True quality. SGLD on a Gaussian with additive Gaussian gradient noise is a linear recursion
 :math:`x' = Ax + \eta`, :math:`A = I - hP`, :math:`Q = h^2 V + 2hI`
-(:func:`sgbench.reference.linear_laws.langevin_recursion`); its stationary law is :math:`\mathcal N(0, S_h)` with
+(:func:`sgbench.samplers._langevin.langevin_recursion`); its stationary law is :math:`\mathcal N(0, S_h)` with
 :math:`S_h = A S_h A^\top + Q`, solved here with ``scipy.linalg.solve_discrete_lyapunov`` exactly as
 ``tests/test_langevin_exact_laws.py`` does (the library has the recursion, not a solver). An arm's quality is
 the exact stationary :math:`b^2` of :func:`sgbench.reference.metrics.b2.b2`: :math:`b^2 = \mathrm{mean}_i
@@ -89,8 +89,8 @@ from sgbench.bench.tune.arm_runs import thinning
 from sgbench.bench.tune.budget import Budget
 from sgbench.bench.tune.halving import Halving, best_first, num_rounds
 from sgbench.bench.tune.rewards import discrepancy
-from sgbench.reference.linear_laws import langevin_recursion
 from sgbench.reference.metrics.b2 import b2
+from sgbench.samplers._langevin import langevin_recursion
 
 ALPHA = 1e-3
 TARGET = dict(dim=2, condition_number=4.0, rotation_seed=0, noise="isotropic", noise_variance=30.0)

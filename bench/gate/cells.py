@@ -12,8 +12,8 @@ unless said otherwise:
 - variants: SGLD in Welling & Teh's convention, SGHMC in Chen's form with a noise estimate and a
   momentum refresh, Clipped-SGLD and SGLRW where the clip binds;
 - every minibatch-capable sampler on ``linreg``;
-- exact-law cells (``exact_law``), 1024 chains and no warm-up, checked against ``sgbench.reference.linear_laws``
-  from their own start (the transient is part of the law);
+- exact-law cells (``exact_law``), 1024 chains and no warm-up, checked against the law their sampler declares
+  (``sgbench.bench.gate.exact_law``) from their own start (the transient is part of the law);
 - reference cells (``backend="numpy"``), 64 chains x 500 scored steps, checked against the JAX cell of
   identical settings (their design twin: the same law, start and warm-up, measured on many chains).
 

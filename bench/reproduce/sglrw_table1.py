@@ -39,6 +39,8 @@ from sgbench.base.figures import png_bytes, subplots
 from sgbench.bench.reproduce._registry import SEED_OPTION, Option, Reproduction, register, seed_of
 from sgbench.bench.running import run as running
 from sgbench.reference.metrics import GaussianFit, exact_sampling_kl, kl_to_fit
+from sgbench.samplers import NoLinearLawError
+from sgbench.samplers.schedules import as_schedule
 
 if TYPE_CHECKING:  # matplotlib loads when the figure is drawn
     from matplotlib.figure import Figure
@@ -83,7 +85,6 @@ PAPER_MC_REFERENCE_KL = 0.055201
 # Memory of one block of the JAX driver's draws and positions (bench.RunConfig.block_size).
 _BLOCK_BYTES = 64 * 2**20
 NUM_BOOTSTRAP = 200
-PREDICTED = ("sgld", "sglrw")  # samplers with a moment recursion (predicted_moments)
 
 
 def _block_size(num_chains: int, grid: int, batch_size: int, dim: int, num_iterations: int) -> int:
@@ -144,14 +145,17 @@ def fit_kl(truth, particles: np.ndarray, rng: np.random.Generator, num_bootstrap
 
 def predicted_moments(sampler: str, target, step_size: float,
                       num_iterations: int = PAPER_NUM_ITERATIONS) -> tuple[np.ndarray, np.ndarray]:
-    r"""``(mean, covariance)`` of the particles after ``num_iterations`` steps of ``sampler`` ("sgld"
-    or "sglrw") from the posterior mean, by the exact recursion of the first two moments on a
-    linear-regression target with minibatch noise (``targets.get("linreg", noise="minibatch", ...)``).
+    r"""``(mean, covariance)`` of the particles after ``num_iterations`` steps of ``sampler`` from the posterior
+    mean, by the recursion of the first two moments that the sampler's own law declares
+    (``sgbench.samplers._linear_law``), on a linear-regression target with minibatch noise
+    (``targets.get("linreg", noise="minibatch", ...)``).
 
     With :math:`g(x) = A(\mu - x)` the full gradient (:math:`A = \Sigma^{-1}`) and
-    :math:`V(x) = \frac{N^2}{B} C(x)` the minibatch gradient's covariance (with replacement), both
-    samplers have :math:`E[\Delta \mid x] = h_t g(x)`, so the mean stays at :math:`\mu` and
-    :math:`S_{t+1} = M S_t M^\top + E[\operatorname{Var}(\Delta \mid x_t)]`, :math:`M = I - h_t A`:
+    :math:`V(x) = \frac{N^2}{B} C(x)` the minibatch gradient's covariance (with replacement), a step that reads the
+    gradient once, at the current position, has :math:`E[\Delta \mid x] = h_t g(x)`, so the mean stays at
+    :math:`\mu` and :math:`S_{t+1} = M S_t M^\top + E[\operatorname{Var}(\Delta \mid x_t)]`,
+    :math:`M = I - h_t A`: the law at step t (``LinearLaw.propagate``) with the noise covariance
+    :math:`E[V(x_t)]`, where the law holds under such position-dependent noise (``position_dependent_noise``):
 
     - SGLD: :math:`\operatorname{Var}(\Delta \mid x) = h_t^2 V(x) + 2 h_t I` (exact);
     - SGLRW without its clip (:math:`\sqrt{h_t/2}\,|\hat g_i| \le 1`): off the diagonal
@@ -162,9 +166,10 @@ def predicted_moments(sampler: str, target, step_size: float,
     :math:`E[C(x)] = C(\mu) + \frac1N\sum_i P_i S P_i - \bar P S \bar P` with
     :math:`P_i = f_i f_i^\top/\sigma^2` (the per-datum gradients are affine in :math:`x`), and
     :math:`E[g g^\top] = A S A`.
+
+    Raises:
+        NoLinearLawError: the sampler declares no law, or none that holds under minibatch noise.
     """
-    if sampler not in PREDICTED:
-        raise ValueError(f"predicted_moments knows {PREDICTED}, got {sampler!r}")
     mu, sigma = np.asarray(target.truth.mean), np.asarray(target.truth.covariance)
     precision = np.linalg.inv(sigma)
     features, sigma2 = target.features, target.sigma2
@@ -172,24 +177,31 @@ def predicted_moments(sampler: str, target, step_size: float,
     batch = target.noise.batch_size
     p_bar = features.T @ features / (num_data * sigma2)
     v_mean = np.asarray(target.noise.covariance(mu))
-    params = sampler_registry.get(sampler).params(step_size=step_size, schedule=SCHEDULE)
-    cov, eye = np.zeros((dim, dim)), np.eye(dim)
+    declared = sampler_registry.get(sampler)
+    hyperparameters = {"step_size": step_size, "schedule": as_schedule(SCHEDULE)}
+    first = declared.law(hyperparameters, precision, v_mean, step=0)  # checks the hyperparameters once
+    if not first.position_dependent_noise or first.transition.shape != (dim, dim):
+        raise NoLinearLawError(f"the law of {sampler!r} does not hold under minibatch noise (it must read the "
+                               "gradient once, at the current position)")
+    cov = np.zeros((dim, dim))
     # one BLAS thread: products this small only wait for a second thread (measured, d = 50, N = 1000: 0.49 against
     # 0.68 ms an iteration on 2 idle cores, 1.0 against 59 ms with the other core busy)
     with threadpoolctl.threadpool_limits(limits=1, user_api="blas"):
         for t in range(num_iterations):
-            h = float(params.step_size_at(t))
             q = np.sum((features @ cov) * features, axis=1)  # f_i^T S f_i (a matrix product: 25x einsum's speed)
             expected_c = (features.T * q) @ features / (num_data * sigma2**2) - p_bar @ cov @ p_bar
             v = v_mean + num_data**2 / batch * expected_c
-            if sampler == "sgld":
-                noise = h * h * v + 2 * h * eye
-            else:
-                gg = precision @ cov @ precision
-                noise = h * h * (v - np.diag(np.diag(v))) + np.diag(2 * h - h * h * np.diag(gg))
-            m = eye - h * precision
-            cov = m @ cov @ m.T + noise
+            cov = declared.linear_law(hyperparameters, precision, v, t).propagate(cov)
     return mu.copy(), (cov + cov.T) / 2
+
+
+def prediction(sampler: str, target, step_size: float,
+               num_iterations: int = PAPER_NUM_ITERATIONS) -> tuple[np.ndarray, np.ndarray] | None:
+    """:func:`predicted_moments`, or None where ``sampler`` declares no law that holds here (Clipped-SGLD)."""
+    try:
+        return predicted_moments(sampler, target, step_size, num_iterations)
+    except NoLinearLawError:
+        return None
 
 
 def expected_fit_kl(truth, mean, covariance, num_draws: int | None = None) -> float:
@@ -238,7 +250,8 @@ def reproduce(num_particles: int = 500, num_iterations: int = PAPER_NUM_ITERATIO
     - ``s_paper``: Table 1's value (NaN where the paper has no such cell);
     - ``s_excess`` and ``s_paper_excess``: the KL minus the expected KL of the fit of as many exact
       draws (``num_particles`` for ours, 2000 for the paper's), comparable across particle numbers;
-    - ``s_predicted`` and ``s_predicted_limit`` (SGLD and SGLRW, with ``predict``): the expected KL of
+    - ``s_predicted`` and ``s_predicted_limit`` (with ``predict``, for the samplers whose law gives a
+      prediction, :func:`prediction`: SGLD and SGLRW): the expected KL of
       the fit of ``num_particles``, and of infinitely many, Gaussian draws with the moments of
       :func:`predicted_moments` (exact for SGLD up to the particles' non-Gaussianity; SGLRW ignoring
       its clip);
@@ -275,8 +288,8 @@ def reproduce(num_particles: int = 500, num_iterations: int = PAPER_NUM_ITERATIO
                               num_iterations, seed, dtype, callback)
                 for h, (kl, se, diverged) in zip(step_sizes, fits):
                     rows[b, h].update({name: kl, f"{name}_se": se, f"{name}_diverged": diverged})
-                    if predict and name in PREDICTED:
-                        moments = predicted_moments(name, target, h, num_iterations)
+                    moments = prediction(name, target, h, num_iterations) if predict else None
+                    if moments is not None:
                         rows[b, h][f"{name}_predicted"] = expected_fit_kl(target.truth, *moments, num_particles)
                         rows[b, h][f"{name}_predicted_limit"] = expected_fit_kl(target.truth, *moments)
     finally:
