@@ -3,7 +3,7 @@ statistics, gates and benchmarks that check them.
 
 The subpackages, imports only downward (docs/architecture.md):
 
-- ``sgbench.base``: argument checks, registries, random variates, provenance;
+- ``sgbench.base``: argument checks, registries, random variates, provenance, the scoped float64 mode, figures;
 - ``sgbench.targets`` and ``sgbench.samplers``: what is sampled and the samplers (one file each);
 - ``sgbench.reference``: gold standards and the metrics and checks that compare samples with them;
 - ``sgbench.bench``: drivers, sweeps, gates, performance, reproductions, tuning and the ``sgbench`` CLI.
