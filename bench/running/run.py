@@ -77,7 +77,6 @@ def run_grid(sampler, target, *, params_grid, num_chains=10, num_steps=10_000, s
     return results
 
 
-@in_float64_mode
 def run(sampler, target, *, params, num_chains=10, num_steps=10_000, seed=0, backend="jax",
         target_params=None, initial_position=None, progress=None, **config) -> RunResult:
     """Run one parameter setting; see :func:`run_grid`. Returns a :class:`RunResult` with
