@@ -96,5 +96,12 @@ def runs_argument(arguments: list[str]) -> int:
 
 if __name__ == "__main__":
     if sys.argv[1:] != ["--summary"]:
-        measure(runs_argument(sys.argv[1:]))
+        before = sum(map(len, recorded().values()))
+        try:
+            measure(runs_argument(sys.argv[1:]))
+        except KeyboardInterrupt:
+            kept = sum(map(len, recorded().values()))
+            print(f"\ninterrupted: {kept - before} finished batches added, {kept} in all kept in {RECORDS.name}; "
+                  "the same command resumes", file=sys.stderr)
+            sys.exit(130)
     print(summary())
