@@ -21,7 +21,7 @@ import importlib
 import importlib.util
 
 from sgbench import samplers
-from sgbench.bench.adapters._adapted import AdaptedSampler
+from sgbench.bench.adapters._adapted import AdaptedSampler, Setting
 
 
 def load_sampler(spec: str):
@@ -60,4 +60,4 @@ def load(spec: str) -> AdaptedSampler:
     return adapter
 
 
-__all__ = ["AdaptedSampler", "load", "load_sampler"]
+__all__ = ["AdaptedSampler", "Setting", "load", "load_sampler"]

@@ -16,8 +16,10 @@ gradient from the suite's oracle. It adds:
   or the adapter's ``Params``), translating the library's step-size, friction, temperature and
   noise conventions into the suite's;
 - ``differences``: what still differs from the reference with those hyperparameters ("" where the
-  adapter's one-step law equals the reference's): an integrator, an initial momentum, the
-  minibatch that several gradient evaluations share.
+  adapter's one-step law equals the reference's): an initial momentum, the minibatch that several
+  gradient evaluations share;
+- ``settings``: the :class:`Setting` s at which ``sgbench conformance`` runs it (two or more: a
+  temperature other than 1 where the library takes one, friction far from 1, small and moderate steps).
 
 Adapters are not registered in the suite's registry (they would need their library to import);
 they are module attributes, ``sgbench.bench.adapters.blackjax.sgld``, found by
@@ -53,6 +55,23 @@ def _unavailable_step(name: str, backend: str, missing: str) -> Callable:
     return step
 
 
+@dataclasses.dataclass(frozen=True)
+class Setting:
+    """One setting at which ``sgbench conformance`` runs an adapter.
+
+    Attributes:
+        label: a short name for the report ("T = 0.5, alpha = 1").
+        params: the adapter's hyperparameters (``TARGET:NAME`` keys apply to one validation target only).
+        targets: comma-separated keys of ``sgbench.bench.gate.validation_targets``.
+        probes: what the setting is there to find, in words.
+    """
+
+    label: str
+    params: dict
+    targets: str = "icg"
+    probes: str = ""
+
+
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class AdaptedSampler(Sampler):
     """A :class:`samplers.Sampler` running another ``library``'s update, with the ``backend`` that
@@ -64,6 +83,7 @@ class AdaptedSampler(Sampler):
     claims: str | None = None
     translate: Callable[[Any], dict] | None = None
     differences: str = ""
+    settings: tuple[Setting, ...] = ()
 
     def __post_init__(self):
         if self.backend not in BACKENDS:
@@ -74,15 +94,16 @@ class AdaptedSampler(Sampler):
     @classmethod
     def build(cls, *, name: str, citation: str, library: str, backend: str, step: Callable, Params: type,
               State: type, init: Callable, draw_spec: Callable, prime: Callable | None = None,
-              claims: str | None = None, translate: Callable | None = None, differences: str = "") -> AdaptedSampler:
+              claims: str | None = None, translate: Callable | None = None, differences: str = "",
+              settings: tuple[Setting, ...] = (), prepare: Callable | None = None) -> AdaptedSampler:
         """The adapter whose ``step`` is the step of ``backend``; the other step raises."""
         if backend not in BACKENDS:
             raise ValueError(f"backend must be one of {list(BACKENDS)}, got {backend!r}")
         other = _STEP_OF_BACKEND["numpy" if backend == "jax" else "jax"]
         steps = {_STEP_OF_BACKEND[backend]: step, other: _unavailable_step(name, backend, other)}
         return cls(name=name, citation=citation, Params=Params, State=State, init=init, draw_spec=draw_spec,
-                   prime=prime, library=library, backend=backend, claims=claims, translate=translate,
-                   differences=differences, **steps)
+                   prime=prime, prepare=prepare, library=library, backend=backend, claims=claims,
+                   translate=translate, differences=differences, settings=tuple(settings), **steps)
 
     def to_reference(self, params) -> dict:
         """Hyperparameters of the suite sampler ``claims`` equal to the adapter's ``params`` (a dict
