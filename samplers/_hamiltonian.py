@@ -286,8 +286,8 @@ def optimized_step(state: State, grad_fn, draws, params: HamiltonianParams):
     \text{drift}\,m`, :math:`m \leftarrow \text{decay}\,m + \text{kick}\,g(\theta) + \text{noise}`;
     practical form the momentum first, then the position; splitting: half a drift, decay and noise, half a drift,
     a kick; explicit Euler: :math:`\theta' = \theta + \text{drift}\,m`, :math:`m' = \text{decay}\,m +
-    \text{kick}\,g(\theta) + \text{noise}` (both from the old state). The arguments and result are those of :func:`reference_step`; the step contract is in
-    ``sgbench.samplers._contract``.
+    \text{kick}\,g(\theta) + \text{noise}` (both from the old state). The arguments and result are those of
+    :func:`reference_step`; the step contract is in ``sgbench.samplers._contract``.
 
     Args:
         state: the chain's State (position, momentum, step counter t).
