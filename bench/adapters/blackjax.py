@@ -214,8 +214,9 @@ sgnht = adapter(
     name="blackjax:sgnht", citation="blackjax 1.7.1 blackjax.sgmcmc.sgnht (Ding et al. 2014)",
     step=sgnht_step, Params=SGNHTParams, State=SGNHTState, init=sgnht_init,
     differences="explicit Euler: x' = x + eps p, p' = (1 - xi eps) p + eps g(x) + noise, "
-                "xi' = xi + eps (|p'|^2 / d - T) (the position moves with the old momentum; the suite's sgnht, semi-implicit, moves it with the new "
-                "one, so no suite sampler is claimed); the momentum starts at N(0, 1) (blackjax's init)")
+                "xi' = xi + eps (|p'|^2 / d - T) (the position moves with the old momentum; the suite's sgnht, "
+                "semi-implicit, moves it with the new one, so no suite sampler is claimed); the momentum starts at "
+                "N(0, 1) (blackjax's init)")
 
 
 # --- MCLMC -------------------------------------------------------------------------------------------------------
