@@ -41,7 +41,7 @@ import jax.numpy as jnp
 from blackjax.util import generate_unit_vector
 
 from sgbench.base.arguments import in_interval, integer_at_least, one_of, positive_finite
-from sgbench.bench.adapters._adapted import AdaptedSampler
+from sgbench.bench.adapters._adapted import AdaptedSampler, Setting
 from sgbench.bench.adapters._seeds import jax_key, seed_variate
 from sgbench.samplers._contract import Info, hyperparameters, static_field
 from sgbench.samplers._langevin import State as LangevinState, init as langevin_init
@@ -120,7 +120,11 @@ def sgld_reference(params: SGLDParams) -> dict:
 sgld = adapter(
     name="blackjax:sgld", citation="blackjax 1.7.1 blackjax.sgmcmc.sgld (Welling & Teh 2011)",
     step=sgld_step, Params=SGLDParams, State=LangevinState, init=langevin_init,
-    claims="sgld", translate=sgld_reference)
+    claims="sgld", translate=sgld_reference,
+    settings=(Setting("h = 0.02", {"step_size": 0.02}, probes="the step-size convention (Welling & Teh's h/2 would "
+                      "halve the drift)"),
+              Setting("T = 0.5, h = 0.01", {"step_size": 0.01, "temperature": 0.5},
+                      probes="the temperature scales the injected noise only")))
 
 
 # --- SGHMC -------------------------------------------------------------------------------------------------------
@@ -169,8 +173,15 @@ def sghmc_reference(params: SGHMCParams) -> dict:
 sghmc = adapter(
     name="blackjax:sghmc", citation="blackjax 1.7.1 blackjax.sgmcmc.sghmc (Chen et al. 2014)",
     step=sghmc_step, Params=SGHMCParams, State=LangevinState, init=langevin_init,
-    claims="sghmc", translate=sghmc_reference,
-    differences="one adapter step is L reference steps, recorded once, whose L gradients share one minibatch draw; "
+    claims="sghmc", translate=sghmc_reference, steps_per_call=lambda params: params.num_integration_steps,
+    settings=(Setting("T = 1, alpha = 1, L = 10", {"step_size": 0.1, "alpha": 1.0},
+                      probes="the explicit Euler scheme and the momentum refresh every L steps at T = 1"),
+              Setting("T = 0.5, alpha = 1, L = 10", {"step_size": 0.1, "alpha": 1.0, "temperature": 0.5},
+                      probes="the refreshed momentum's law at T != 1 (it should be N(0, T))"),
+              Setting("T = 1, alpha = 5, L = 1", {"step_size": 0.05, "alpha": 5.0, "num_integration_steps": 1},
+                      probes="a friction far from 1, a refresh every step")),
+    differences="one adapter step is L reference steps (validate runs the reference L times as long), recorded "
+                "once, whose L gradients share one minibatch draw; "
                 "the refreshed momentum is N(0, 1) in blackjax's units whatever the temperature (the reference's is "
                 "N(0, T))")
 
@@ -212,7 +223,11 @@ def sgnht_step(state: SGNHTState, grad_fn, draws, params: SGNHTParams):
 
 sgnht = adapter(
     name="blackjax:sgnht", citation="blackjax 1.7.1 blackjax.sgmcmc.sgnht (Ding et al. 2014)",
-    step=sgnht_step, Params=SGNHTParams, State=SGNHTState, init=sgnht_init,
+    step=sgnht_step, Params=SGNHTParams, State=SGNHTState, init=sgnht_init, method="sgnht",
+    settings=(Setting("T = 1, alpha = 1", {"step_size": 0.1, "alpha": 1.0},
+                      probes="the thermostat's fixed point at T = 1 (against truth, with step halving)"),
+              Setting("T = 0.5, alpha = 1", {"step_size": 0.1, "alpha": 1.0, "temperature": 0.5},
+                      probes="the thermostat's target kinetic energy at T != 1")),
     differences="explicit Euler: x' = x + eps p, p' = (1 - xi eps) p + eps g(x) + noise, "
                 "xi' = xi + eps (|p'|^2 / d - T) (the position moves with the old momentum; the suite's sgnht, "
                 "semi-implicit, moves it with the new one, so no suite sampler is claimed); the momentum starts at "
@@ -308,6 +323,11 @@ mclmc = adapter(
     name="blackjax:mclmc", citation="blackjax 1.7.1 blackjax.mcmc.mclmc (Robnik et al. 2023)",
     step=mclmc_step, Params=MCLMCParams, State=MCLMCState, init=mclmc_init,
     prime=mclmc_prime, claims="mclmc", translate=mclmc_reference,
+    settings=(Setting("McLachlan, eps = 0.3, L = 2", {"step_size": 0.3, "L": 2.0},
+                      probes="the isokinetic McLachlan integrator and the partial refresh"),
+              Setting("velocity Verlet, eps = 0.2, L = 1", {"step_size": 0.2, "L": 1.0,
+                                                            "integrator": "velocity_verlet"},
+                      probes="the leapfrog integrator, a shorter decoherence length")),
     differences="the momentum starts as a uniform random unit vector (blackjax's init), not at rest; a non-finite "
                 "step is replaced by the previous state with a fresh momentum (counted in State.nan_steps), where "
                 "the reference lets the driver count it")
