@@ -113,7 +113,8 @@ class AdaptedSampler(Sampler):
         steps = {_STEP_OF_BACKEND[backend]: step, other: _unavailable_step(name, backend, other)}
         return cls(name=name, citation=citation, Params=Params, State=State, init=init, draw_spec=draw_spec,
                    prime=prime, prepare=prepare, library=library, backend=backend, claims=claims,
-                   translate=translate, differences=differences, steps_per_call=steps_per_call, method=method, settings=tuple(settings), **steps)
+                   translate=translate, differences=differences,
+                   steps_per_call=steps_per_call, method=method, settings=tuple(settings), **steps)
 
     def to_reference(self, params) -> dict:
         """Hyperparameters of the suite sampler ``claims`` equal to the adapter's ``params`` (a dict

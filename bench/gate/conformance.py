@@ -21,9 +21,10 @@ adapter that claims none the suite sampler of its ``method`` at its gate setting
 ``SCALES`` sizes the runs: ``quick`` (CI: the first setting of each adapter, few chains: it exercises every
 adapter, and decides only what so little can), ``default`` (every setting; about 20 minutes on two cores; 256
 JAX chains resolve r of about 0.12, so a correct adapter is often INCONCLUSIVE, with the chains that would
-decide), ``full`` (4 times the chains: what the documentation's report was made with). Finished tasks are appended to a JSON-lines record as they finish and skipped when the record already
-holds them (the same adapter, setting, scale, seed and library version): an interrupted run resumes. Tasks run
-in this process or as Dask tasks (``client``), each a ``run_task`` call.
+decide), ``full`` (4 times the chains: what the documentation's report was made with). Finished tasks are
+appended to a JSON-lines record as they finish and skipped when the record already holds them (the same
+adapter, setting, scale, seed and library version): an interrupted run resumes. Tasks run in this process or as
+Dask tasks (``client``), each a ``run_task`` call.
 """
 
 from __future__ import annotations
