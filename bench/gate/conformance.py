@@ -37,12 +37,14 @@ import json
 import tempfile
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from sgbench import samplers
 from sgbench.base.arguments import one_of
-from sgbench.bench.adapters import AdaptedSampler, Setting
+
+if TYPE_CHECKING:  # the adapters import their libraries and JAX: `sgbench conformance --help` loads neither
+    from sgbench.bench.adapters import AdaptedSampler, Setting
 
 LIBRARIES = {"blackjax": "blackjax", "posteriors": "posteriors", "sgmcmcjax": "SGMCMCJax"}  # module: distribution
 DETECT = 0.1  # the relative variance error every PASSED must resolve
@@ -86,6 +88,8 @@ def library_version(library: str) -> str:
 def adapters_of(library: str) -> tuple[list[AdaptedSampler], str]:
     """The adapters of ``sgbench.bench.adapters.<library>`` in the order the module defines them, and "" (or, when
     the module cannot be imported, no adapters and the reason)."""
+    from sgbench.bench.adapters import AdaptedSampler
+
     try:
         module = importlib.import_module(f"sgbench.bench.adapters.{library}")
     except ImportError as error:
@@ -172,6 +176,7 @@ def _speed(metrics, label: str, total_steps: int) -> tuple[float, float]:
 def _twin_speed(adapter: AdaptedSampler, target_key: str, chains: int, total_steps: int, seed: int):
     """The speed of the suite sampler of ``adapter``'s method (``adapter.method``) at its gate settings on the
     target, as many chains and steps (None where the adapter names none)."""
+    from sgbench import samplers
     from sgbench.bench.gate import validation_targets
     from sgbench.bench.running import run as running
 
