@@ -21,7 +21,13 @@ They are one chain for :math:`h = \epsilon^2`, :math:`\alpha = \gamma\epsilon`, 
 ``noise_estimate`` :math:`\hat\beta` is the gradient-noise variance (:math:`2\alpha T - h\hat\beta \ge 0`);
 ``temperature`` :math:`T` tempers the target to :math:`p^{1/T}` (PX eq. 8). ``integrator="euler"``
 (default) is the papers' semi-implicit Euler, ``"splitting"`` the BAOAB splitting of Leimkuhler &
-Matthews (2013), written A O A B. ``refresh_every`` :math:`L > 0` resamples the momentum every :math:`L`
+Matthews (2013), written A O A B, and ``"explicit_euler"`` the explicit Euler scheme of the SDE (Chen et al.'s
+eq. (13) discretised with every right-hand side at the old state: the gradient at the old position, the
+position moved with the old momentum), which blackjax, posteriors and SGMCMCJax implement:
+
+.. math:: \theta \leftarrow \theta + v_{\text{old}}, \quad v \leftarrow (1 - \alpha) v + h\,g(\theta_{\text{old}})
+          + \sqrt{h(2\alpha T - h\hat\beta)}\,\xi \quad\text{(Chen form; practical form likewise).}
+ ``refresh_every`` :math:`L > 0` resamples the momentum every :math:`L`
 steps (Chen et al.'s Algorithm 2). The momentum starts at 0 (PX Algorithm 3). On a Gaussian target every form
 and integrator is a linear recursion in (position, momentum): :func:`hamiltonian_recursion`, :func:`linear_law`.
 
@@ -41,7 +47,8 @@ from sgbench.samplers._langevin import LangevinParams
 from sgbench.samplers._linear_law import LinearLaw, step_counter
 
 FORMS = ("chen", "practical")
-INTEGRATORS = ("euler", "splitting")
+INTEGRATORS = ("euler", "splitting", "explicit_euler")
+EULER = ("euler", "explicit_euler")  # the integrators whose friction multiplies the momentum by 1 - alpha
 DEFAULT_FRICTION = {"chen": 0.01, "practical": 100.0}  # MAMBA appendix D.1; PX table 11
 
 
@@ -50,7 +57,7 @@ class HamiltonianParams(LangevinParams):
     """``LangevinParams``; ``friction`` > 0, a number or a per-coordinate vector (default: 0.01, MAMBA's
     :math:`\\alpha`, in the Chen form; 100, PX table 11's :math:`\\gamma`, in the practical form);
     ``noise_estimate`` :math:`\\hat\\beta` >= 0, number or vector (default 0); ``form`` in ``FORMS``;
-    ``integrator`` in ``INTEGRATORS``; ``refresh_every`` >= 0 (0: never). The Euler integrator needs a
+    ``integrator`` in ``INTEGRATORS``; ``refresh_every`` >= 0 (0: never). The Euler integrators need a
     per-step friction in (0, 2); the injected noise variance must be >= 0. Both are checked at the
     schedule's peak, its step 0 (every schedule here is largest there)."""
 
@@ -70,7 +77,7 @@ class HamiltonianParams(LangevinParams):
         object.__setattr__(self, "noise_estimate", number_or_vector("noise_estimate", self.noise_estimate))
         peak = self.step_size_at(0, np)
         per_step_friction = float(np.max(self.friction)) * (peak if self.form == "practical" else 1.0)
-        if self.integrator == "euler" and per_step_friction >= 2:
+        if self.integrator in EULER and per_step_friction >= 2:
             name = "friction * step_size" if self.form == "practical" else "friction"
             in_interval(name, per_step_friction, 0.0, 2.0, low_open=True, high_open=True)
         variance = injected_variance(self, peak, np)
@@ -88,7 +95,7 @@ def noise_condition(params: HamiltonianParams) -> str:
     Returns:
         str: the inequality, for error messages.
     """
-    if params.integrator == "euler":
+    if params.integrator in EULER:
         friction = "friction" if params.form == "chen" else "friction (the rate gamma)"
         return f"2 * {friction} * temperature - step_size * noise_estimate >= 0"
     per_step = "friction" if params.form == "chen" else "friction * step_size"
@@ -112,12 +119,10 @@ def injected_variance(params: HamiltonianParams, step_size, xp):
         rounding of the two implementations (:func:`cancelled_difference`).
     """
     a, beta, temp = params.friction, params.noise_estimate, params.temperature
-    if params.form == "chen":
-        if params.integrator == "euler":
-            return step_size * cancelled_difference(2 * a * temp, step_size * beta, xp)
-        return cancelled_difference(step_size * temp * (1 - xp.exp(-2 * a)), step_size**2 * beta, xp)
-    if params.integrator == "euler":
+    if params.integrator in EULER:
         return step_size * cancelled_difference(2 * a * temp, step_size * beta, xp)
+    if params.form == "chen":
+        return cancelled_difference(step_size * temp * (1 - xp.exp(-2 * a)), step_size**2 * beta, xp)
     return cancelled_difference(temp * (1 - xp.exp(-2 * a * step_size)), step_size**2 * beta, xp)
 
 
@@ -213,7 +218,8 @@ def reference_step(state: State, grad_fn, draws, params: HamiltonianParams):
     Chen form, Euler (Algorithm 2): :math:`\theta \leftarrow \theta + v`, then
     :math:`v \leftarrow (1 - \alpha) v + h\,g(\theta) + \text{noise}`; practical form, Euler (PX Algorithm 3):
     :math:`r \leftarrow (1 - \gamma h) r - h\,g(\theta) + \text{noise}`, then :math:`\theta \leftarrow \theta - h r`;
-    the splitting integrator: half a drift, the friction and noise, half a drift, a kick (A O A B). With
+    the splitting integrator: half a drift, the friction and noise, half a drift, a kick (A O A B); explicit
+    Euler: the momentum from the gradient at the old position and the position moved with the old momentum. With
     ``refresh_every`` :math:`L`, the momentum is first redrawn from its stationary law at every step t with
     t mod L = 0. The arguments and result follow the step contract (``sgbench.samplers._contract``).
 
@@ -232,7 +238,11 @@ def reference_step(state: State, grad_fn, draws, params: HamiltonianParams):
     if params.refresh_every and state.step % params.refresh_every == 0:
         m = np.sqrt(refresh_variance(params, h)) * draws["refresh"]
     noise = np.sqrt(injected_variance(params, h, np)) * draws["noise"]
-    if params.form == "chen" and params.integrator == "euler":  # Chen et al. Algorithm 2
+    if params.integrator == "explicit_euler" and params.form == "chen":
+        theta, m = theta + m, (1 - params.friction) * m + h * grad_fn(theta) + noise
+    elif params.integrator == "explicit_euler":
+        theta, m = theta - h * m, (1 - params.friction * h) * m - h * grad_fn(theta) + noise
+    elif params.form == "chen" and params.integrator == "euler":  # Chen et al. Algorithm 2
         theta = theta + m
         m = (1 - params.friction) * m + h * grad_fn(theta) + noise
     elif params.form == "practical" and params.integrator == "euler":  # PX Algorithm 3
@@ -263,7 +273,7 @@ def coefficients(params: HamiltonianParams, h):
         (drift, kick, decay); ``decay`` is a vector where ``friction`` is one.
     """
     per_step_friction = params.friction * (h if params.form == "practical" else 1.0)
-    decay = jnp.exp(-per_step_friction) if params.integrator == "splitting" else 1 - per_step_friction
+    decay = 1 - per_step_friction if params.integrator in EULER else jnp.exp(-per_step_friction)
     if params.form == "chen":
         return 1.0, h, decay
     return -h, -h, decay
@@ -275,8 +285,9 @@ def optimized_step(state: State, grad_fn, draws, params: HamiltonianParams):
     With (drift, kick, decay) of :func:`coefficients`, Euler: Chen form :math:`\theta \leftarrow \theta +
     \text{drift}\,m`, :math:`m \leftarrow \text{decay}\,m + \text{kick}\,g(\theta) + \text{noise}`;
     practical form the momentum first, then the position; splitting: half a drift, decay and noise, half a drift,
-    a kick. The arguments and result are those of :func:`reference_step`; the step contract is in
-    ``sgbench.samplers._contract``.
+    a kick; explicit Euler: :math:`\theta' = \theta + \text{drift}\,m`, :math:`m' = \text{decay}\,m +
+    \text{kick}\,g(\theta) + \text{noise}` (both from the old state). The arguments and result are those of
+    :func:`reference_step`; the step contract is in ``sgbench.samplers._contract``.
 
     Args:
         state: the chain's State (position, momentum, step counter t).
@@ -299,6 +310,9 @@ def optimized_step(state: State, grad_fn, draws, params: HamiltonianParams):
         m = decay * m + noise
         theta = theta + drift * m / 2
         return State(theta, m + kick * grad_fn(theta), state.step + 1), Info(num_grad_evals=1)
+    if params.integrator == "explicit_euler":
+        new_m = decay * m + kick * grad_fn(theta) + noise
+        return State(theta + drift * m, new_m, state.step + 1), Info(num_grad_evals=1)
     if params.form == "chen":
         theta = theta + drift * m
         return State(theta, decay * m + kick * grad_fn(theta) + noise, state.step + 1), Info(num_grad_evals=1)
@@ -321,6 +335,12 @@ def hamiltonian_recursion(precision, form, integrator, step, friction, temperatu
     = (I - \epsilon^2P)x - \epsilon(1-\gamma\epsilon)r - \epsilon n + \epsilon^2 e`;
     :math:`c = \epsilon(2\gamma T - \epsilon\hat\beta)`.
 
+    Chen, explicit Euler: :math:`x' = x + v`, :math:`v' = (1-\alpha)v + h g(x) + n
+    = -hPx + (1-\alpha)v + n + he`; :math:`c` as for Euler.
+
+    Practical, explicit Euler (:math:`k = 1 - \gamma\epsilon`): :math:`x' = x - \epsilon r`,
+    :math:`r' = kr - \epsilon g(x) + n = \epsilon Px + kr + n - \epsilon e`; :math:`c` as for Euler.
+
     Chen, splitting A O A B (:math:`k = e^{-\alpha}`): :math:`x' = x + v/2 + (kv + n)/2
     = x + \tfrac{1+k}{2}v + n/2`, :math:`v' = kv + n + h g(x') = -hPx + (kI - h\tfrac{1+k}{2}P)v
     + (I - hP/2)n + he`; :math:`c = hT(1-k^2) - h^2\hat\beta`.
@@ -333,7 +353,7 @@ def hamiltonian_recursion(precision, form, integrator, step, friction, temperatu
     Args:
         precision: P, (d, d).
         form: ``"chen"`` or ``"practical"``.
-        integrator: ``"euler"`` or ``"splitting"``.
+        integrator: ``"euler"``, ``"splitting"`` or ``"explicit_euler"``.
         step: h (Chen form) or :math:`\epsilon` (practical form).
         friction: :math:`\alpha` (Chen form) or :math:`\gamma` (practical form).
         temperature: T.
@@ -347,7 +367,17 @@ def hamiltonian_recursion(precision, form, integrator, step, friction, temperatu
     d = p.shape[0]
     eye, zero = np.eye(d), np.zeros((d, d))
     temp, beta = temperature, noise_estimate
-    if form == "chen" and integrator == "euler":
+    if form == "chen" and integrator == "explicit_euler":
+        h, a = step, friction
+        c = h * (2 * a * temp - h * beta)
+        big_a = np.block([[eye, eye], [-h * p, (1 - a) * eye]])
+        big_b = np.block([[zero, zero], [eye, h * eye]])
+    elif integrator == "explicit_euler":
+        e, k = step, 1 - friction * step
+        c = e * (2 * friction * temp - e * beta)
+        big_a = np.block([[eye, -e * eye], [e * p, k * eye]])
+        big_b = np.block([[zero, zero], [eye, -e * eye]])
+    elif form == "chen" and integrator == "euler":
         h, a = step, friction
         c = h * (2 * a * temp - h * beta)
         big_a = np.block([[eye, eye], [-h * p, (1 - a) * eye - h * p]])

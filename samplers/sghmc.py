@@ -9,10 +9,11 @@ appendix D.1, eq. (6), written for the log density (:math:`g = \widehat{\nabla\l
 with step size :math:`h` from the schedule, friction :math:`\alpha` (MAMBA: 0.01), gradient-noise
 estimate :math:`\hat\beta` (MAMBA: 0), temperature :math:`T`. Integrator: semi-implicit Euler
 (drift with the old momentum, then friction and a kick with the gradient at the new position) by
-default, or the BAOAB splitting (``integrator="splitting"``). ``form="practical"`` is Algorithm 3
+default, the BAOAB splitting (``integrator="splitting"``), or explicit Euler (``integrator="explicit_euler"``, what
+blackjax, posteriors and SGMCMCJax implement). ``form="practical"`` is Algorithm 3
 of the PX paper (appendix C): step :math:`\epsilon`, friction rate :math:`\gamma`
 (PX table 11: 100), :math:`r \leftarrow (1 - \gamma\epsilon) r + \epsilon\nabla\tilde U +
-\sqrt{2\gamma\epsilon T}\,z`, :math:`\theta \leftarrow \theta - \epsilon r`. Both forms, both
+\sqrt{2\gamma\epsilon T}\,z`, :math:`\theta \leftarrow \theta - \epsilon r`. Both forms, the three
 integrators, the noise condition and the momentum refresh are in ``sgbench.samplers._hamiltonian``.
 One gradient evaluation per step. On a Gaussian target it is a linear recursion in
 (position, momentum) (``sgbench.samplers._hamiltonian.linear_law``) whose stationary covariance solves a discrete
@@ -57,6 +58,9 @@ benchmarks = samplers.BenchmarkSettings(
         dict(step_size=0.1, form="practical", friction=2.0, schedule=CYCLES),
         dict(step_size=0.1, form="practical", friction=5.0, integrator="splitting", noise_estimate=1.0,
              refresh_every=10),
+        # explicit Euler is stable only where the per-step friction exceeds h lambda_max (1 on the 10-d icg)
+        dict(step_size=1e-2, friction=1.5, integrator="explicit_euler", temperature=0.5, refresh_every=5),
+        dict(step_size=0.03, form="practical", friction=30.0, integrator="explicit_euler", noise_estimate=1.0),
     ),
     speed={"step_size": 1e-2},
     asv={"icg": {"step_size": 1e-2, "friction": 10.0, "form": "practical"},

@@ -97,8 +97,8 @@ Tests (statistic; false-failure rate; power):
 - ``test_semi_implicit_and_splitting_stable_where_explicit_euler_diverges`` (10-d ICG,
   kappa = 1e4, h = 1e-3, alpha = 0.01, 8 chains x 10^4 steps; float32 by default, float64
   ``statistical``): both our integrators (spectral radius < 1) end with 0 non-finite chains
-  (``bench.run``); the explicit Euler of blackjax (position and momentum both from the old state;
-  written here, checked against blackjax below) has spectral radius
+  (``bench.run``); the explicit Euler of blackjax (``integrator="explicit_euler"``: position and momentum both from
+  the old state; checked against blackjax below) has spectral radius
   :math:`\sqrt{1 - \alpha + h\lambda_{max}}` = 1.0440 and grows like :math:`e^{0.0431t}`: in
   float32 all 8 chains are non-finite (from steps 2016-2058 on, counted); in float64 they stay
   finite (about 1e185 after 10^4 steps) and the measured growth rate is log(1.0440) within 2 %.
@@ -255,6 +255,11 @@ CASES = {  # sampler params and the isotropic gradient-noise variance V of the n
                            noise_variance=0.25),
     "practical-splitting": dict(form="practical", integrator="splitting", step_size=0.9, friction=0.8,
                                 temperature=1.0, noise_variance=0.5),
+    # explicit Euler is stable only where friction exceeds h lambda_max (spectral radii 0.973, 0.957)
+    "chen-explicit": dict(form="chen", integrator="explicit_euler", step_size=0.1, friction=1.2, temperature=0.5,
+                          noise_variance=1.0),
+    "practical-explicit": dict(form="practical", integrator="explicit_euler", step_size=0.25, friction=2.0,
+                               temperature=1.0, noise_variance=0.5),
 }
 CV_CENTRE = np.array([1.0, -2.0, 0.5, 3.0])
 
@@ -324,7 +329,7 @@ def test_sghmc_matches_discrete_lyapunov_solution(case_name, noise):
     noise_free = stationary_law(p, **law_case(case, noise_variance=0.0))
     wrong = {"continuous law (the SDE's)": continuous_law(target, case["form"], case["step_size"], temp)}
     if noise == "none":
-        other = "splitting" if case["integrator"] == "euler" else "euler"
+        other = {"euler": "splitting", "splitting": "euler", "explicit_euler": "euler"}[case["integrator"]]
         if is_stable(p, **law_case(case, integrator=other)):
             wrong[f"the {other} integrator's law"] = stationary_law(p, **law_case(case, integrator=other))
         if temp != 1:
@@ -333,7 +338,7 @@ def test_sghmc_matches_discrete_lyapunov_solution(case_name, noise):
         wrong["gradient noise ignored (noise-free law)"] = noise_free
     else:
         wrong["beta-hat ignored (noisy, uncorrected law)"] = stationary_law(p, **law_case(case, noise_variance=v))
-        if case["integrator"] == "euler":
+        if case["integrator"] != "splitting":
             # Euler: h^2 V from the gradient plus h(2 alpha T - h V) injected is the noise-free 2 alpha h T.
             np.testing.assert_allclose(expected, noise_free, rtol=1e-10, atol=1e-12)
         else:
@@ -590,12 +595,6 @@ def test_splitting_position_law_is_exact_on_gaussians(form):
 STABILITY = dict(step=1e-3, friction=0.01, num_chains=8, num_steps=10_000)
 
 
-def explicit_euler_matrix(precision, step, friction):
-    """x' = x + v, v' = (1 - alpha) v + h g(x): position and momentum both from the old state."""
-    d = precision.shape[0]
-    return np.block([[np.eye(d), np.eye(d)], [-step * precision, (1 - friction) * np.eye(d)]])
-
-
 def explicit_euler_paths(target, step, friction, num_chains, num_steps, seed, dtype, temperature=1.0):
     """The explicit-Euler SGHMC recursion (blackjax.sgmcmc.diffusions.sghmc in the Chen form), from
     the target's initial position with zero momentum; max_i |z_t,i| at every step (chains, steps)."""
@@ -635,7 +634,7 @@ def test_semi_implicit_and_splitting_stable_where_explicit_euler_diverges(dtype)
                              dtype=dtype)
         assert result.metrics["num_diverged_chains"] == 0, integrator
         assert np.all(np.isfinite(result.moments.second_moment))
-    radius = spectral_radius(explicit_euler_matrix(p, h, alpha))
+    radius = spectral_radius(linear_recursion(p, "chen", "explicit_euler", h, alpha)[0])
     np.testing.assert_allclose(radius, np.sqrt(1 - alpha + h * lam), rtol=1e-10)
     assert (2 - alpha) ** 2 < 4 * (1 - alpha + h * lam)  # complex pair: |mu|^2 = det = 1 - alpha + h lambda
     sizes = {t: explicit_euler_paths(target, h, alpha, STABILITY["num_chains"], STABILITY["num_steps"], 171, t)
@@ -653,7 +652,8 @@ def test_semi_implicit_and_splitting_stable_where_explicit_euler_diverges(dtype)
 
 def test_explicit_euler_recursion_is_blackjax_sghmc_diffusion():
     """One step of blackjax.sgmcmc.diffusions.sghmc (step eps, friction rate alpha / eps, momentum
-    p = v / eps) is the explicit-Euler recursion above with h = eps^2, on the same noise."""
+    p = v / eps) is the suite's ``integrator="explicit_euler"`` (both implementations) with h = eps^2, on the same
+    noise."""
     diffusions = pytest.importorskip("blackjax.sgmcmc.diffusions")
     from blackjax.util import generate_gaussian_noise
 
@@ -666,9 +666,13 @@ def test_explicit_euler_recursion_is_blackjax_sghmc_diffusion():
     grad = target.grad_logdensity(x)
     x_bj, p_bj = diffusions.sghmc(alpha=alpha / eps)(key, jnp.asarray(x), jnp.asarray(v / eps), grad, eps)
     xi = np.asarray(generate_gaussian_noise(key, jnp.asarray(x)))
-    np.testing.assert_allclose(np.asarray(x_bj), x + v, rtol=1e-12)
-    np.testing.assert_allclose(eps * np.asarray(p_bj), (1 - alpha) * v + h * grad + np.sqrt(2 * alpha * h) * xi,
-                               rtol=1e-12, atol=1e-15)
+    sampler = samplers.get("sghmc")
+    params = sampler.Params(step_size=h, friction=alpha, integrator="explicit_euler")
+    state = sampler.init(x, params)._replace(momentum=v)
+    for step in (sampler.reference_step, sampler.optimized_step):
+        new = step(state, target.grad_logdensity, {"noise": xi}, params)[0]
+        np.testing.assert_allclose(np.asarray(x_bj), np.asarray(new.position), rtol=1e-12)
+        np.testing.assert_allclose(eps * np.asarray(p_bj), np.asarray(new.momentum), rtol=1e-12, atol=1e-15)
 
 
 def test_euler_stability_region():

@@ -215,7 +215,7 @@ def test_sghmc_choices_and_vector_lengths_are_checked():
     sghmc = samplers.get("sghmc")
     with pytest.raises(ValueError, match=r"form must be one of \['chen', 'practical'\]"):
         sghmc.params(step_size=0.01, form="blackjax")
-    with pytest.raises(ValueError, match=r"integrator must be one of \['euler', 'splitting'\]"):
+    with pytest.raises(ValueError, match=r"integrator must be one of \['euler', 'explicit_euler', 'splitting'\]"):
         sghmc.params(step_size=0.01, integrator="leapfrog")
     with pytest.raises(ValueError, match="refresh_every must be an integer >= 0"):
         sghmc.params(step_size=0.01, refresh_every=-1)

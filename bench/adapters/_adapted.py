@@ -18,6 +18,11 @@ gradient from the suite's oracle. It adds:
 - ``differences``: what still differs from the reference with those hyperparameters ("" where the
   adapter's one-step law equals the reference's): an initial momentum, the minibatch that several
   gradient evaluations share;
+- ``steps_per_call``: how many of the reference's steps one call of the adapter makes (blackjax's SGHMC: its
+  ``num_integration_steps`` L; None: 1), so that ``sgbench validate`` runs the reference that many times as long
+  and compares the two over the same span of the dynamics;
+- ``method``: the suite sampler of the same method (default: ``claims``), beside which ``sgbench conformance``
+  measures the adapter's speed;
 - ``settings``: the :class:`Setting` s at which ``sgbench conformance`` runs it (two or more: a
   temperature other than 1 where the library takes one, friction far from 1, small and moderate steps).
 
@@ -83,6 +88,8 @@ class AdaptedSampler(Sampler):
     claims: str | None = None
     translate: Callable[[Any], dict] | None = None
     differences: str = ""
+    steps_per_call: Callable[[Any], int] | None = None
+    method: str | None = None
     settings: tuple[Setting, ...] = ()
 
     def __post_init__(self):
@@ -90,12 +97,15 @@ class AdaptedSampler(Sampler):
             raise ValueError(f"backend must be one of {list(BACKENDS)}, got {self.backend!r}")
         if (self.claims is None) != (self.translate is None):
             raise ValueError("an adapter gives both claims and translate, or neither")
+        if self.method is None:
+            object.__setattr__(self, "method", self.claims)
 
     @classmethod
     def build(cls, *, name: str, citation: str, library: str, backend: str, step: Callable, Params: type,
               State: type, init: Callable, draw_spec: Callable, prime: Callable | None = None,
               claims: str | None = None, translate: Callable | None = None, differences: str = "",
-              settings: tuple[Setting, ...] = (), prepare: Callable | None = None) -> AdaptedSampler:
+              steps_per_call: Callable | None = None, method: str | None = None, settings: tuple[Setting, ...] = (),
+              prepare: Callable | None = None) -> AdaptedSampler:
         """The adapter whose ``step`` is the step of ``backend``; the other step raises."""
         if backend not in BACKENDS:
             raise ValueError(f"backend must be one of {list(BACKENDS)}, got {backend!r}")
@@ -103,7 +113,8 @@ class AdaptedSampler(Sampler):
         steps = {_STEP_OF_BACKEND[backend]: step, other: _unavailable_step(name, backend, other)}
         return cls(name=name, citation=citation, Params=Params, State=State, init=init, draw_spec=draw_spec,
                    prime=prime, prepare=prepare, library=library, backend=backend, claims=claims,
-                   translate=translate, differences=differences, settings=tuple(settings), **steps)
+                   translate=translate, differences=differences,
+                   steps_per_call=steps_per_call, method=method, settings=tuple(settings), **steps)
 
     def to_reference(self, params) -> dict:
         """Hyperparameters of the suite sampler ``claims`` equal to the adapter's ``params`` (a dict
@@ -114,6 +125,12 @@ class AdaptedSampler(Sampler):
         if not isinstance(params, self.Params):
             params = self.params(**params)
         return self.translate(params)
+
+    def reference_steps(self, params) -> int:
+        """The reference's steps in one call of the adapter at ``params`` (a dict or the adapter's ``Params``)."""
+        if self.steps_per_call is None:
+            return 1
+        return int(self.steps_per_call(params if isinstance(params, self.Params) else self.params(**params)))
 
     def reference(self) -> Sampler:
         """The suite sampler this adapter claims to implement."""

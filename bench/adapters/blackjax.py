@@ -10,11 +10,12 @@ suite's sampler (``to_reference``) at:
 
 - ``sgld``: :math:`x' = x + \epsilon g(x) + \sqrt{2T\epsilon}\,\xi`, the suite's standard convention
   with ``step_size`` :math:`h = \epsilon`;
-- ``sghmc``: the Chen form with :math:`h = \epsilon^2`, friction :math:`\alpha\epsilon`, ``noise_estimate``
-  :math:`\beta T^2`, ``refresh_every`` :math:`L`; but explicit Euler, :math:`L` gradient evaluations on one
-  minibatch per call, and a refresh from :math:`\mathcal N(0, 1)` whatever :math:`T`;
-- ``sgnht``: the Chen form with :math:`h = \epsilon^2`, ``diffusion`` :math:`\alpha\epsilon`, thermostat
-  :math:`\xi\epsilon`; but explicit Euler;
+- ``sghmc``: the Chen form with ``integrator="explicit_euler"``, :math:`h = \epsilon^2`, friction
+  :math:`\alpha\epsilon`, ``noise_estimate`` :math:`\beta T^2`, ``refresh_every`` :math:`L`; but :math:`L`
+  gradient evaluations on one minibatch per call, and a refresh from :math:`\mathcal N(0, 1)` whatever :math:`T`;
+- ``sgnht``: explicit Euler (position and thermostat from the old momentum... see its ``differences``), a
+  discretisation the suite's ``sgnht`` (semi-implicit) does not have: it claims no suite sampler and is held to
+  truth alone;
 - ``mclmc``: blackjax's MCLMC kernel, (len(coefficients) - 1) / 2 gradient evaluations per step; its
   non-finite steps are reverted, and the adapter counts them in ``State.nan_steps``.
 
@@ -40,7 +41,7 @@ import jax.numpy as jnp
 from blackjax.util import generate_unit_vector
 
 from sgbench.base.arguments import in_interval, integer_at_least, one_of, positive_finite
-from sgbench.bench.adapters._adapted import AdaptedSampler
+from sgbench.bench.adapters._adapted import AdaptedSampler, Setting
 from sgbench.bench.adapters._seeds import jax_key, seed_variate
 from sgbench.samplers._contract import Info, hyperparameters, static_field
 from sgbench.samplers._langevin import State as LangevinState, init as langevin_init
@@ -119,7 +120,11 @@ def sgld_reference(params: SGLDParams) -> dict:
 sgld = adapter(
     name="blackjax:sgld", citation="blackjax 1.7.1 blackjax.sgmcmc.sgld (Welling & Teh 2011)",
     step=sgld_step, Params=SGLDParams, State=LangevinState, init=langevin_init,
-    claims="sgld", translate=sgld_reference)
+    claims="sgld", translate=sgld_reference,
+    settings=(Setting("h = 0.02", {"step_size": 0.02}, probes="the step-size convention (Welling & Teh's h/2 would "
+                      "halve the drift)"),
+              Setting("T = 0.5, h = 0.01", {"step_size": 0.01, "temperature": 0.5},
+                      probes="the temperature scales the injected noise only")))
 
 
 # --- SGHMC -------------------------------------------------------------------------------------------------------
@@ -160,7 +165,7 @@ def sghmc_step(state: LangevinState, grad_fn, draws, params: SGHMCParams):
 
 def sghmc_reference(params: SGHMCParams) -> dict:
     eps, temp = params.step_size, params.temperature
-    return {"form": "chen", "integrator": "euler", "step_size": eps**2, "friction": params.alpha * eps,
+    return {"form": "chen", "integrator": "explicit_euler", "step_size": eps**2, "friction": params.alpha * eps,
             "noise_estimate": params.beta * temp**2, "temperature": temp,
             "refresh_every": params.num_integration_steps}
 
@@ -168,11 +173,17 @@ def sghmc_reference(params: SGHMCParams) -> dict:
 sghmc = adapter(
     name="blackjax:sghmc", citation="blackjax 1.7.1 blackjax.sgmcmc.sghmc (Chen et al. 2014)",
     step=sghmc_step, Params=SGHMCParams, State=LangevinState, init=langevin_init,
-    claims="sghmc", translate=sghmc_reference,
-    differences="explicit Euler (gradient at the old position, position moved with the old momentum) against the "
-                "suite's semi-implicit Euler; one adapter step is L reference steps, recorded once, whose L gradients "
-                "share one minibatch draw; the refreshed momentum is N(0, 1) in blackjax's units whatever the "
-                "temperature (the reference's is N(0, T))")
+    claims="sghmc", translate=sghmc_reference, steps_per_call=lambda params: params.num_integration_steps,
+    settings=(Setting("T = 1, alpha = 1, L = 10", {"step_size": 0.1, "alpha": 1.0},
+                      probes="the explicit Euler scheme and the momentum refresh every L steps at T = 1"),
+              Setting("T = 0.5, alpha = 1, L = 10", {"step_size": 0.1, "alpha": 1.0, "temperature": 0.5},
+                      probes="the refreshed momentum's law at T != 1 (it should be N(0, T))"),
+              Setting("T = 1, alpha = 5, L = 1", {"step_size": 0.05, "alpha": 5.0, "num_integration_steps": 1},
+                      probes="a friction far from 1, a refresh every step")),
+    differences="one adapter step is L reference steps (validate runs the reference L times as long), recorded "
+                "once, whose L gradients share one minibatch draw; "
+                "the refreshed momentum is N(0, 1) in blackjax's units whatever the temperature (the reference's is "
+                "N(0, T))")
 
 
 # --- SGNHT -------------------------------------------------------------------------------------------------------
@@ -210,21 +221,17 @@ def sgnht_step(state: SGNHTState, grad_fn, draws, params: SGNHTParams):
     return state, Info(num_grad_evals=1)
 
 
-def sgnht_reference(params: SGNHTParams) -> dict:
-    if params.beta != 0:
-        raise ValueError("the suite's sgnht has no gradient-noise estimate: beta must be 0 to translate")
-    eps = params.step_size
-    return {"form": "chen", "step_size": eps**2, "diffusion": params.alpha * eps,
-            "initial_thermostat": params.initial_thermostat * eps, "temperature": params.temperature}
-
-
 sgnht = adapter(
     name="blackjax:sgnht", citation="blackjax 1.7.1 blackjax.sgmcmc.sgnht (Ding et al. 2014)",
-    step=sgnht_step, Params=SGNHTParams, State=SGNHTState, init=sgnht_init,
-    claims="sgnht", translate=sgnht_reference,
-    differences="the position moves with the old momentum (explicit Euler; the reference's Chen form moves it with "
-                "the new one); the momentum starts at N(0, step_size^2) in the reference's units (blackjax's init), "
-                "not 0")
+    step=sgnht_step, Params=SGNHTParams, State=SGNHTState, init=sgnht_init, method="sgnht",
+    settings=(Setting("T = 1, alpha = 1", {"step_size": 0.1, "alpha": 1.0},
+                      probes="the thermostat's fixed point at T = 1 (against truth, with step halving)"),
+              Setting("T = 0.5, alpha = 1", {"step_size": 0.1, "alpha": 1.0, "temperature": 0.5},
+                      probes="the thermostat's target kinetic energy at T != 1")),
+    differences="explicit Euler: x' = x + eps p, p' = (1 - xi eps) p + eps g(x) + noise, "
+                "xi' = xi + eps (|p'|^2 / d - T) (the position moves with the old momentum; the suite's sgnht, "
+                "semi-implicit, moves it with the new one, so no suite sampler is claimed); the momentum starts at "
+                "N(0, 1) (blackjax's init)")
 
 
 # --- MCLMC -------------------------------------------------------------------------------------------------------
@@ -316,6 +323,11 @@ mclmc = adapter(
     name="blackjax:mclmc", citation="blackjax 1.7.1 blackjax.mcmc.mclmc (Robnik et al. 2023)",
     step=mclmc_step, Params=MCLMCParams, State=MCLMCState, init=mclmc_init,
     prime=mclmc_prime, claims="mclmc", translate=mclmc_reference,
+    settings=(Setting("McLachlan, eps = 0.3, L = 2", {"step_size": 0.3, "L": 2.0},
+                      probes="the isokinetic McLachlan integrator and the partial refresh"),
+              Setting("velocity Verlet, eps = 0.2, L = 1", {"step_size": 0.2, "L": 1.0,
+                                                            "integrator": "velocity_verlet"},
+                      probes="the leapfrog integrator, a shorter decoherence length")),
     differences="the momentum starts as a uniform random unit vector (blackjax's init), not at rest; a non-finite "
                 "step is replaced by the previous state with a fresh momentum (counted in State.nan_steps), where "
                 "the reference lets the driver count it")

@@ -11,8 +11,10 @@ temperature is :math:`T = N\tau`. With ``lr`` :math:`\epsilon`, momentum scale `
 friction ``alpha`` :math:`\alpha`, each adapter is the suite's sampler (``to_reference``) at:
 
 - ``sgld``, ``sglrw``: step size :math:`h = \epsilon/N` (the standard convention), exactly;
-- ``sghmc``, ``sgnht``: the Chen form with :math:`h = \epsilon^2/(\sigma^2 N)`, friction or diffusion
-  :math:`\epsilon\alpha/\sigma^2`, but with the explicit Euler integrator, which the suite does not offer;
+- ``sghmc``: the Chen form with ``integrator="explicit_euler"``, :math:`h = \epsilon^2/(\sigma^2 N)`, friction
+  :math:`\epsilon\alpha/\sigma^2`;
+- ``sgnht``: explicit Euler with the thermostat reading the old momentum, a discretisation the suite's ``sgnht``
+  (semi-implicit) does not have: it claims no suite sampler and is held to truth alone;
 - ``baoa``: ``sghmc`` with ``integrator="splitting"``, the same :math:`h` and friction (posteriors
   computes the friction in float32).
 
@@ -44,7 +46,7 @@ with warnings.catch_warnings():  # tensordict 0.15 warns once per posteriors sta
     )
 
 from sgbench.base.arguments import in_interval, positive_finite
-from sgbench.bench.adapters._adapted import AdaptedSampler
+from sgbench.bench.adapters._adapted import AdaptedSampler, Setting
 from sgbench.bench.adapters._seeds import seed_variate, torch_seed
 from sgbench.samplers._contract import Info, hyperparameters
 from sgbench.samplers._hamiltonian import State as MomentumState
@@ -184,7 +186,10 @@ def sgld_reference(params: SGLDParams) -> dict:
 sgld = adapter(
     name="posteriors:sgld", citation="posteriors 0.1.3 posteriors.sgmcmc.sgld (Welling & Teh 2011)",
     step=sgld_step, Params=SGLDParams, State=LangevinState, init=langevin_init,
-    claims="sgld", translate=sgld_reference)
+    claims="sgld", translate=sgld_reference,
+    settings=(Setting("lr = 0.02", {"lr": 0.02}, probes="the step-size convention"),
+              Setting("tau = 0.05, N = 10 (T = 0.5)", {"lr": 0.1, "num_data": 10.0, "temperature": 0.05},
+                      probes="posteriors' log density / N and temperature convention at T != 1")))
 
 
 def sglrw_step(state: LangevinState, grad_fn, draws, params: LangevinParams):
@@ -195,7 +200,9 @@ def sglrw_step(state: LangevinState, grad_fn, draws, params: LangevinParams):
 sglrw = adapter(
     name="posteriors:sglrw", citation="posteriors 0.1.3 posteriors.sgmcmc.sglrw (the SGLRW paper)",
     step=sglrw_step, Params=LangevinParams, State=LangevinState,
-    init=langevin_init, claims="sglrw", translate=suite_scale)
+    init=langevin_init, claims="sglrw", translate=suite_scale,
+    settings=(Setting("lr = 0.02", {"lr": 0.02}, probes="the lattice step's probabilities"),
+              Setting("T = 0.5", {"lr": 0.02, "temperature": 0.5}, probes="the temperature in the move probabilities")))
 
 
 # --- momentum samplers: BAOA, SGHMC, SGNHT -----------------------------------------------------------------------
@@ -245,6 +252,9 @@ baoa = adapter(
     name="posteriors:baoa", citation="posteriors 0.1.3 posteriors.sgmcmc.baoa (Leimkuhler & Matthews 2015)",
     step=baoa_step, Params=BAOAParams, State=MomentumState, init=momentum_init,
     claims="sghmc", translate=baoa_reference,
+    settings=(Setting("lr = 0.1, alpha = 1", {"lr": 0.1, "alpha": 1.0}, probes="the BAOA splitting"),
+              Setting("T = 0.5, alpha = 10", {"lr": 0.1, "alpha": 10.0, "temperature": 0.5},
+                      probes="a large friction at T != 1")),
     differences="the cycle starts with a kick (B A O A; the reference's A O A B), so the momenta differ by one kick "
                 "while the positions agree in law; posteriors rounds exp(-alpha lr / sigma^2) and the noise scale to "
                 "float32; " + _INITIAL_MOMENTA)
@@ -273,15 +283,18 @@ def sghmc_step(state: MomentumState, grad_fn, draws, params: SGHMCParams):
 
 def sghmc_reference(params: SGHMCParams) -> dict:
     suite_temperature = params.num_data * params.temperature
-    return {**hamiltonian_scale(params), "integrator": "euler", "noise_estimate": params.beta * suite_temperature**2}
+    return {**hamiltonian_scale(params), "integrator": "explicit_euler",
+            "noise_estimate": params.beta * suite_temperature**2}
 
 
 sghmc = adapter(
     name="posteriors:sghmc", citation="posteriors 0.1.3 posteriors.sgmcmc.sghmc (Chen et al. 2014)",
     step=sghmc_step, Params=SGHMCParams, State=MomentumState, init=momentum_init,
     claims="sghmc", translate=sghmc_reference,
-    differences="explicit Euler (gradient at the old position, position moved with the old momentum) against the "
-                "suite's semi-implicit Euler; " + _INITIAL_MOMENTA)
+    settings=(Setting("lr = 0.1, alpha = 1", {"lr": 0.1, "alpha": 1.0}, probes="the explicit Euler scheme"),
+              Setting("T = 0.5, sigma = 2", {"lr": 0.2, "alpha": 2.0, "sigma": 2.0, "temperature": 0.5},
+                      probes="the momentum scale sigma and T != 1")),
+    differences=_INITIAL_MOMENTA)
 
 
 @hyperparameters
@@ -304,18 +317,11 @@ def sgnht_step(state: SGNHTState, grad_fn, draws, params: SGNHTParams):
             Info(num_grad_evals=1))
 
 
-def sgnht_reference(params: SGNHTParams) -> dict:
-    if params.beta != 0:
-        raise ValueError("the suite's sgnht has no gradient-noise estimate: beta must be 0 to translate")
-    scale = hamiltonian_scale(params)
-    return {"form": "chen", "step_size": scale["step_size"], "diffusion": scale["friction"],
-            "initial_thermostat": params.lr * params.initial_thermostat / params.sigma**2,
-            "temperature": scale["temperature"]}
-
-
 sgnht = adapter(
     name="posteriors:sgnht", citation="posteriors 0.1.3 posteriors.sgmcmc.sgnht (Ding et al. 2014)",
-    step=sgnht_step, Params=SGNHTParams, State=SGNHTState, init=sgnht_init,
-    claims="sgnht", translate=sgnht_reference,
-    differences="explicit Euler: the position and the thermostat read the old momentum (the reference's Chen form "
-                "reads the new one in both); " + _INITIAL_MOMENTA)
+    step=sgnht_step, Params=SGNHTParams, State=SGNHTState, init=sgnht_init, method="sgnht",
+    settings=(Setting("lr = 0.1, alpha = 1", {"lr": 0.1, "alpha": 1.0}, probes="the thermostat at T = 1"),
+              Setting("T = 0.5", {"lr": 0.1, "alpha": 1.0, "temperature": 0.5},
+                      probes="the thermostat's target kinetic energy at T != 1")),
+    differences="explicit Euler: the position and the thermostat read the old momentum (the suite's sgnht, "
+                "semi-implicit, reads the new one in both, so no suite sampler is claimed); " + _INITIAL_MOMENTA)

@@ -12,6 +12,7 @@ One module per command:
     sgbench baseline update --why TEXT
     sgbench design-bias
     sgbench validate MODULE:OBJECT [--param KEY=VALUE ...]
+    sgbench conformance [--scale quick|default|full] [--library NAME ...] [--record FILE]
     sgbench asv [--quick] [--bench REGEX ...] [--config PATH] [--machine NAME] [-- ASV_ARG ...]
     sgbench dashboard [--config PATH] [--out DIR] [--results DIR ...] [--offline [--assets DIR]] [--serve [--port N]]
     sgbench nightly [--results DIR] [--suite quick|full] [--here] [--no-asv] [--factor F]
@@ -39,6 +40,7 @@ from sgbench.bench.cli import (
     _report_folders,
     asv,
     baseline,
+    conformance,
     dashboard,
     design_bias,
     gate,
@@ -57,8 +59,8 @@ from sgbench.bench.cli import (
 from sgbench.bench.cli._common import Parser, one_line
 from sgbench.bench.cli._warnings import summarised_warnings
 
-COMMANDS = (listing, run, report, reproduce, tune, reference, gate, baseline, design_bias, validate, asv, dashboard,
-            nightly, speed, px_overhead, nuts_speed)
+COMMANDS = (listing, run, report, reproduce, tune, reference, gate, baseline, design_bias, validate, conformance,
+            asv, dashboard, nightly, speed, px_overhead, nuts_speed)
 
 
 def build_parser() -> Parser:

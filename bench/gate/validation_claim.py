@@ -51,6 +51,11 @@ class Claim:
                              f"--map {unknown[0]}=NAME, or drop the claim with --claims none")
         return out
 
+    def steps_per_call(self, params: dict) -> int:
+        """How many of the reference's steps one step of the candidate makes at ``params`` (an adapter's
+        ``reference_steps``; 1 otherwise)."""
+        return 1 if self.adapter is None else self.adapter.reference_steps(params)
+
     def defaults(self, reference_params: dict) -> dict:
         """The reference's hyperparameters left at their defaults by ``reference_params``."""
         fields = dataclasses.fields(samplers.get(self.name).Params)

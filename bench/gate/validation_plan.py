@@ -136,7 +136,9 @@ def plan(sampler, claim: Claim, target: vt.ValidationTarget, params: dict, num_c
                         against=truth_words)
         return Plan(target, cell, temperature, kind="law", design=design, against=described(design, truth_words))
     reference_params = claim.translate(params)
-    claimed = dataclasses.replace(cell, sampler=claim.name, params=reference_params)
+    per_call = claim.steps_per_call(params)  # the reference covers the same span of the dynamics
+    claimed = dataclasses.replace(cell, sampler=claim.name, params=reference_params, num_steps=num_steps * per_call,
+                                  num_burnin=warmup * per_call, thin=thin_for(num_steps) * per_call)
     reference_temperature = _temperature(samplers.get(claim.name), claimed)
     if truth_kind(reference_temperature, target) == "none":  # nothing to hold the reference to
         return Plan(target, cell, temperature, kind="reference", design=estimated,

@@ -1,0 +1,77 @@
+"""``sgbench conformance`` (``sgbench.bench.gate.conformance``): every adapter declares two or more settings; a
+task's rows carry the verdict, the biases with intervals, the detectable bias and the speed beside the suite's;
+the record resumes; the page and the JSON are written; bad input exits 2. The whole quick scale (every adapter's
+first setting, through the CLI) is an ``integration`` test."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+
+import pytest
+
+from sgbench.bench.cli import main
+from sgbench.bench.gate import conformance, conformance_page
+from sgbench.bench.gate.conformance import SCALES, Task
+
+TINY = dataclasses.replace(SCALES["quick"], name="tiny", chains={"jax": 16, "numpy": 2},
+                           steps={"jax": 100, "numpy": 20})
+
+
+def test_every_adapter_declares_two_or_more_settings():
+    todo, not_run = conformance.tasks(("blackjax",), SCALES["default"])
+    assert not not_run
+    per_adapter = {}
+    for task in todo:
+        per_adapter[task.spec] = per_adapter.get(task.spec, 0) + 1
+    assert set(per_adapter) == {"blackjax:sgld", "blackjax:sghmc", "blackjax:sgnht", "blackjax:mclmc"}
+    assert min(per_adapter.values()) >= 2
+    quick, _ = conformance.tasks(("blackjax",), SCALES["quick"])
+    assert [t.setting for t in quick] == [0] * len(per_adapter)
+
+
+def test_a_task_resumes_from_its_record_and_writes_the_page(tmp_path, monkeypatch):
+    monkeypatch.setitem(SCALES, "tiny", TINY)
+    monkeypatch.setattr(conformance, "tasks", lambda libraries, scale: ([Task("blackjax", "blackjax:sgld", 1)], {}))
+    record, lines = tmp_path / "records.jsonl", []
+    rows, not_run = conformance.conformance(("blackjax",), "tiny", record=record, progress=lines.append)
+    assert len(rows) == 1 and not not_run
+    row = rows[0]
+    assert row["adapter"] == "blackjax:sgld" and row["setting"] == "T = 0.5, h = 0.01" and row["target"] == "icg"
+    assert row["outcome"] in ("PASSED", "FAILED", "INCONCLUSIVE") and row["version"] == "1.7.1"
+    assert row["r_reference_low"] <= row["r_reference"] <= row["r_reference_high"]
+    assert row["r_truth_low"] <= row["r_truth"] <= row["r_truth_high"]
+    assert row["detectable"] > 0 and row["suite"] == "suite sgld"
+    assert row["grad_evals_per_s"] > 0 and row["suite_grad_evals_per_s"] > 0
+    assert math.isclose(row["chain_steps_per_s"], row["grad_evals_per_s"])  # one gradient per step
+    assert "1 tasks, 0 already" in lines[0] and lines[1].startswith("[1/1] blackjax:sgld")
+    again = []
+    assert conformance.conformance(("blackjax",), "tiny", record=record, progress=again.append)[0] == rows
+    assert again == [f"conformance (tiny): 1 tasks, 1 already in {record}"]  # nothing rerun
+    json_path, page = conformance_page.write(rows, {"sgmcmcjax": "not installed"}, "tiny", 0, tmp_path)
+    written = json.loads(json_path.read_text())
+    assert written["versions"]["blackjax"] == "1.7.1" and written["rows"][0]["adapter"] == "blackjax:sgld"
+    assert written["not_run"] == {"sgmcmcjax": "not installed"}
+    html = page.read_text()
+    assert "blackjax 1.7.1" in html and "not run: not installed" in html and "data:image/png" in html
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--library", "nope"], "--library"),
+    (["--scale", "huge"], "--scale"),
+    (["--seed", "-1"], "--seed"),
+])
+def test_bad_input_exits_2_naming_the_option(argv, message, tmp_path, capsys):
+    assert main(["conformance", *argv, "--out", str(tmp_path)]) == 2
+    assert message in capsys.readouterr().err
+
+
+@pytest.mark.integration
+def test_quick_scale_runs_every_adapter(tmp_path, capsys):
+    record = tmp_path / "records.jsonl"
+    assert main(["conformance", "--scale", "quick", "--out", str(tmp_path), "--record", str(record)]) == 0
+    written = json.loads((tmp_path / "conformance.json").read_text())
+    adapters = {row["adapter"] for row in written["rows"]}
+    assert {"blackjax:sgld", "blackjax:sghmc", "blackjax:sgnht", "blackjax:mclmc"} <= adapters
+    assert all(row["outcome"] in ("PASSED", "FAILED", "INCONCLUSIVE") for row in written["rows"])
