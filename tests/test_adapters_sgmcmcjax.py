@@ -84,20 +84,35 @@ def test_every_kernel_has_an_adapter_and_the_short_name_is_the_adapters_module()
         assert adapter not in samplers.names()
 
 
-@pytest.mark.parametrize("name", RUNS)
-def test_adapter_runs_under_the_jax_driver(name):
+@pytest.fixture(scope="module")
+def icg():
+    """One icg target for the runs, so that the CV adapters' MAP search (cached per target) runs once."""
+    return targets.get("icg", **ICG)
+
+
+def evaluations(name: str, num_steps: int) -> int:
+    params = RUNS[name]
+    if name.endswith("_svrg"):
+        return svrg_evaluations(num_steps, params["update_rate"], params.get("L", 1))
+    return num_steps * (2 if name.endswith("_cv") else 1)
+
+
+# One adapter per diffusion and per estimator in the default run (a driver run compiles for 5-10 s on 2 cores), the
+# others with the integration runs.
+DEFAULT_RUNS = ("sgld_svrg", "psgld", "sgld_adam", "sghmc_cv", "sgnht", "baoab", "badodab_diffusion")
+
+
+@pytest.mark.parametrize("name", [n if n in DEFAULT_RUNS else pytest.param(n, marks=pytest.mark.integration)
+                                  for n in RUNS])
+def test_adapter_runs_under_the_jax_driver(name, icg):
     sampler = load(f"sgmcmcjax:{name}")
     num_steps = 20
-    result = running.run(sampler, "icg", target_params=ICG, params=RUNS[name], num_chains=2, num_steps=num_steps,
-                         backend="jax", dtype="float32", block_size=num_steps)
+    result = running.run(sampler, icg, params=RUNS[name], num_chains=2, num_steps=num_steps, backend="jax",
+                         dtype="float32", block_size=num_steps)
     assert np.all(np.isfinite(result.moments.mean_sq)) and np.all(np.isfinite(result.moments.mean))
     assert result.diagnostics["diverged"] == [False, False]
     assert result.sampler == f"sgmcmcjax:{name}"
-    params = RUNS[name]
-    expected = {"sgld_svrg": svrg_evaluations(num_steps, params["update_rate"]),
-                "sghmc_svrg": svrg_evaluations(num_steps, params["update_rate"], params["L"])}.get(
-        name, num_steps * (2 if name.endswith("_cv") else 1))
-    assert result.trace.grad_evals.tolist() == [expected] * 2
+    assert result.trace.grad_evals.tolist() == [evaluations(name, num_steps)] * 2
 
 
 # --- translations and hyperparameters ------------------------------------------------------------------------------
@@ -194,27 +209,28 @@ def test_gradient_counts_are_the_evaluations_made(name, params, expected):
     adapter = getattr(sgj, name)
     target = targets.get("icg", **ICG)
     p = adapter.params(**params)
+    calls = []
+    step = jax.jit(lambda state, noise, seed: adapter.optimized_step(
+        state, RuntimeCountingOracle(target, {"gradient_noise": noise}, lambda: calls.append(1)), {"seed": seed}, p))
     state = adapter.init(np.ones(target.dim), p)
     rng = np.random.default_rng(0)
-    for t, evaluations in enumerate(expected):
-        calls = []
-        oracle = RuntimeCountingOracle(target, {"gradient_noise": rng.standard_normal(target.dim)},
-                                       lambda calls=calls: calls.append(1))
-        state, info = adapter.optimized_step(state, oracle, {"seed": np.array([t, 1])}, p)
+    for t, expected_now in enumerate(expected):
+        before = len(calls)
+        state, info = step(state, rng.standard_normal(target.dim), np.array([t, 1]))
         jax.effects_barrier()
-        assert len(calls) == int(info.num_grad_evals) == evaluations, f"step {t}"
+        assert len(calls) - before == int(info.num_grad_evals) == expected_now, f"step {t}"
 
 
 def test_svrg_moves_its_centre_to_the_position_with_the_full_data_gradient():
     target = targets.get("icg", **ICG)
     p = sgj.sgld_svrg.params(step_size=0.05, update_rate=3)
+    step = jax.jit(lambda state, noise, seed: sgj.sgld_svrg.optimized_step(
+        state, GradientOracle(target, {"gradient_noise": noise}), {"seed": seed}, p)[0])
     state = sgj.sgld_svrg.init(np.ones(target.dim), p)
     rng = np.random.default_rng(1)
     for t in range(5):
         position = np.asarray(state.position)
-        state, _ = sgj.sgld_svrg.optimized_step(
-            state, GradientOracle(target, {"gradient_noise": rng.standard_normal(target.dim)}),
-            {"seed": np.array([t, 2])}, p)
+        state = step(state, rng.standard_normal(target.dim), np.array([t, 2]))
         if t in (0, 1, 4):  # step 0 (init_gradient) and previous iterations 0 and 3
             np.testing.assert_allclose(state.svrg.centering_value, position, rtol=0, atol=0)
             np.testing.assert_allclose(state.svrg.fb_grad_center, target.grad_logdensity(position), rtol=1e-14)
@@ -270,13 +286,14 @@ def test_adapter_is_its_claimed_sampler_on_shared_draws(name, params):
     state, expected = adapter.init(x0, p), reference.init(x0, q)
     if name == "baoab_diffusion":  # the library's opening half kick from v = 0
         expected = expected._replace(momentum=-p.step_size / 2 * target.grad_logdensity(x0))
+    step = jax.jit(lambda state, seed: adapter.optimized_step(state, oracle, {"seed": seed}, p)[0])
     rng = np.random.default_rng(3)
     for t in range(STEPS):
         seed = rng.integers(0, 2**31 - 1, 2)
         draws, first_momentum = library_draws(name, seed, t, target.dim, p)
         if first_momentum is not None:
             expected = expected._replace(momentum=first_momentum)
-        state, info = adapter.optimized_step(state, oracle, {"seed": seed}, p)
+        state = step(state, seed)
         expected, _ = reference.reference_step(expected, oracle, draws, q)
         np.testing.assert_allclose(state.position, expected.position, rtol=0, atol=TOLERANCE, err_msg=f"step {t}")
     if name == "baoab_diffusion":  # r = -(w + dt g(x)): the state lacks the closing half kick

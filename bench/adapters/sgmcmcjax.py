@@ -1,38 +1,40 @@
 r"""SGMCMCJax 0.2.13's kernels under the suite's JAX driver (jit, vmap, scan).
 
-**What runs.** SGMCMCJax builds each kernel in ``sgmcmcjax.kernels`` from a diffusion of
+**What runs.** SGMCMCJax builds each kernel of ``sgmcmcjax.kernels`` from a diffusion of
 ``sgmcmcjax.diffusions`` (an ``(init_fn, update(i, key, grad, state), get_params)`` triple made by
 ``sgmcmcjax.diffusion_util``) and a gradient estimator of ``sgmcmcjax.gradient_estimation``. Under JAX 0.10
 ``sgmcmcjax.kernels``, ``sgmcmcjax.samplers`` and ``sgmcmcjax.util`` cannot be imported: ``util`` imports
 ``jax.experimental.host_callback`` (removed from JAX; only its tqdm progress bar uses it) and the other two import
 ``util``. So each adapter recomposes its kernel as ``kernels.py`` does, calling the library's diffusion updates
-unchanged:
+unchanged (``diffusions`` and ``diffusion_util`` import):
 
-- the Langevin kernel (``kernels.py`` ``_build_langevin_kernel``): the diffusion's update with the gradient cached
-  in the state, then the estimator at the new position (cached for the next step), then, for a palindrome
-  (splitting scheme), the diffusion's second update with that new gradient;
+- the Langevin kernel (``_build_langevin_kernel``): the diffusion's update with the gradient at the position, then,
+  for a palindrome (a splitting scheme), its second update with the gradient at the new position. The library
+  computes each gradient at the end of a step and keeps it for the next; the adapter computes it at the start of
+  the step that uses it, on that step's draw (the same law, the draws being independent), and applies a
+  palindrome's closing update there too, with the same gradient, so its state's momentum lacks that half kick;
 - the SGHMC kernel (``_build_sghmc_kernel``): the momentum redrawn (``resample_momentum``), then ``L`` Langevin
-  steps. Here one adapter step is one of those ``L`` steps (the momentum is redrawn at every step ``t`` with
-  ``t mod L = 0``), so each gradient has its own minibatch draw as in the library, and the library's iteration
-  index is ``t // L``;
-- the estimators, with the suite's oracle in place of the minibatch gradient: standard :math:`\hat g(x)`;
-  control variates (CV) :math:`\nabla\log p(\hat x) + \hat g(x) - \hat g(\hat x)` with both :math:`\hat g` on
-  the step's draw and the centre :math:`\hat x` and its full-data gradient filled in by
-  ``sgbench.samplers.control_variates.prepare`` (the MAP, as the library's docstring asks); SVRG, the same with
-  the centre moved to the current position, and its gradient taken on the full data (the oracle's exact
-  gradient), at every iteration ``i`` with ``i mod update_rate = 0``. The gradient at the start is the
-  estimator's ``init_gradient``, computed by ``prime`` on the driver's full-data oracle (the library's uses a
-  minibatch, except SVRG's, which is full-data).
+  steps. One adapter step is one of those ``L`` steps (the momentum is redrawn at every step ``t`` with
+  ``t mod L = 0``, iteration ``t // L``), so each gradient has its own draw, as each has its own minibatch in the
+  library, and every position is recorded (the library's sampler records every ``L``-th);
+- the estimators, the suite's oracle in place of the minibatch gradient: standard :math:`\hat g(x)`; control
+  variates (CV) :math:`\nabla\log p(\hat x) + \hat g(x) - \hat g(\hat x)`, both :math:`\hat g` on the step's draw,
+  the centre :math:`\hat x` and its full-data gradient filled in by ``sgbench.samplers.control_variates.prepare``
+  (the MAP, as the library's docstring asks); SVRG, the same about a centre moved to the position, with its
+  full-data gradient (the oracle's exact gradient), at each estimate made at the end of an iteration ``i`` with
+  ``i mod update_rate = 0``, and its ``init_gradient`` (the full-data gradient, which becomes the centre) in the
+  first step.
 
 The library's PRNG key is made from the step's ``seed`` draw, so runs reproduce but the suite cannot feed the
 library shared normals; the tests reproduce the library's normals from the key instead
 (``tests/test_adapters_sgmcmcjax.py``). Only a constant step size is adapted (the library also takes schedules).
 
-**Gradient evaluations** (``Info.num_grad_evals``, and at the start): standard estimator 1 per step and 1 at the
-start; CV 2 per step (at :math:`x` and :math:`\hat x`, one draw) and 2 at the start (the full-data gradient at
-the centre, computed once by ``prepare``, is not counted, as for the suite's ``sgld_cv``); SVRG 2 per step, 3 at
-the steps that move the centre (the full-data gradient counts as one evaluation), 1 at the start. No kernel
-takes more than one gradient per step: SGHMC's ``L`` is the momentum refresh period.
+**Gradient evaluations** (``Info.num_grad_evals``): standard estimator 1 per step; CV 2 (at :math:`x` and
+:math:`\hat x`, one draw; the full-data gradient at the centre, computed once by ``prepare``, is not counted, as
+for the suite's ``sgld_cv``); SVRG 1 in the first step (its ``init_gradient``), then 2, and 3 where the centre
+moves (the full-data gradient counts as one evaluation). The library's kernels also make one estimate at the
+start, and its last one is never used. No kernel takes more than one estimate per step: SGHMC's ``L`` is the
+momentum refresh period.
 
 **Claims and translations.** With the library's ``dt`` (``step_size`` here), :math:`g` the estimator's gradient of
 the log density and :math:`\xi` standard normal:
@@ -43,32 +45,35 @@ the log density and :math:`\xi` standard normal:
   :math:`x' = x + \tfrac{dt}{2} G g + \sqrt{dt\,G}\,\xi` (no :math:`\Gamma` term): the suite's ``psgld`` at
   :math:`h = dt/2`, ``smoothing`` :math:`\alpha`, ``epsilon`` :math:`\epsilon`, exactly;
 - ``sghmc``: :math:`x' = x + v`, :math:`v' = (1-\alpha) v + dt\,g(x) + \sqrt{2(\alpha-\beta)\,dt}\,\xi`, the
-  momentum redrawn from :math:`\mathcal N(0, dt)` every ``L`` steps: the suite's ``sghmc``, Chen form,
-  ``integrator="explicit_euler"``, :math:`h = dt`, ``friction`` :math:`\alpha`, ``noise_estimate``
-  :math:`2\beta/dt`, ``refresh_every`` ``L``, exactly; ``sghmc_cv``: the suite's ``sghmc_cv`` likewise;
+  momentum redrawn from :math:`\mathcal N(0, dt)` every ``L`` steps (Chen et al. 2014, appendix G): the suite's
+  ``sghmc``, Chen form, ``integrator="explicit_euler"``, :math:`h = dt`, ``friction`` :math:`\alpha`,
+  ``noise_estimate`` :math:`2\beta/dt`, ``refresh_every`` ``L``, exactly; ``sghmc_cv``: the suite's ``sghmc_cv``
+  likewise;
 - ``sgnht``: :math:`v' = (1-\alpha) v + dt\,g(x) + \sqrt{2a\,dt}\,\xi`, :math:`x' = x + v'`, :math:`\alpha' =
-  \alpha + |v'|^2/D - dt` (Ding et al. 2014, Algorithm 2): the suite's ``sgnht``, Chen form, :math:`h = dt`,
-  ``diffusion`` and ``initial_thermostat`` :math:`a`; but the momentum starts at :math:`\mathcal N(0, dt)`, drawn
-  in the first step (the reference's at 0); ``sgnht_cv``: the suite's ``sgnht_cv`` likewise;
-- ``baoab_updates``: the diffusion ``baoab`` as the Langevin kernel composes a palindrome, B A O A B with
-  ``gamma`` :math:`\gamma` and ``tau`` (``temperature`` here): the suite's ``sghmc``, practical form,
-  ``integrator="splitting"``, :math:`\epsilon = dt`, ``friction`` :math:`\gamma`, **temperature**
+  \alpha + |v'|^2/D - dt` (Ding et al. 2014, Algorithm 1 in Chen's units): the suite's ``sgnht``, Chen form,
+  :math:`h = dt`, ``diffusion`` and ``initial_thermostat`` :math:`a`; but the momentum starts at
+  :math:`\mathcal N(0, dt)`, drawn in the first step (the reference's at 0); ``sgnht_cv``: the suite's
+  ``sgnht_cv`` likewise;
+- ``baoab_diffusion``: the diffusion ``baoab`` composed as the Langevin kernel composes a palindrome, B A O A B
+  with friction ``gamma`` :math:`\gamma` and ``tau`` (``temperature`` here): the suite's ``sghmc``, practical
+  form, ``integrator="splitting"``, :math:`\epsilon = dt`, ``friction`` :math:`\gamma`, **temperature**
   :math:`\tau^2` (the library's O step adds :math:`\tau\sqrt{1 - e^{-2\gamma\,dt}}\,\xi`, a standard deviation
-  :math:`\tau` where Leimkuhler & Matthews have :math:`\sqrt{T}`), momentum :math:`r = -(v + \tfrac{dt}{2}g(x))`;
-- no claim (the suite has no such sampler, so they are held to truth and to their own step halving):
-  ``sgld_svrg``, ``sghmc_svrg`` (SVRG estimator), ``sgld_adam`` (Adam-preconditioned SGLD of the library's
-  paper), ``badodab``, ``badodab_cv`` and ``badodab_updates`` (Leimkuhler & Shang's adaptive Langevin), and
-  ``baoab``.
+  :math:`\tau` where Leimkuhler & Matthews have :math:`\sqrt{T}`), momentum :math:`r = -(w + dt\,g(x))` of the
+  state's :math:`w`;
+- no claim (the suite has no such sampler: held to truth and to their own step halving): ``sgld_svrg`` and
+  ``sghmc_svrg`` (the SVRG estimator), ``sgld_adam`` (the library's Adam-preconditioned SGLD),
+  ``badodab_diffusion`` (Leimkuhler & Shang's adaptive Langevin, whose thermostat the library writes with
+  :math:`|v|` for :math:`|v|^2`), and the kernels as shipped: ``baoab``, ``badodab``, ``badodab_cv``.
 
-**The library's kernels ``build_baoab_kernel``, ``build_badodab_kernel`` and ``build_badodabCV_kernel``**
-unpack the diffusion as ``init_diff, (update_diff1, update_diff1), get_p_diff = baoab(...)`` (``kernels.py``
-383, 419, 457): ``update_diff1`` is bound twice, to the second update, so the kernel composes (B, B): the
-momentum gets two half kicks per step and the position never moves. ``baoab``, ``badodab`` and ``badodab_cv``
-reproduce those kernels as shipped; ``baoab_updates`` and ``badodab_updates`` compose the diffusions as the
-Langevin kernel intends, (update1, update2).
+**The kernels as shipped.** ``build_baoab_kernel``, ``build_badodab_kernel`` and ``build_badodabCV_kernel`` unpack
+their diffusion as ``init_diff, (update_diff1, update_diff1), get_p_diff = baoab(...)`` (``kernels.py`` 383, 419,
+457): ``update_diff1`` is bound twice, to the second update, so the kernel composes (B, B): two half kicks per
+step, and the position never moves. ``baoab``, ``badodab`` and ``badodab_cv`` reproduce those kernels;
+``baoab_diffusion`` and ``badodab_diffusion`` compose the diffusions as the Langevin kernel intends,
+(update1, update2).
 
-float32 chains: the library draws float64 normals under JAX's 64-bit mode; the adapters round the state back to
-the chain's dtype.
+float32 chains: the library draws float64 normals under JAX's 64-bit mode (and SGNHT's ``lax.cond`` then fails
+on a float32 state), so the updates run on a float64 copy and the adapters round the state to the chain's dtype.
 
 Conventions line by line and notes: docs/tutorial.md, section sgbench.bench.adapters.sgmcmcjax.
 """
@@ -379,7 +384,7 @@ sgld_cv = adapter(
 
 sgld_svrg = adapter(
     name="sgmcmcjax:sgld_svrg", citation=citation("build_sgld_SVRG_kernel", "Dubey et al. 2016"),
-    step=sgld_svrg_step, Params=SGLDSVRGParams, State=State, init=initializer(sgld_updates, SVRG),
+    step=sgld_svrg_step, Params=SGLDSVRGParams, State=State, init=initializer(sgld_updates, SVRG), method="sgld_cv",
     differences="the suite has no SVRG estimator: held to truth and its own step halving. The centre's full-data "
                 "gradient is the oracle's exact gradient, counted as one evaluation",
     settings=(
@@ -466,7 +471,7 @@ psgld = adapter(
 
 sgld_adam = adapter(
     name="sgmcmcjax:sgld_adam", citation=citation("build_sgldAdam_kernel", "Coullon & Nemeth 2021, appendix"),
-    step=sgld_adam_step, Params=AdamParams, State=State, init=initializer(adam_updates, STANDARD),
+    step=sgld_adam_step, Params=AdamParams, State=State, init=initializer(adam_updates, STANDARD), method="psgld",
     differences="the suite has no Adam-preconditioned SGLD: held to truth and its own step halving. Its drift is "
                 "the running mean of past gradients, not the gradient at x",
     settings=(
@@ -582,6 +587,7 @@ sghmc_cv = adapter(
 sghmc_svrg = adapter(
     name="sgmcmcjax:sghmc_svrg", citation=citation("build_sghmc_SVRG_kernel", "Dubey et al. 2016"),
     step=sghmc_svrg_step, Params=SGHMCSVRGParams, State=State, init=initializer(sghmc_updates, SVRG),
+    method="sghmc_cv",
     differences="the suite has no SVRG estimator: held to truth and its own step halving. As in the library, the "
                 "centre moves at every one of the L steps of the iterations it moves in (L full-data gradients)",
     settings=(
@@ -712,7 +718,7 @@ BAOAB_SETTINGS = (
 
 baoab = adapter(
     name="sgmcmcjax:baoab", citation=citation("build_baoab_kernel", "Leimkuhler & Matthews 2013"), step=baoab_step,
-    Params=BAOABParams, State=State, init=initializer(baoab_updates, STANDARD),
+    Params=BAOABParams, State=State, init=initializer(baoab_updates, STANDARD), method="sghmc",
     differences="the kernel as shipped composes the second update twice (kernels.py 383): the position never "
                 "moves and the momentum grows by dt g(x) per step; no suite sampler does that",
     settings=BAOAB_SETTINGS)
@@ -784,16 +790,19 @@ BADODAB_SETTINGS = (
 badodab = adapter(
     name="sgmcmcjax:badodab", citation=citation("build_badodab_kernel", "Leimkuhler & Shang 2016"),
     step=badodab_step, Params=BADODABParams, State=State, init=initializer(badodab_updates, STANDARD),
+    method="sgnht",
     differences=AS_SHIPPED.format(line=419), settings=BADODAB_SETTINGS)
 
 badodab_cv = adapter(
     name="sgmcmcjax:badodab_cv", citation=citation("build_badodabCV_kernel", "Leimkuhler & Shang 2016"),
     step=badodab_cv_step, Params=BADODABCVParams, State=State, init=initializer(badodab_updates, CONTROL_VARIATES),
+    method="sgnht_cv",
     prepare=control_variates.prepare, differences=AS_SHIPPED.format(line=457), settings=BADODAB_SETTINGS)
 
 badodab_diffusion = adapter(
     name="sgmcmcjax:badodab_diffusion", citation=f"SGMCMCJax {VERSION} sgmcmcjax.diffusions.badodab in the Langevin "
                                                   "kernel (Leimkuhler & Shang 2016)",
     step=badodab_palindrome_step, Params=BADODABParams, State=State, init=initializer(badodab_updates, STANDARD),
+    method="sgnht",
     differences="the suite has no adaptive-Langevin sampler: held to truth and its own step halving; the thermostat "
                 "reads |v| - D where Leimkuhler & Shang have |v|^2 - D", settings=BADODAB_SETTINGS)
