@@ -296,7 +296,6 @@ def with_centre(translation: dict, params) -> dict:
     return {**translation, "centre": params.centre, "centre_grad": params.centre_grad}
 
 
-
 # --- SGLD, SGLD-CV, SGLD-SVRG ----------------------------------------------------------------------------------------
 
 
