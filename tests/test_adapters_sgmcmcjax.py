@@ -143,6 +143,10 @@ def test_translations():
         {"form": "practical", "integrator": "splitting", "step_size": 0.1, "friction": 2.0, "temperature": 0.25})
     centred = sgj.sgld_cv.to_reference({"step_size": 0.1, "centre": CENTRE, "centre_grad": CENTRE_GRAD})
     assert centred["step_size"] == 0.1 and np.array_equal(centred["centre"], CENTRE)
+    # before prepare fills the centre in, the reference's own prepare finds the same MAP
+    assert "centre" not in sgj.sgnht_cv.to_reference({"step_size": 0.01})
+    with pytest.raises(ValueError, match="centre is required"):
+        sgj.sgld_cv.init(np.zeros(4), sgj.sgld_cv.params(step_size=0.1))
     assert all(getattr(sgj, name).differences == "" for name in ("sgld", "sgld_cv", "psgld", "sghmc", "sghmc_cv"))
     for name in set(RUNS) - set(CLAIMS):
         with pytest.raises(ValueError, match="claims no suite sampler"):

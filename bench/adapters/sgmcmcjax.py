@@ -224,6 +224,9 @@ def initializer(updates, estimator: Estimator):
         """The chain at ``position``, the diffusion's other fields as its ``init_fn`` makes them (in the position's
         dtype), the estimator's centre, the step counter at 0."""
         if estimator is CONTROL_VARIATES:
+            if params.centre is None:
+                raise ValueError("centre is required: a vector of the target's dimension (bench.run and "
+                                 "Sampler.params_for fill it in from the target's MAP)")
             control_variates.check_dimension(params, position)
         auxiliary = tuple(like(value, position) for value in fields(updates(params)[0](position))[1:])
         return State(position, auxiliary, estimator.centre(position, params), 0)
@@ -292,7 +295,28 @@ def within(params, name: str, low: float, high: float, low_open: bool = False, h
     object.__setattr__(params, name, in_interval(name, getattr(params, name), low, high, low_open, high_open))
 
 
+@dataclasses.dataclass(frozen=True)
+class Centre:
+    """The control variate's ``centre`` (the library's ``centering_value``) and ``centre_grad`` (the full-data
+    gradient there), added to a base's ``Params`` (``class Params(Centre, BaseParams)``). Both None until
+    ``control_variates.prepare`` fills them in from the target's MAP (``bench.run``, ``Sampler.params_for``), so
+    that ``to_reference`` translates hyperparameters without them: the claimed sampler's ``prepare`` then finds the
+    same MAP (``find_map`` is deterministic and cached per target). Given, they are checked as
+    ``control_variates.Centred`` checks them."""
+
+    centre: Any = None
+    centre_grad: Any = None
+
+    def __post_init__(self):
+        super().__post_init__()
+        if self.centre is not None or self.centre_grad is not None:
+            control_variates.check_centre(self)
+
+
 def with_centre(translation: dict, params) -> dict:
+    """``translation`` and the centre, where it is filled in."""
+    if params.centre is None:
+        return translation
     return {**translation, "centre": params.centre, "centre_grad": params.centre_grad}
 
 
@@ -311,7 +335,7 @@ class SGLDParams:
 
 
 @hyperparameters
-class SGLDCVParams(control_variates.Centred, SGLDParams):
+class SGLDCVParams(Centre, SGLDParams):
     """``SGLDParams`` and the control variate's ``centre`` and ``centre_grad`` (the library's ``centering_value``
     and the full-data gradient there; ``prepare`` fills both in from the target's MAP)."""
 
@@ -510,7 +534,7 @@ class SGHMCParams:
 
 
 @hyperparameters
-class SGHMCCVParams(control_variates.Centred, SGHMCParams):
+class SGHMCCVParams(Centre, SGHMCParams):
     """``SGHMCParams`` and the control variate's ``centre`` and ``centre_grad`` (``prepare``: the MAP)."""
 
 
@@ -619,7 +643,7 @@ class SGNHTParams:
 
 
 @hyperparameters
-class SGNHTCVParams(control_variates.Centred, SGNHTParams):
+class SGNHTCVParams(Centre, SGNHTParams):
     """``SGNHTParams`` and the control variate's ``centre`` and ``centre_grad`` (``prepare``: the MAP)."""
 
 
@@ -753,7 +777,7 @@ class BADODABParams:
 
 
 @hyperparameters
-class BADODABCVParams(control_variates.Centred, BADODABParams):
+class BADODABCVParams(Centre, BADODABParams):
     """``BADODABParams`` and the control variate's ``centre`` and ``centre_grad`` (``prepare``: the MAP)."""
 
 
