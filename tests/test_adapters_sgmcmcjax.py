@@ -345,3 +345,31 @@ def test_kernels_as_shipped_never_move_the_position(name):
     np.testing.assert_array_equal(state.position, x0)
     np.testing.assert_allclose(state.auxiliary[0], (STEPS - 0.5) * p.step_size * target.grad_logdensity(x0),
                                rtol=1e-12)
+
+
+def test_badodab_thermostat_reads_the_norm_of_the_momentum_not_its_square():
+    """One step of ``badodab_diffusion`` from a given state, against B A D O D A written out with the library's
+    ``|v| - D`` in both D steps (``diffusions.py`` 326, 334; Leimkuhler & Shang's thermostat reads
+    ``|v|^2 - D``): equal to 1e-12, and the square's thermostat differs."""
+    target = targets.get("icg", dim=4, condition_number=4.0)
+    p = sgj.badodab_diffusion.params(step_size=0.05, a=0.3)
+    dt, h, dim = p.step_size, p.step_size / 2, target.dim
+    x0, v0, thermostat = np.array([1.0, -0.5, 0.3, 2.0]), np.array([1.5, -2.0, 0.5, 1.0]), 0.3
+    state = sgj.State(x0, (v0, np.asarray(thermostat)), sgj.SVRGState(), 1)  # step 1: the closing half kick applies
+    seed = np.array([11, 12])
+    new, _ = sgj.badodab_diffusion.optimized_step(state, GradientOracle.exact(target), {"seed": seed}, p)
+    xi = leaf_normal(jax_key(seed), dim)
+
+    def written_out(kinetic):
+        v = v0 + dt * target.grad_logdensity(x0)  # the previous step's closing half kick and this step's B
+        x = x0 + h * v
+        alpha = thermostat + h * (kinetic(v) - dim)
+        c1 = np.exp(-alpha * dt)
+        v = c1 * v + np.sqrt(abs((1 - c1**2) / (2 * alpha))) * xi
+        alpha = alpha + h * (kinetic(v) - dim)
+        return x + h * v, alpha
+
+    position, alpha = written_out(np.linalg.norm)
+    np.testing.assert_allclose(new.position, position, rtol=0, atol=TOLERANCE)
+    np.testing.assert_allclose(new.auxiliary[1], alpha, rtol=0, atol=TOLERANCE)
+    assert abs(written_out(lambda v: v @ v)[1] - alpha) > 0.1
