@@ -2,7 +2,12 @@
 
 - ``sgbench.bench.adapters.blackjax``: ``sgld``, ``sghmc``, ``sgnht``, ``mclmc`` (blackjax 1.7.1; JAX driver);
 - ``sgbench.bench.adapters.posteriors``: ``sgld``, ``sghmc``, ``sgnht``, ``baoa``, ``sglrw`` (posteriors 0.1.3
-  on torch; NumPy driver, one chain at a time; needs ``torch`` and ``posteriors`` installed).
+  on torch; NumPy driver, one chain at a time; needs ``torch`` and ``posteriors`` installed);
+- ``sgbench.bench.adapters.sgmcmcjax``: ``sgld``, ``sgld_cv``, ``sgld_svrg``, ``psgld``, ``sgld_adam``,
+  ``sghmc``, ``sghmc_cv``, ``sghmc_svrg``, ``sgnht``, ``sgnht_cv``, ``baoab``, ``badodab``, ``badodab_cv`` (the 13
+  kernels of SGMCMCJax 0.2.13, recomposed from its diffusions) and ``baoab_diffusion``, ``badodab_diffusion`` (its
+  splitting diffusions composed as intended); JAX driver; needs ``SGMCMCJax`` installed (its short name
+  ``sgmcmcjax:sgld`` names this module, not the installed package).
 
 Each is an :class:`AdaptedSampler` (``bench/adapters/_adapted.py``): a sampler of the suite's
 contract that also says which driver runs it (``backend``), which suite sampler it implements
