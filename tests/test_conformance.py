@@ -29,6 +29,12 @@ def test_every_adapter_declares_two_or_more_settings():
     assert min(per_adapter.values()) >= 2
     quick, _ = conformance.tasks(("blackjax",), SCALES["quick"])
     assert [t.setting for t in quick] == [0] * len(per_adapter)
+    everything, not_run = conformance.tasks(tuple(conformance.LIBRARIES), SCALES["default"])
+    assert not not_run
+    counts = {}
+    for task in everything:
+        counts[task.spec] = counts.get(task.spec, 0) + 1
+    assert len({spec.split(":")[0] for spec in counts}) == 3 and min(counts.values()) >= 2, counts
 
 
 def test_a_task_resumes_from_its_record_and_writes_the_page(tmp_path, monkeypatch):

@@ -16,8 +16,9 @@ from sgbench.bench.gate.conformance import LIBRARIES, library_version
 COLUMNS = {"adapter": "adapter", "claims": "claims", "setting": "setting", "target": "target", "outcome": "outcome",
            "r_reference": "r vs reference", "r_truth": "r vs truth", "detectable": "detects (90 %)",
            "grad_evals_per_s": "grad evals/s", "suite_grad_evals_per_s": "suite grad evals/s",
-           "chain_steps_per_s": "chain-steps/s", "suite_chain_steps_per_s": "suite chain-steps/s",
-           "reason": "reason"}
+           "chain_steps_per_s": "chain-steps/s", "suite_chain_steps_per_s": "suite chain-steps/s"}
+REASON_COLUMNS = {"adapter": "adapter", "setting": "setting", "target": "target", "outcome": "outcome",
+                  "reason": "why"}
 LEGEND = {
     "claims": "the suite sampler and form whose discretisation the adapter implements; 'none': held to truth alone",
     "outcome": "PASSED: agrees and resolves r = 0.1; FAILED: a disagreement that is not a discretisation bias; "
@@ -39,15 +40,16 @@ def _interval_text(row, name: str) -> str:
     return f"{value:+.3f} [{low:+.3f}, {high:+.3f}]"
 
 
-def frame(rows: list[dict]) -> pd.DataFrame:
-    """The rows as the page's table: intervals written ``r [low, high]``, the columns of ``COLUMNS``."""
+def frame(rows: list[dict], columns: dict = COLUMNS) -> pd.DataFrame:
+    """The rows as one of the page's tables: intervals written ``r [low, high]``, the ``columns`` (``COLUMNS``: the
+    numbers; ``REASON_COLUMNS``: each outcome's reason, in a table of its own so that neither is too wide)."""
     table = pd.DataFrame(rows)
     if not len(table):
         return table
     for name in ("r_reference", "r_truth"):
         table[name] = [_interval_text(row, name) for _, row in table.iterrows()]
     table["setting"] = table["setting"] + " " + table["params"].map(lambda p: json.dumps(p, sort_keys=True))
-    return table[[c for c in COLUMNS if c in table]].rename(columns=COLUMNS)
+    return table[[c for c in columns if c in table]].rename(columns=columns)
 
 
 def figure(rows: list[dict], library: str) -> bytes | None:
@@ -116,6 +118,7 @@ def write(rows: list[dict], not_run: dict[str, str], scale: str, seed: int, out:
             sections.append((heading, f"not run: {not_run[library]}"))
             continue
         sections.append((heading, table(frame(of), legend=LEGEND)))
+        sections.append((f"{library}: why each outcome", table(frame(of, REASON_COLUMNS))))
         png = figure(of, library)
         if png is not None:
             sections.append((f"{library}: against truth", image(png, f"{library} against truth")))
