@@ -94,10 +94,10 @@ STATISTICS = ("mean", "second_moment")
 
 class WeightedState(NamedTuple):
     """The wrapped sampler's state (:func:`weighted_sampler`): the inner sampler's ``position`` and ``inner``
-    state; the running log scale ``shift`` of the weights; over the scored steps, the sums of the weights
-    ``weight_sum``, of their squares ``weight_sq_sum``, of :math:`w z` (``first``, (dim,)) and of :math:`w z^2`
-    (``second``, (dim,)), each relative to :math:`e^{\\text{shift}}`; ``scored`` the scored steps counted and
-    ``steps`` the steps made."""
+    state; the running log scale ``shift`` of the weights; per half of the scored window (leading axis 2), the
+    sums of the weights ``weight_sum``, of their squares ``weight_sq_sum``, of :math:`w z` (``first``, (2, dim))
+    and of :math:`w z^2` (``second``, (2, dim)), each relative to :math:`e^{\text{shift}}`; ``scored`` the scored
+    steps counted and ``steps`` the steps made."""
 
     position: Any
     inner: Any
@@ -114,9 +114,10 @@ def _wrong_driver(state, grad_fn, draws, params):
     raise TypeError("the weighted check runs the JAX driver only (the wrapped adapter's optimized_step)")
 
 
-def weighted_sampler(sampler, warmup: int, center, scale) -> samplers.Sampler:
+def weighted_sampler(sampler, warmup: int, center, scale, halfway: int | None = None) -> samplers.Sampler:
     """``sampler`` whose state also accumulates the weighted sums of the module docstring over the steps
-    after the first ``warmup``, with :math:`z = (x - \\text{center})/\\text{scale}`.
+    after the first ``warmup``, with :math:`z = (x - \text{center})/\text{scale}`, separately before and from
+    step ``halfway`` (the two halves of the scored window).
 
     Args:
         sampler: an AdaptedSampler run by the JAX driver (its ``log_weight``, or unit weights when None), or a
@@ -124,18 +125,21 @@ def weighted_sampler(sampler, warmup: int, center, scale) -> samplers.Sampler:
         warmup: the steps not scored.
         center: (dim,) the truth's mean.
         scale: (dim,) its standard deviations at the run's temperature.
+        halfway: the first step of the second half (None: never, all in the first).
 
     Returns:
         a samplers.Sampler with the same ``Params`` and draws, whose ``State`` is :class:`WeightedState`.
     """
     log_weight = getattr(sampler, "log_weight", None)
     center, scale = np.asarray(center, dtype=np.float64), np.asarray(scale, dtype=np.float64)
+    halfway = np.iinfo(np.int64).max if halfway is None else int(halfway)
 
     def init(position, params):
         inner = sampler.init(position, params)
-        zero = jnp.zeros((), jnp.float64)
-        vector = jnp.zeros(center.shape, jnp.float64)
-        return WeightedState(inner.position, inner, -jnp.inf + zero, zero, zero, vector, vector, 0, 0)
+        pair = jnp.zeros(2, jnp.float64)
+        vectors = jnp.zeros((2,) + center.shape, jnp.float64)
+        return WeightedState(inner.position, inner, jnp.asarray(-jnp.inf, jnp.float64), pair, pair, vectors, vectors,
+                             0, 0)
 
     def prime(state, oracle):
         inner = sampler.prime(state.inner, oracle)
@@ -150,10 +154,12 @@ def weighted_sampler(sampler, warmup: int, center, scale) -> samplers.Sampler:
         shift = jnp.maximum(state.shift, logw)
         rescale = jnp.where(shift == state.shift, 1.0, jnp.exp(state.shift - shift))
         w = jnp.where(logw == -jnp.inf, 0.0, jnp.exp(logw - shift))
+        half = jnp.where(state.steps >= halfway, jnp.array([0.0, 1.0]), jnp.array([1.0, 0.0]))
+        wh = w * half
         z = (jnp.asarray(inner.position, jnp.float64) - center) / scale
-        new = WeightedState(inner.position, inner, shift, state.weight_sum * rescale + w,
-                            state.weight_sq_sum * rescale**2 + w * w, state.first * rescale + w * z,
-                            state.second * rescale + w * z * z, state.scored + jnp.where(scored, 1, 0),
+        new = WeightedState(inner.position, inner, shift, state.weight_sum * rescale + wh,
+                            state.weight_sq_sum * rescale**2 + wh * w, state.first * rescale + wh[:, None] * z,
+                            state.second * rescale + wh[:, None] * z * z, state.scored + jnp.where(scored, 1, 0),
                             state.steps + 1)
         return new, info
 
@@ -166,14 +172,16 @@ def weighted_sampler(sampler, warmup: int, center, scale) -> samplers.Sampler:
 @dataclasses.dataclass(frozen=True)
 class WeightedRun:
     """One run of :func:`run_weighted`: per chain (healthy chains only, ``chains`` of them) the linearised
-    statistics ``u_mean`` and ``u_second`` (chains, dim), ``weight_ess`` (chains,) the weights' effective sample
-    size over the scored steps; the pooled estimates ``mean_error`` and ``variance_error`` (dim,) with their
+    statistics ``u_mean`` and ``u_second`` (chains, dim) over the scored window and ``halves`` (2 statistics,
+    chains, 2 halves, dim) over its first and second half, ``weight_ess`` (chains,) the weights' effective
+    sample size over the scored steps; the pooled estimates ``mean_error`` and ``variance_error`` (dim,) with their
     standard errors, ``ratio_bias`` (the pooled estimates' delta-method ratio bias, per statistic (2, dim));
     ``diverged`` chains; the ``travel`` of the unweighted draws; the driver's ``run_seconds`` and
     ``compile_seconds``, the ``chain_steps`` and ``grad_evals`` made, and the ``params`` run."""
 
     u_mean: np.ndarray
     u_second: np.ndarray
+    halves: np.ndarray
     weight_ess: np.ndarray
     mean_error: np.ndarray
     mean_error_se: np.ndarray
@@ -191,23 +199,30 @@ class WeightedRun:
 
 
 def _statistics(state: WeightedState, scored: int, healthy: np.ndarray):
-    """(u_mean, u_second, weight_ess, normalised weight sums) of the ``healthy`` chains, from the stacked final
-    states (module docstring); ``healthy`` is narrowed to the chains whose sums are finite and positive."""
+    """(u_mean, u_second, weight_ess, normalised weight sums, healthy) of the ``healthy`` chains from the stacked
+    final states (module docstring): ``u_mean`` and ``u_second`` (chains, 3, dim) over the whole scored window,
+    its first half and its second half (each half's sums over its own steps, on the whole window's scale);
+    ``healthy`` is narrowed to the chains whose sums are finite and positive."""
     shift = np.asarray(state.shift, dtype=np.float64)
     weight_sum, weight_sq_sum = (np.asarray(v, dtype=np.float64) for v in (state.weight_sum, state.weight_sq_sum))
     first, second = np.asarray(state.first, dtype=np.float64), np.asarray(state.second, dtype=np.float64)
-    healthy = (healthy & np.isfinite(shift) & np.all(np.isfinite(first), axis=1)
-               & np.all(np.isfinite(second), axis=1) & np.isfinite(weight_sum) & (weight_sum > 0))
+    healthy = (healthy & np.isfinite(shift) & np.all(np.isfinite(first), axis=(1, 2))
+               & np.all(np.isfinite(second), axis=(1, 2)) & np.all(np.isfinite(weight_sum), axis=1)
+               & (weight_sum.sum(axis=1) > 0))
     if not healthy.any():
-        empty = np.zeros((0,) + first.shape[1:])
+        empty = np.zeros((0, 3) + first.shape[2:])
         return empty, empty, np.zeros(0), np.zeros(0), healthy
-    scale = np.exp(shift[healthy] - shift[healthy].max())  # every chain's sums on one scale
-    weight = scale * weight_sum[healthy] / scored
-    b_bar = weight.mean()
-    u_mean = scale[:, None] * first[healthy] / scored / b_bar
-    u_second = scale[:, None] * (second[healthy] - weight_sum[healthy][:, None]) / scored / b_bar
-    ess = weight_sum[healthy] ** 2 / weight_sq_sum[healthy] / scored
-    return u_mean, u_second, ess, weight / b_bar, healthy
+    scale = np.exp(shift[healthy] - shift[healthy].max())[:, None]  # every chain's sums on one scale
+    counts = np.array([scored, scored // 2, scored - scored // 2], dtype=np.float64)  # halves: before, from halfway
+    sums = lambda v: np.concatenate([v.sum(axis=1, keepdims=True), v], axis=1)  # noqa: E731  (whole, halves)
+    w, w1, w2 = (sums(v[healthy]) for v in (weight_sum[:, :, None], first, second))
+    total = scale[:, 0] * w[:, 0, 0] / scored
+    b_bar = total.mean()
+    per_step = scale[:, :, None] / counts[None, :, None] / b_bar
+    u_mean = per_step * w1
+    u_second = per_step * (w2 - w)
+    ess = weight_sum[healthy].sum(axis=1) ** 2 / weight_sq_sum[healthy].sum(axis=1) / scored
+    return u_mean, u_second, ess, total / b_bar, healthy
 
 
 def _cov(u: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -263,7 +278,7 @@ def run_weighted(sampler, params: dict, target_key: str = "icg", *, num_chains: 
                          "check (the Gaussian targets have one at every temperature)")
     mean = np.asarray(truth.mean, dtype=np.float64)
     variance = temperature * np.diag(np.asarray(truth.covariance, dtype=np.float64))
-    wrapped = weighted_sampler(sampler, warmup, mean, np.sqrt(variance))
+    wrapped = weighted_sampler(sampler, warmup, mean, np.sqrt(variance), halfway=warmup + num_steps // 2)
     starts = overdispersed(target, jax.random.key(seed), num_chains, mean)
     keep_every = thin_for(num_steps)
     result = running.run(wrapped, spec.target, target_params=target_spec, params=dict(params),
@@ -272,6 +287,8 @@ def run_weighted(sampler, params: dict, target_key: str = "icg", *, num_chains: 
     trace = result.trace
     u_mean, u_second, ess, b, healthy = _statistics(trace.final_state, num_steps,
                                                     ~np.asarray(trace.diverged, dtype=bool))
+    halves = np.stack([u_mean[:, 1:], u_second[:, 1:]])
+    u_mean, u_second = u_mean[:, 0], u_second[:, 0]
     chains = u_mean.shape[0]
     nan = np.full(mean.shape, np.nan)
     if chains >= 2:
@@ -281,7 +298,7 @@ def run_weighted(sampler, params: dict, target_key: str = "icg", *, num_chains: 
     else:
         se, bias, estimates = [nan, nan], np.array([nan, nan]), [nan, nan]
     moved = travel(starts, trace.samples, ~healthy, mean, variance, keep_every, warmup, num_steps)
-    return WeightedRun(u_mean=u_mean, u_second=u_second, weight_ess=ess, mean_error=estimates[0],
+    return WeightedRun(u_mean=u_mean, u_second=u_second, halves=halves, weight_ess=ess, mean_error=estimates[0],
                        mean_error_se=se[0], variance_error=estimates[1], variance_error_se=se[1], ratio_bias=bias,
                        diverged=int(num_chains - chains), chains=chains, travel=moved,
                        run_seconds=float(trace.run_seconds), compile_seconds=float(trace.compile_seconds),
@@ -312,6 +329,10 @@ class WeightedCheck:
         checks: the ``mean`` and ``second_moment`` CheckResults (each at rate ``alpha / 4``).
         halving: the step-halving check at rate ``alpha / 2`` (or the half-step run's ``finite`` check where it
             diverged), where a truth check failed; else None.
+        drift: whether the weighted estimates of the two halves of the scored window agree (``mean_check`` of
+            their difference at rate ``alpha / 2``; information: it changes no outcome, and the reason of one that
+            is not PASSED mentions a drift); None with fewer than 2 healthy chains.
+        variance_error_halves: (2, dim) the relative variance error over the first and the second half.
         travel: how far the chains travelled (unweighted draws).
         num_chains, num_steps, warmup: the run's chains, scored steps and warm-up steps.
         diverged: chains with a non-finite position or weighted sum.
@@ -338,6 +359,8 @@ class WeightedCheck:
     chains_needed: int
     checks: tuple
     halving: CheckResult | None
+    drift: CheckResult | None
+    variance_error_halves: np.ndarray
     travel: Travel
     num_chains: int
     num_steps: int
@@ -360,7 +383,8 @@ class WeightedCheck:
         return "\n".join([
             f"{self.sampler} on {self.target}: {self.outcome.name}: {self.reason}",
             f"  weighted mean error (sd): {fmt(self.mean_error)} +- {fmt(self.mean_error_se)}",
-            f"  weighted variance error r: {fmt(self.variance_error)} +- {fmt(self.variance_error_se)}",
+            f"  weighted variance error r: {fmt(self.variance_error)} +- {fmt(self.variance_error_se)} (halves of "
+            f"the window: {fmt(self.variance_error_halves[0])}, {fmt(self.variance_error_halves[1])})",
             f"  detects {self.detectable:.3g} (asked {self.detect:g}) at alpha {self.alpha:g}; {self.num_chains} "
             f"chains x ({self.warmup} + {self.num_steps}) steps, {self.diverged} diverged; weight ESS "
             f"{self.weight_ess:.2g}",
@@ -378,6 +402,16 @@ def _truth_checks(run: WeightedRun, alpha: float) -> tuple[CheckResult, ...]:
     (Bonferroni over the coordinates inside)."""
     return tuple(mean_check(u, np.zeros(u.shape[1]), alpha=alpha / 2, name=name)
                  for name, u in zip(STATISTICS, (run.u_mean, run.u_second)))
+
+
+def _drift_check(run: WeightedRun, alpha: float) -> CheckResult | None:
+    """``drift``: ``mean_check`` at ``alpha`` that the second half of the scored window's linearised statistics
+    (both, every coordinate) have the first half's mean: an adaptation still settling, or a weighted law that
+    keeps changing, fails it. Information only: it changes no outcome."""
+    if run.chains < 2:
+        return None
+    difference = np.moveaxis(run.halves[:, :, 1] - run.halves[:, :, 0], 0, 1)  # (chains, 2 statistics, dim)
+    return mean_check(difference, np.zeros(difference.shape[1:]), alpha=alpha, name="drift")
 
 
 def check_weighted(sampler, params: dict, target_key: str = "icg", *, num_chains: int = DEFAULT_CHAINS,
@@ -417,18 +451,25 @@ def check_weighted(sampler, params: dict, target_key: str = "icg", *, num_chains
     first = run_weighted(sampler, params, target_key, num_chains=num_chains, num_steps=num_steps, warmup=warmup,
                          seed=seed, target_params=target_params)
     checks = _truth_checks(first, alpha / 2) if first.chains >= 2 else ()
+    drift = _drift_check(first, alpha / 2)
     detectable = max((float(np.nanmax(np.atleast_1d(c.detectable))) for c in checks), default=math.nan)
-    needed = max([num_chains] + [math.ceil(num_chains * (float(np.nanmax(np.atleast_1d(c.detectable))) / detect) ** 2)
-                                 for c in checks])
+    needed = max([num_chains] + [math.ceil(num_chains * (d / detect) ** 2) for d in
+                                 (float(np.nanmax(np.atleast_1d(c.detectable))) for c in checks) if math.isfinite(d)])
     outcome, reason, halving = _decide(sampler, first, checks, resolution, alpha, halve, target_key, num_chains,
                                        num_steps, warmup, seed, target_params, say)
+    halves = first.halves[1].mean(axis=0) if first.chains >= 2 else np.full((2,) + first.mean_error.shape, np.nan)
+    if drift is not None and not drift.passed and outcome is not Outcome.PASSED:
+        reason += (f"; the weighted estimates also drift between the halves of the scored window (largest |r| "
+                   f"{np.max(np.abs(halves[0])):.3g} then {np.max(np.abs(halves[1])):.3g}; drift z = "
+                   f"{drift.statistic:.3g} against {drift.threshold:.3g}): the sampler's adaptation has not settled, "
+                   "and a longer warm-up may change them")
     seconds = first.run_seconds or math.nan
     return WeightedCheck(
         sampler=sampler.name, params=first.params, target=target_key, outcome=outcome, reason=reason,
         mean_error=first.mean_error, mean_error_se=first.mean_error_se, variance_error=first.variance_error,
         variance_error_se=first.variance_error_se, detectable=detectable, detect=float(detect), chains_needed=needed,
-        checks=checks, halving=halving, travel=first.travel, num_chains=num_chains, num_steps=num_steps,
-        warmup=warmup, diverged=first.diverged,
+        checks=checks, halving=halving, drift=drift, variance_error_halves=halves, travel=first.travel,
+        num_chains=num_chains, num_steps=num_steps, warmup=warmup, diverged=first.diverged,
         weight_ess=float(np.median(first.weight_ess)) if len(first.weight_ess) else math.nan,
         ratio_bias=float(np.nanmax(np.abs(first.ratio_bias))) if first.chains >= 2 else math.nan, alpha=alpha,
         wall_seconds=time.perf_counter() - start, chain_steps_per_second=first.chain_steps / seconds,
