@@ -7,12 +7,15 @@ hyperparameters by name, returns its final states through the driver, and at ``z
 ``blackjax:sgld`` draws from the same seed (the gradient multiplier is exactly 1, and the same key makes the
 same noise).
 
-The weighted check: its log-sum-exp accumulation equals the weighted sums computed directly from the states;
-at small scale (``FAST``: 32 chains, 3000 + 3000 steps) it fails the deliberately wrong uses of contour SGLD's
-draws (no weights, weights of the wrong sign: relative variance errors of about +1.9 and -0.9, against a
-detectable deviation of about 0.2), and does not fail correct samplers with constant weights (``blackjax:sgld``,
-csgld at ``zeta = 0``), which it cannot resolve at 0.1 with 32 chains (INCONCLUSIVE, naming the chains that
-would). Each of these runs is FAILED by chance with probability at most ``alpha`` = 1e-3 (the check's design).
+The weighted check: its log-sum-exp accumulation equals the weighted sums computed directly from the states,
+and its linearised statistics average to the pooled self-normalised estimates. It fails the deliberately wrong
+uses of contour SGLD's draws (no weights, weights of the wrong sign: relative variance errors of about +2 and
++5 at 256 chains, ``reports/csgld/README.md``): the first with 64 chains of 4000 + 4000 steps (``FAST_WRONG``:
+the half-step check must also see that the error does not halve), the second at full scale only
+(``statistical``: its estimate is heavy-tailed). It does not fail correct samplers with constant weights
+(``blackjax:sgld``, csgld at ``zeta = 0``) with 32 chains of 3000 + 3000 steps (``FAST``), which cannot resolve
+0.1 (INCONCLUSIVE, naming the chains that would). Each run of a correct sampler is FAILED by chance with
+probability at most ``alpha`` = 1e-3 (the check's design).
 The held-out runs at full scale (256 chains, 20 000 + 20 000 steps) are marked ``statistical``; their
 recorded results are in ``reports/csgld/README.md``.
 """
@@ -41,6 +44,7 @@ U_MIN = 2 * np.log(2 * np.pi)
 PARTITION = dict(step_size=0.01, step_size_stoch=0.01, zeta=1.0, num_partitions=60, energy_gap=0.25,
                  min_energy=float(U_MIN - 0.125))
 FAST = dict(num_chains=32, num_steps=3000, warmup=3000)
+FAST_WRONG = dict(num_chains=64, num_steps=4000, warmup=4000)  # the half-step check needs these to see r ~ 2
 
 
 class RuntimeCountingOracle(GradientOracle):
@@ -147,7 +151,7 @@ def test_weighted_sums_are_the_direct_sums():
     params = bj.csgld.params(**{**PARTITION, "zeta": 0.75})
     center, scale = np.full(4, 0.1), np.array([1.0, 2.0, 0.5, 1.5])
     warmup, steps = 5, 40
-    wrapped = wt.weighted_sampler(bj.csgld, warmup, center, scale)
+    wrapped = wt.weighted_sampler(bj.csgld, warmup, center, scale, halfway=warmup + steps // 2)
     state = wrapped.start(jnp.asarray(target.sample(jax.random.key(1), 1)[0]) * 2, params,
                           GradientOracle.exact(target))
     rng = np.random.default_rng(3)
@@ -162,10 +166,11 @@ def test_weighted_sums_are_the_direct_sums():
     w = np.exp(logs - logs.max())
     assert float(state.shift) == pytest.approx(logs.max())
     assert int(state.scored) == steps
-    np.testing.assert_allclose(state.weight_sum, w.sum(), rtol=1e-12)
-    np.testing.assert_allclose(state.weight_sq_sum, (w * w).sum(), rtol=1e-12)
-    np.testing.assert_allclose(state.first, (w[:, None] * zs).sum(axis=0), rtol=1e-10)
-    np.testing.assert_allclose(state.second, (w[:, None] * zs**2).sum(axis=0), rtol=1e-10)
+    for half, part in enumerate((slice(0, steps // 2), slice(steps // 2, steps))):
+        np.testing.assert_allclose(state.weight_sum[half], w[part].sum(), rtol=1e-12)
+        np.testing.assert_allclose(state.weight_sq_sum[half], (w[part] ** 2).sum(), rtol=1e-12)
+        np.testing.assert_allclose(state.first[half], (w[part, None] * zs[part]).sum(axis=0), rtol=1e-10)
+        np.testing.assert_allclose(state.second[half], (w[part, None] * zs[part] ** 2).sum(axis=0), rtol=1e-10)
 
 
 def test_linearised_statistics_average_to_the_pooled_estimates():
@@ -175,12 +180,15 @@ def test_linearised_statistics_average_to_the_pooled_estimates():
     z = rng.normal(size=(chains, n, 2))
     shift = logw.max(axis=1)
     w = np.exp(logw - shift[:, None])
-    state = wt.WeightedState(None, None, shift, w.sum(1), (w * w).sum(1), (w[..., None] * z).sum(1),
-                             (w[..., None] * z * z).sum(1), n, n)
+    halves = (slice(0, n // 2), slice(n // 2, n))
+    split = lambda v: np.stack([v[:, part].sum(1) for part in halves], axis=1)  # noqa: E731
+    state = wt.WeightedState(None, None, shift, split(w), split(w * w), split(w[..., None] * z),
+                             split(w[..., None] * z * z), n, n)
     u_mean, u_second, ess, b, healthy = wt._statistics(state, n, np.ones(chains, bool))
     W = np.exp(logw)
-    np.testing.assert_allclose(u_mean.mean(0), (W[..., None] * z).sum((0, 1)) / W.sum(), rtol=1e-10)
-    np.testing.assert_allclose(u_second.mean(0), (W[..., None] * z * z).sum((0, 1)) / W.sum() - 1, rtol=1e-10)
+    np.testing.assert_allclose(u_mean[:, 0].mean(0), (W[..., None] * z).sum((0, 1)) / W.sum(), rtol=1e-10)
+    np.testing.assert_allclose(u_second[:, 0].mean(0), (W[..., None] * z * z).sum((0, 1)) / W.sum() - 1, rtol=1e-10)
+    np.testing.assert_allclose(u_mean[:, 0], (u_mean[:, 1] + u_mean[:, 2]) / 2, rtol=1e-10)  # halves of equal length
     np.testing.assert_allclose(ess, W.sum(1) ** 2 / (W * W).sum(1) / n)
     assert healthy.all() and b.mean() == pytest.approx(1.0)
 
@@ -192,15 +200,15 @@ def test_halved_params_halve_the_steps_only():
     assert half == {**full, "step_size": 0.005, "step_size_stoch": 0.005}
 
 
-@pytest.mark.parametrize("wrong", ["unweighted", "wrong sign"])
-def test_weighted_check_fails_wrong_weights(wrong):
-    sampler = (dataclasses.replace(bj.csgld, name="unweighted", log_weight=None) if wrong == "unweighted" else
-               dataclasses.replace(bj.csgld, name="wrong sign",
-                                   log_weight=lambda state, params: -bj.csgld_log_weight(state, params)))
-    check = wt.check_weighted(sampler, PARTITION, target_params=EXACT, **FAST)
+def test_weighted_check_fails_contour_sgld_read_without_its_weights():
+    """The flattened draws taken as the target's: r of about +2 that halving the steps does not shrink. (The
+    weights of the wrong sign are failed at full scale, below: their estimate is too heavy-tailed for the
+    half-step check to decide at this size.)"""
+    sampler = dataclasses.replace(bj.csgld, name="unweighted", log_weight=None)
+    check = wt.check_weighted(sampler, {**PARTITION, "zeta": 0.75}, target_params=EXACT, **FAST_WRONG)
     assert check.outcome is Outcome.FAILED, check.summary()
     assert "does not halve" in check.reason and check.halving is not None and not check.halving.passed
-    assert not check.checks[1].passed  # the relative variance error
+    assert not check.checks[1].passed and np.all(check.variance_error > 0.3)  # the flattened law is wider
     assert check.checks[0].alpha == check.checks[1].alpha == pytest.approx(wt.ALPHA / 4)
     assert check.halving.alpha == pytest.approx(wt.ALPHA / 2)
 
