@@ -40,13 +40,13 @@ check).
 
 **Power and tolerance.** Each check detects, with probability 0.9, a deviation of
 :math:`\delta = q_{0.9}(t_c)\,\widehat{se}` (``detectable``; :math:`q` the noncentral-t quantile,
-``sgbench.reference.checks.detection_quantile``): with :math:`C = 256` and :math:`\alpha = 10^{-3}`,
-:math:`t_c = 3.82` and :math:`q \approx 5.1` standard errors. The tolerance is this calculation: the check
-PASSES only if :math:`\delta \le` ``detect`` (default 0.1, a relative variance error and as many standard
-deviations of the mean, ``sgbench.bench.gate.resolution``) for both statistics; otherwise it is INCONCLUSIVE
-and says how many chains, :math:`C(\delta/\text{detect})^2`, would decide. Importance weights lengthen the
-standard error by about :math:`\sqrt{n/n_{\text{eff}}}`, :math:`n_{\text{eff}} = (\sum w)^2/\sum w^2` (reported per
-chain as ``weight_ess``).
+``sgbench.reference.checks.detection_quantile``): with :math:`C = 256`, :math:`d = 4` and :math:`\alpha = 10^{-3}`,
+:math:`t_c = 4.07` and :math:`q = 5.37` standard errors (:math:`C = 64`: 4.29 and 5.65). The tolerance is this
+calculation: the check PASSES only if :math:`\delta \le` ``detect`` (default 0.1, a relative variance error
+and as many standard deviations of the mean, ``sgbench.bench.gate.resolution``) for both statistics; otherwise
+it is INCONCLUSIVE and says how many chains, :math:`C(\delta/\text{detect})^2`, would decide. Importance
+weights lengthen the standard error by about :math:`\sqrt{n/n_{\text{eff}}}`,
+:math:`n_{\text{eff}} = (\sum w)^2/\sum w^2` (reported per chain as ``weight_ess``).
 
 **Outcome** (the rules of ``sgbench validate`` against truth, ``sgbench.bench.gate.verdict``): a chain diverged
 (a non-finite position or weighted sum): FAILED; the chains do not move: FAILED; the checks disagree with
