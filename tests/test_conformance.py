@@ -25,7 +25,8 @@ def test_every_adapter_declares_two_or_more_settings():
     per_adapter = {}
     for task in todo:
         per_adapter[task.spec] = per_adapter.get(task.spec, 0) + 1
-    assert set(per_adapter) == {"blackjax:sgld", "blackjax:sghmc", "blackjax:sgnht", "blackjax:mclmc"}
+    assert set(per_adapter) == {"blackjax:sgld", "blackjax:sghmc", "blackjax:sgnht", "blackjax:mclmc",
+                                   "blackjax:csgld"}
     assert min(per_adapter.values()) >= 2
     quick, _ = conformance.tasks(("blackjax",), SCALES["quick"])
     assert [t.setting for t in quick] == [0] * len(per_adapter)

@@ -1,6 +1,7 @@
 """Adapters: other libraries' samplers run through the suite's sampler contract, unchanged.
 
-- ``sgbench.bench.adapters.blackjax``: ``sgld``, ``sghmc``, ``sgnht``, ``mclmc`` (blackjax 1.7.1; JAX driver);
+- ``sgbench.bench.adapters.blackjax``: ``sgld``, ``sghmc``, ``sgnht``, ``mclmc``, ``csgld`` (contour SGLD, an
+  importance sampler: ``log_weight``) (blackjax 1.7.1; JAX driver);
 - ``sgbench.bench.adapters.posteriors``: ``sgld``, ``sghmc``, ``sgnht``, ``baoa``, ``sglrw`` (posteriors 0.1.3
   on torch; NumPy driver, one chain at a time; needs ``torch`` and ``posteriors`` installed);
 - ``sgbench.bench.adapters.sgmcmcjax``: ``sgld``, ``sgld_cv``, ``sgld_svrg``, ``psgld``, ``sgld_adam``,

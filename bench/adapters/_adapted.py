@@ -24,7 +24,12 @@ gradient from the suite's oracle. It adds:
 - ``method``: the suite sampler of the same method (default: ``claims``), beside which ``sgbench conformance``
   measures the adapter's speed;
 - ``settings``: the :class:`Setting` s at which ``sgbench conformance`` runs it (two or more: a
-  temperature other than 1 where the library takes one, friction far from 1, small and moderate steps).
+  temperature other than 1 where the library takes one, friction far from 1, small and moderate steps);
+- ``log_weight(state, params)``: for a sampler whose draws follow another density than the target (an
+  importance sampler such as contour SGLD), the log importance weight of the state's position, up to a
+  constant: the target's expectations are the self-normalised weighted averages
+  sum_k w_k f(x_k) / sum_k w_k, w_k = exp(log_weight(s_k, params)), over the states s_k after each step
+  (``sgbench.bench.gate.weighted_truth``). None (the default): the draws follow the target, unweighted.
 
 Adapters are not registered in the suite's registry (they would need their library to import);
 they are module attributes, ``sgbench.bench.adapters.blackjax.sgld``, found by
@@ -81,7 +86,9 @@ class Setting:
 class AdaptedSampler(Sampler):
     """A :class:`samplers.Sampler` running another ``library``'s update, with the ``backend`` that
     can run it, the suite sampler it ``claims`` to implement, ``translate`` (the adapter's
-    ``Params`` to that sampler's hyperparameters) and the ``differences`` that remain."""
+    ``Params`` to that sampler's hyperparameters) and the ``differences`` that remain. An importance
+    sampler's ``log_weight(state, params)`` is the log weight of the state's position, up to a constant
+    (module docstring; None: its draws follow the target unweighted)."""
 
     library: str
     backend: str
@@ -91,6 +98,7 @@ class AdaptedSampler(Sampler):
     steps_per_call: Callable[[Any], int] | None = None
     method: str | None = None
     settings: tuple[Setting, ...] = ()
+    log_weight: Callable[[Any, Any], Any] | None = None
 
     def __post_init__(self):
         if self.backend not in BACKENDS:
@@ -105,7 +113,7 @@ class AdaptedSampler(Sampler):
               State: type, init: Callable, draw_spec: Callable, prime: Callable | None = None,
               claims: str | None = None, translate: Callable | None = None, differences: str = "",
               steps_per_call: Callable | None = None, method: str | None = None, settings: tuple[Setting, ...] = (),
-              prepare: Callable | None = None) -> AdaptedSampler:
+              prepare: Callable | None = None, log_weight: Callable | None = None) -> AdaptedSampler:
         """The adapter whose ``step`` is the step of ``backend``; the other step raises."""
         if backend not in BACKENDS:
             raise ValueError(f"backend must be one of {list(BACKENDS)}, got {backend!r}")
@@ -113,8 +121,8 @@ class AdaptedSampler(Sampler):
         steps = {_STEP_OF_BACKEND[backend]: step, other: _unavailable_step(name, backend, other)}
         return cls(name=name, citation=citation, Params=Params, State=State, init=init, draw_spec=draw_spec,
                    prime=prime, prepare=prepare, library=library, backend=backend, claims=claims,
-                   translate=translate, differences=differences,
-                   steps_per_call=steps_per_call, method=method, settings=tuple(settings), **steps)
+                   translate=translate, differences=differences, steps_per_call=steps_per_call, method=method,
+                   settings=tuple(settings), log_weight=log_weight, **steps)
 
     def to_reference(self, params) -> dict:
         """Hyperparameters of the suite sampler ``claims`` equal to the adapter's ``params`` (a dict

@@ -33,6 +33,7 @@ from typing import Any, NamedTuple
 
 import blackjax.mcmc.integrators as bj_integrators
 import blackjax.mcmc.mclmc as bj_mclmc
+import blackjax.sgmcmc.csgld as bj_csgld
 import blackjax.sgmcmc.sghmc as bj_sghmc
 import blackjax.sgmcmc.sgld as bj_sgld
 import blackjax.sgmcmc.sgnht as bj_sgnht
@@ -40,7 +41,7 @@ import jax
 import jax.numpy as jnp
 from blackjax.util import generate_unit_vector
 
-from sgbench.base.arguments import in_interval, integer_at_least, one_of, positive_finite
+from sgbench.base.arguments import finite, in_interval, integer_at_least, one_of, positive_finite
 from sgbench.bench.adapters._adapted import AdaptedSampler, Setting
 from sgbench.bench.adapters._seeds import jax_key, seed_variate
 from sgbench.samplers._contract import Info, hyperparameters, static_field
@@ -331,3 +332,117 @@ mclmc = adapter(
     differences="the momentum starts as a uniform random unit vector (blackjax's init), not at rest; a non-finite "
                 "step is replaced by the previous state with a fresh momentum (counted in State.nan_steps), where "
                 "the reference lets the driver count it")
+
+
+# --- Contour SGLD --------------------------------------------------------------------------------------------------
+# blackjax.sgmcmc.csgld: contour SGLD (Deng, Lin & Liang 2020). Not the suite's ``csgld``, which is cyclical SGLD
+# (Zhang et al. 2020): the suite has no contour SGLD, so this adapter claims nothing.
+
+
+@hyperparameters
+class CSGLDParams:
+    r"""blackjax's ``build_kernel`` and kernel arguments (blackjax 1.7.1, ``sgmcmc/csgld.py``):
+
+    - ``step_size`` :math:`\epsilon` > 0: the Langevin step, blackjax's ``step_size_diff``;
+    - ``step_size_stoch`` :math:`\omega` in (0, 1]: the stochastic-approximation step (blackjax's default 1e-3;
+      above 1 the update could make an entry of ``energy_pdf`` negative);
+    - ``zeta`` :math:`\zeta` >= 0: the flattening exponent (blackjax's default 1; 0 is SGLD);
+    - ``temperature`` :math:`\tau` > 0;
+    - ``num_partitions`` :math:`m` >= 3, a compile-time constant (the length of ``energy_pdf``; blackjax's
+      default 512). blackjax's index runs over 1..m-1: entry 0 is never a partition of its own;
+    - ``energy_gap`` :math:`\Delta u` > 0 (``build_kernel``'s default 10) and ``min_energy`` :math:`u_0`, finite
+      (default 0): partition :math:`i` holds the energies :math:`U` with
+      :math:`\lfloor (U - u_0)/\Delta u\rfloor + 1 = i`, clipped to 1..m-1.
+    """
+
+    step_size: float
+    step_size_stoch: float = 1e-3
+    zeta: float = 1.0
+    temperature: float = 1.0
+    num_partitions: int = static_field(512)
+    energy_gap: float = 10.0
+    min_energy: float = 0.0
+
+    def __post_init__(self):
+        _positive_fields(self, "step_size", "temperature", "energy_gap")
+        object.__setattr__(self, "step_size_stoch", in_interval("step_size_stoch", self.step_size_stoch, 0.0, 1.0,
+                                                                low_open=True))
+        object.__setattr__(self, "zeta", in_interval("zeta", self.zeta, 0.0, math.inf, high_open=True))
+        object.__setattr__(self, "min_energy", finite("min_energy", self.min_energy))
+        integer_at_least("num_partitions", self.num_partitions, 3)
+
+
+class CSGLDState(NamedTuple):
+    """blackjax's ``ContourSGLDState`` fields and a step counter."""
+
+    position: Any
+    energy_pdf: Any  # theta, m non-negative numbers summing to 1 (entry 0 unused as a partition)
+    energy_idx: Any  # J, the partition of the position's energy as the last step estimated it (int32)
+    step: Any
+
+
+def csgld_init(position, params: CSGLDParams) -> CSGLDState:
+    """blackjax's ``init``: ``energy_pdf`` proportional to m, m-1, ..., 1 and ``energy_idx`` m-1, whatever the
+    position (the first step uses the last partition's gradient multiplier); in the position's dtype."""
+    state = bj_csgld.init(position, params.num_partitions)
+    dtype = jnp.asarray(position).dtype
+    return CSGLDState(position, jnp.asarray(state.energy_pdf, dtype), jnp.int32(state.energy_idx), 0)
+
+
+def logdensity_estimator(position, oracle):
+    """blackjax's ``logdensity_estimator(position, minibatch)``: the oracle's log density, from the step's draw."""
+    return oracle.value_and_grad(position)[0]
+
+
+def csgld_step(state: CSGLDState, grad_fn, draws, params: CSGLDParams):
+    """One call of blackjax's kernel. Two oracle evaluations: the gradient at the old position and the log
+    density at the new one (blackjax's ``logdensity_estimator``, for the new partition index), both from this
+    step's draw, as blackjax evaluates both on one minibatch."""
+    kernel = bj_csgld.build_kernel(params.num_partitions, params.energy_gap, params.min_energy)
+    previous = bj_csgld.ContourSGLDState(state.position, state.energy_pdf, state.energy_idx)
+    new = kernel(jax_key(draws["seed"]), previous, logdensity_estimator, grad_estimator, grad_fn, params.step_size,
+                 params.step_size_stoch, params.zeta, params.temperature)
+    state = CSGLDState(like(new.position, state.position), like(new.energy_pdf, state.energy_pdf),
+                       like(new.energy_idx, state.energy_idx), state.step + 1)
+    return state, Info(num_grad_evals=2)
+
+
+def csgld_log_weight(state: CSGLDState, params: CSGLDParams):
+    r"""The log importance weight of ``state``'s position, :math:`\zeta \log\theta_k(J(x_k))` (Deng et al. 2020,
+    the weighted averaging estimator :math:`\sum_k \theta_k^\zeta(J(x_k)) f(x_k) / \sum_k \theta_k^\zeta(J(x_k))`):
+    ``energy_pdf`` and ``energy_idx`` of the state after the step, the estimate :math:`\theta_k` that the
+    position :math:`x_k` has just updated and that position's partition."""
+    return params.zeta * jnp.log(state.energy_pdf[state.energy_idx])
+
+
+U_MIN_ICG = 2 * math.log(2 * math.pi)  # icg's smallest energy -log p (dimension 4, det Sigma = 1): 3.676
+CSGLD_SETTINGS = (
+    Setting("zeta = 1, T = 1, small step",
+            dict(step_size=0.01, step_size_stoch=0.01, zeta=1.0, num_partitions=64, energy_gap=0.5, min_energy=3.5),
+            probes="full flattening (zeta = 1, where blackjax's theta(J) gain and the paper's theta^zeta(J) agree); "
+                   "the importance weights theta(J) on partitions of 0.5 over the energies 3.5-35; the first partition "
+                   "holds icg's minimum energy 3.68 (min_energy just below it, as blackjax's docstring asks), so its "
+                   "gradient multiplier reads blackjax's unused entry 0; icg's energy estimate carries the gradient "
+                   "noise, as a minibatch energy does"),
+    Setting("zeta = 0.75, T = 0.5, moderate step",
+            dict(step_size=0.03, step_size_stoch=0.01, zeta=0.75, temperature=0.5, num_partitions=48,
+                 energy_gap=0.5, min_energy=3.5),
+            probes="zeta != 1, where blackjax's theta(J) gain drives energy_pdf to pi(E)^(1/zeta) (the paper's "
+                   "theta^zeta(J) gain: to pi(E)); a temperature below 1 in the multiplier zeta T / energy_gap; a "
+                   "moderate step"),
+    Setting("zeta = 0.75, T = 2, moderate step",
+            dict(step_size=0.03, step_size_stoch=0.01, zeta=0.75, temperature=2.0, num_partitions=32,
+                 energy_gap=2.0, min_energy=3.5),
+            probes="a temperature above 1 (energies over 3.5-67) with a coarse partition (energy_gap 2 > zeta T "
+                   "ln 2, so partitions never visited keep the positive multiplier 1 - zeta T ln 2 / energy_gap that "
+                   "blackjax's initial energy_pdf gives them); a moderate step"),
+)
+
+
+csgld = adapter(
+    name="blackjax:csgld", citation="blackjax 1.7.1 blackjax.sgmcmc.csgld (contour SGLD, Deng, Lin & Liang 2020)",
+    step=csgld_step, Params=CSGLDParams, State=CSGLDState, init=csgld_init, log_weight=csgld_log_weight,
+    settings=CSGLD_SETTINGS, method="sgld",
+    differences="contour SGLD samples a flattened density, pi / Psi^zeta; its draws estimate the target only "
+                "weighted by theta^zeta(J(x)) (log_weight). The suite's csgld is cyclical SGLD, another method: "
+                "this adapter claims no suite sampler")

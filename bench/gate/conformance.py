@@ -211,7 +211,7 @@ def run_task(task: Task, scale: Scale, seed: int = 0) -> list[dict]:
                   claims=adapter.claims or "none (truth alone)", setting=setting.label, params=dict(setting.params),
                   probes=setting.probes, chains=chains, steps=steps)
     started = time.perf_counter()
-    if getattr(adapter, "log_weight", None) is not None:
+    if adapter.log_weight is not None:
         rows = _weighted_rows(adapter, setting, common, chains, steps, seed)
     else:
         rows = _validated_rows(adapter, setting, common, chains, steps, seed)
@@ -253,18 +253,26 @@ def _validated_rows(adapter, setting: Setting, common: dict, chains: int, steps:
 
 
 def _weighted_rows(adapter, setting: Setting, common: dict, chains: int, steps: int, seed: int) -> list[Row]:
+    """The rows of an importance sampler: the weighted check against truth per target; r at the worst coordinate,
+    with the interval its second-moment check accepts (critical value times standard error)."""
     from sgbench.bench.gate.weighted_truth import check_weighted
 
     rows = []
     for target in [key.strip() for key in setting.targets.split(",") if key.strip()]:
         check = check_weighted(adapter, dict(setting.params), target_key=target, num_chains=chains, num_steps=steps,
                                seed=seed, detect=DETECT)
+        values = {}
+        errors = np.asarray(check.variance_error, dtype=float)
+        if errors.size and np.all(np.isfinite(errors)):
+            worst = int(np.argmax(np.abs(errors)))
+            second = next(c for c in check.checks if c.name == "second_moment")
+            half = float(second.threshold) * float(np.asarray(check.variance_error_se)[worst])
+            values = {"r_truth": float(errors[worst]), "r_truth_low": float(errors[worst]) - half,
+                      "r_truth_high": float(errors[worst]) + half, "detectable": float(np.max(check.detectable))}
         suite = _twin_speed(adapter, target, chains, 2 * steps, seed) or ("", float("nan"), float("nan"))
-        rows.append(Row(**common, target=target, outcome=check.outcome.name, reason=check.reason,
-                        r_truth=check.r_worst, r_truth_low=check.r_worst_low, r_truth_high=check.r_worst_high,
-                        detectable=check.detectable, grad_evals_per_s=check.grad_evals_per_s,
-                        chain_steps_per_s=check.chain_steps_per_s, suite=suite[0], suite_grad_evals_per_s=suite[1],
-                        suite_chain_steps_per_s=suite[2]))
+        rows.append(Row(**common, target=target, outcome=check.outcome.name, reason=check.reason, **values,
+                        grad_evals_per_s=check.grad_evals_per_second, chain_steps_per_s=check.chain_steps_per_second,
+                        suite=suite[0], suite_grad_evals_per_s=suite[1], suite_chain_steps_per_s=suite[2]))
     return rows
 
 

@@ -125,6 +125,7 @@ class CompiledGrid:
                 checkpoints=None if running is None else running.select(g),
                 compile_seconds=self.compile_seconds / self.num_points,
                 run_seconds=run_seconds / self.num_points,
+                final_state=jax.tree.map(lambda leaf, g=g: leaf[g], carry.state),
             )
             for g in range(self.num_points)
         ]

@@ -69,4 +69,5 @@ def _run_chain(sampler, target, params, config, position, rng) -> ChainTrace:
         checkpoints=Checkpoints.stack(config.checkpoint_steps, snapshots, axis=0) if snapshots else None,
         compile_seconds=0.0,
         run_seconds=0.0,
+        final_state=state,
     )

@@ -34,7 +34,10 @@ class ChainTrace(NamedTuple):
     ``nonfinite_steps`` counts steps after which a chain's position had a non-finite entry;
     ``first_nonfinite_step`` is the first such step (-1: never). Non-finite positions never
     enter the moments. ``samples`` (chains, num_kept, dim) only when asked for; ``checkpoints``
-    (running moments) only with ``num_checkpoints`` > 0.
+    (running moments) only with ``num_checkpoints`` > 0; ``final_state`` the sampler's states after the
+    last step (its ``State``, each field with the leading chain axis; None where a driver gives none), for
+    what a state accumulates that the moments of the positions do not hold (an importance sampler's weighted
+    sums, ``sgbench.bench.gate.weighted_truth``).
     """
 
     moments: Moments
@@ -45,6 +48,7 @@ class ChainTrace(NamedTuple):
     checkpoints: Checkpoints | None
     compile_seconds: float
     run_seconds: float
+    final_state: Any = None
 
     @property
     def diverged(self) -> np.ndarray:
@@ -67,4 +71,16 @@ class ChainTrace(NamedTuple):
                 first.checkpoints.steps, [(t.checkpoints.moments, t.checkpoints.grad_evals) for t in traces], axis=0),
             compile_seconds=sum(t.compile_seconds for t in traces),
             run_seconds=sum(t.run_seconds for t in traces),
+            final_state=None if first.final_state is None else _stack_states([t.final_state for t in traces]),
         )
+
+
+def _stack_states(states: list):
+    """Per-chain states (NamedTuples of arrays, possibly nested) as one state with a leading chain axis."""
+    first = states[0]
+    if isinstance(first, tuple) and hasattr(first, "_fields"):
+        return type(first)(*(_stack_states([getattr(s, f) for s in states]) for f in first._fields))
+    try:
+        return np.stack([np.asarray(s) for s in states])
+    except (TypeError, ValueError):  # a field that is no array of one shape: the per-chain values, listed
+        return list(states)

@@ -1,0 +1,274 @@
+r"""blackjax's contour SGLD (``blackjax:csgld``, Deng, Lin & Liang 2020) and the importance-weighted check
+against truth (``sgbench.bench.gate.weighted_truth``).
+
+The adapter: it runs under the JAX driver in float32 and float64, counts the two oracle evaluations of each
+step (the gradient at the old position, blackjax's ``logdensity_estimator`` at the new one), refuses bad
+hyperparameters by name, returns its final states through the driver, and at ``zeta = 0`` draws exactly what
+``blackjax:sgld`` draws from the same seed (the gradient multiplier is exactly 1, and the same key makes the
+same noise).
+
+The weighted check: its log-sum-exp accumulation equals the weighted sums computed directly from the states,
+and its linearised statistics average to the pooled self-normalised estimates. It fails the deliberately wrong
+uses of contour SGLD's draws (no weights, weights of the wrong sign: relative variance errors of about +2 and
++5 at 256 chains, ``reports/csgld/README.md``): the first with 64 chains of 4000 + 4000 steps (``FAST_WRONG``:
+the half-step check must also see that the error does not halve), the second at full scale only
+(``statistical``: its estimate is heavy-tailed). It does not fail correct samplers with constant weights
+(``blackjax:sgld``, csgld at ``zeta = 0``) with 32 chains of 3000 + 3000 steps (``FAST``), which cannot resolve
+0.1 (INCONCLUSIVE, naming the chains that would). Each run of a correct sampler is FAILED by chance with
+probability at most ``alpha`` = 1e-3 (the check's design).
+The held-out runs at full scale (256 chains, 20 000 + 20 000 steps) are marked ``statistical``; their
+recorded results are in ``reports/csgld/README.md``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from sgbench import targets
+from sgbench.base.draws import numpy_draws
+from sgbench.bench.adapters import blackjax as bj, load
+from sgbench.bench.gate import validation_targets as vt, weighted_truth as wt
+from sgbench.bench.gate.outcome import Outcome
+from sgbench.bench.running import run as running
+from sgbench.samplers._contract import GradientOracle
+
+ICG = dict(vt.get("icg").params)
+EXACT = {"noise": "none"}
+U_MIN = 2 * np.log(2 * np.pi)
+# exact energies, the minimum energy in the first partition: contour SGLD's best case on icg
+PARTITION = dict(step_size=0.01, step_size_stoch=0.01, zeta=1.0, num_partitions=60, energy_gap=0.25,
+                 min_energy=float(U_MIN - 0.125))
+FAST = dict(num_chains=32, num_steps=3000, warmup=3000)
+FAST_WRONG = dict(num_chains=64, num_steps=4000, warmup=4000)  # the half-step check needs these to see r ~ 2
+
+
+class RuntimeCountingOracle(GradientOracle):
+    """An oracle whose counter runs at every executed evaluation, inside compiled code too."""
+
+    def _count(self) -> None:
+        jax.debug.callback(self.on_evaluation)
+
+
+# --- the adapter ---------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_csgld_runs_under_the_jax_driver(dtype):
+    params = bj.csgld.settings[0].params
+    result = running.run(bj.csgld, "icg", target_params=ICG, params=params, num_chains=2, num_steps=300,
+                         dtype=dtype, block_size=300)
+    assert result.diagnostics["diverged"] == [False, False]
+    assert result.trace.grad_evals.tolist() == [600, 600]  # two oracle evaluations per step
+    final = result.trace.final_state
+    assert isinstance(final, bj.CSGLDState)
+    assert final.position.shape == (2, 4) and final.position.dtype == np.dtype(dtype)
+    assert final.energy_pdf.shape == (2, params["num_partitions"]) and final.energy_idx.dtype == np.int32
+    np.testing.assert_allclose(final.energy_pdf.sum(axis=1), 1.0, rtol=1e-4)  # the update keeps the sum
+    assert final.step.tolist() == [300, 300]
+
+
+def test_csgld_counts_the_gradient_and_the_log_density():
+    target = targets.get("icg", **ICG)
+    p = bj.csgld.params(**bj.csgld.settings[0].params)
+    calls = []
+    state = bj.csgld.start(np.ones(4), p, GradientOracle.exact(target, lambda: calls.append("prime")))
+    oracle = RuntimeCountingOracle(target, numpy_draws(np.random.default_rng(0), target.draw_spec),
+                                   lambda: calls.append("step"))
+    new, info = jax.jit(lambda s: bj.csgld.optimized_step(s, oracle, {"seed": np.array([1, 2])}, p))(state)
+    jax.effects_barrier()
+    assert calls.count("step") == info.num_grad_evals == 2 and "prime" not in calls
+    # the new partition is the one of the oracle's log density at the new position, from the same draw
+    energy = -GradientOracle(target, oracle.draw).value_and_grad(np.asarray(new.position))[0]
+    expected = np.clip(np.floor((energy - p.min_energy) / p.energy_gap + 1), 1, p.num_partitions - 1)
+    assert int(new.energy_idx) == int(expected)
+
+
+@pytest.mark.parametrize(("name", "value", "accepted"), [
+    ("step_size", 0.0, "step_size"), ("step_size_stoch", 0.0, "step_size_stoch"),
+    ("step_size_stoch", 1.5, "step_size_stoch"), ("zeta", -0.5, "zeta"), ("temperature", 0.0, "temperature"),
+    ("num_partitions", 2, "num_partitions"), ("num_partitions", 10.5, "num_partitions"),
+    ("energy_gap", -1.0, "energy_gap"), ("min_energy", float("inf"), "min_energy"),
+])
+def test_csgld_params_name_the_bad_parameter(name, value, accepted):
+    params = {"step_size": 0.01, name: value}
+    with pytest.raises((ValueError, TypeError), match=accepted):
+        bj.csgld.params(**params)
+
+
+def test_csgld_params_defaults_are_blackjax_s():
+    p = bj.csgld.params(step_size=0.01)
+    assert (p.step_size_stoch, p.zeta, p.temperature, p.num_partitions, p.energy_gap, p.min_energy) == (
+        1e-3, 1.0, 1.0, 512, 10.0, 0.0)
+    assert bj.csgld.params(step_size=0.01, zeta=0.0).zeta == 0.0  # zeta = 0 is SGLD, accepted
+
+
+def test_csgld_is_loaded_by_name_and_claims_nothing():
+    assert load("blackjax:csgld") is bj.csgld
+    assert bj.csgld.claims is None and bj.csgld.log_weight is bj.csgld_log_weight
+    with pytest.raises(ValueError, match="claims no suite sampler"):
+        bj.csgld.to_reference({"step_size": 0.01})
+    assert "cyclical" in bj.csgld.differences  # the suite's csgld is another method
+
+
+def test_csgld_settings():
+    settings = bj.csgld.settings
+    assert len(settings) >= 2 and all(s.targets == "icg" and s.probes for s in settings)
+    params = [bj.csgld.params(**s.params) for s in settings]
+    assert {p.zeta == 1.0 for p in params} == {True, False}
+    assert {p.temperature == 1.0 for p in params} == {True, False}
+    for p in params:  # the partitions start at or below icg's minimum energy and reach well above it
+        assert p.min_energy <= U_MIN < p.min_energy + p.energy_gap
+        assert p.min_energy + (p.num_partitions - 2) * p.energy_gap > U_MIN + 15 * p.temperature
+
+
+def test_csgld_at_zeta_zero_draws_what_blackjax_sgld_draws():
+    """The same driver seed gives both the same seed and gradient-noise draws (the same draw spec), so
+    positions agree exactly: the multiplier is exactly 1 at zeta = 0."""
+    common = dict(target_params=ICG, num_chains=3, num_steps=400, seed=7, keep_samples=True, block_size=400)
+    csgld = running.run(bj.csgld, "icg", params={**bj.csgld.settings[0].params, "zeta": 0.0}, **common)
+    sgld = running.run(bj.sgld, "icg", params=dict(step_size=0.01), **common)
+    np.testing.assert_array_equal(csgld.samples, sgld.samples)
+    assert not np.allclose(csgld.samples[:, 0], csgld.samples[:, -1])  # the chains moved
+
+
+def test_csgld_log_weight_is_zeta_log_theta_of_the_partition():
+    p = bj.csgld.params(step_size=0.01, zeta=0.75, num_partitions=5)
+    state = bj.CSGLDState(jnp.zeros(2), jnp.array([0.1, 0.2, 0.3, 0.25, 0.15]), jnp.int32(3), 1)
+    assert float(bj.csgld_log_weight(state, p)) == pytest.approx(0.75 * np.log(0.25))
+
+
+# --- the weighted check --------------------------------------------------------------------------------------------
+
+
+def test_weighted_sums_are_the_direct_sums():
+    """The wrapped sampler's running log-sum-exp sums equal the weighted sums computed from its states."""
+    target = targets.get("icg", **ICG)
+    params = bj.csgld.params(**{**PARTITION, "zeta": 0.75})
+    center, scale = np.full(4, 0.1), np.array([1.0, 2.0, 0.5, 1.5])
+    warmup, steps = 5, 40
+    wrapped = wt.weighted_sampler(bj.csgld, warmup, center, scale, halfway=warmup + steps // 2)
+    state = wrapped.start(jnp.asarray(target.sample(jax.random.key(1), 1)[0]) * 2, params,
+                          GradientOracle.exact(target))
+    rng = np.random.default_rng(3)
+    step = jax.jit(lambda s, g, d: wrapped.optimized_step(s, GradientOracle(target, g), d, params)[0])
+    logs, zs = [], []
+    for t in range(warmup + steps):
+        state = step(state, numpy_draws(rng, target.draw_spec), numpy_draws(rng, bj.draw_spec(4)))
+        if t >= warmup:
+            logs.append(float(bj.csgld_log_weight(state.inner, params)))
+            zs.append((np.asarray(state.position) - center) / scale)
+    logs, zs = np.array(logs), np.array(zs)
+    w = np.exp(logs - logs.max())
+    assert float(state.shift) == pytest.approx(logs.max())
+    assert int(state.scored) == steps
+    for half, part in enumerate((slice(0, steps // 2), slice(steps // 2, steps))):
+        np.testing.assert_allclose(state.weight_sum[half], w[part].sum(), rtol=1e-12)
+        np.testing.assert_allclose(state.weight_sq_sum[half], (w[part] ** 2).sum(), rtol=1e-12)
+        np.testing.assert_allclose(state.first[half], (w[part, None] * zs[part]).sum(axis=0), rtol=1e-10)
+        np.testing.assert_allclose(state.second[half], (w[part, None] * zs[part] ** 2).sum(axis=0), rtol=1e-10)
+
+
+def test_linearised_statistics_average_to_the_pooled_estimates():
+    rng = np.random.default_rng(0)
+    chains, n = 6, 50
+    logw = rng.normal(size=(chains, n)) + rng.normal(size=(chains, 1)) * 3  # chains on different scales
+    z = rng.normal(size=(chains, n, 2))
+    shift = logw.max(axis=1)
+    w = np.exp(logw - shift[:, None])
+    halves = (slice(0, n // 2), slice(n // 2, n))
+    split = lambda v: np.stack([v[:, part].sum(1) for part in halves], axis=1)  # noqa: E731
+    state = wt.WeightedState(None, None, shift, split(w), split(w * w), split(w[..., None] * z),
+                             split(w[..., None] * z * z), n, n)
+    u_mean, u_second, ess, b, healthy = wt._statistics(state, n, np.ones(chains, bool))
+    W = np.exp(logw)
+    np.testing.assert_allclose(u_mean[:, 0].mean(0), (W[..., None] * z).sum((0, 1)) / W.sum(), rtol=1e-10)
+    np.testing.assert_allclose(u_second[:, 0].mean(0), (W[..., None] * z * z).sum((0, 1)) / W.sum() - 1, rtol=1e-10)
+    np.testing.assert_allclose(u_mean[:, 0], (u_mean[:, 1] + u_mean[:, 2]) / 2, rtol=1e-10)  # halves of equal length
+    np.testing.assert_allclose(ess, W.sum(1) ** 2 / (W * W).sum(1) / n)
+    assert healthy.all() and b.mean() == pytest.approx(1.0)
+
+
+def test_halved_params_halve_the_steps_only():
+    params = bj.csgld.params(**PARTITION)
+    full = {f.name: getattr(params, f.name) for f in dataclasses.fields(params)}
+    half = wt.halved_params(full)
+    assert half == {**full, "step_size": 0.005, "step_size_stoch": 0.005}
+
+
+def test_weighted_check_fails_contour_sgld_read_without_its_weights():
+    """The flattened draws taken as the target's: r of about +2 that halving the steps does not shrink. (The
+    weights of the wrong sign are failed at full scale, below: their estimate is too heavy-tailed for the
+    half-step check to decide at this size.)"""
+    sampler = dataclasses.replace(bj.csgld, name="unweighted", log_weight=None)
+    check = wt.check_weighted(sampler, {**PARTITION, "zeta": 0.75}, target_params=EXACT, **FAST_WRONG)
+    assert check.outcome is Outcome.FAILED, check.summary()
+    assert "does not halve" in check.reason and check.halving is not None and not check.halving.passed
+    assert not check.checks[1].passed and np.all(check.variance_error > 0.3)  # the flattened law is wider
+    assert check.checks[0].alpha == check.checks[1].alpha == pytest.approx(wt.ALPHA / 4)
+    assert check.halving.alpha == pytest.approx(wt.ALPHA / 2)
+
+
+@pytest.mark.parametrize(("name", "params"), [
+    ("blackjax:sgld", dict(step_size=0.02)),
+    ("blackjax:csgld", {**bj.csgld.settings[0].params, "zeta": 0.0, "step_size": 0.02}),
+])
+def test_weighted_check_does_not_fail_correct_constant_weights(name, params):
+    check = wt.check_weighted(load(name), params, **FAST)
+    assert check.outcome is Outcome.INCONCLUSIVE, check.summary()
+    assert check.chains_needed > FAST["num_chains"] and f"about {check.chains_needed}" in check.reason
+    assert check.detectable > 0.1 and check.diverged == 0 and check.weight_ess == pytest.approx(1.0)
+    assert np.all(np.abs(check.variance_error) < 5 * check.variance_error_se + 0.05)
+    assert check.chain_steps_per_second > 0 and check.grad_evals_per_second > 0 and check.wall_seconds > 0
+
+
+def test_weighted_check_refuses_bad_input_by_name():
+    with pytest.raises(ValueError, match="alpha"):
+        wt.check_weighted(bj.sgld, dict(step_size=0.01), alpha=0.0)
+    with pytest.raises(ValueError, match="detect"):
+        wt.check_weighted(bj.sgld, dict(step_size=0.01), detect=-1.0)
+    with pytest.raises(ValueError, match="num_chains"):
+        wt.check_weighted(bj.sgld, dict(step_size=0.01), num_chains=1)
+    with pytest.raises(ValueError, match="targets must be among"):
+        wt.check_weighted(bj.sgld, dict(step_size=0.01), target_key="nope", num_chains=2, num_steps=4)
+
+
+# --- held-out runs at full scale -----------------------------------------------------------------------------------
+
+
+@pytest.mark.statistical
+@pytest.mark.parametrize(("name", "params", "allowed"), [
+    ("blackjax:sgld", dict(step_size=0.01), {Outcome.PASSED}),
+    ("blackjax:csgld", {**bj.csgld.settings[0].params, "zeta": 0.0}, {Outcome.PASSED}),
+])
+def test_weighted_check_passes_correct_samplers(name, params, allowed):
+    check = wt.check_weighted(load(name), params)
+    assert check.outcome in allowed, check.summary()
+
+
+@pytest.mark.statistical
+def test_weighted_check_passes_a_correct_importance_sampler():
+    """SGLD at 1.5 T weighted by pi^(1/3) back to T: weights that are not constant, and exact."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "reports" / "csgld"))
+    import variants
+
+    check = wt.check_weighted(variants.tempered_sgld(targets.get("icg", **ICG)), dict(step_size=0.01))
+    assert check.outcome is Outcome.PASSED, check.summary()
+    assert check.weight_ess < 0.95
+
+
+@pytest.mark.statistical
+@pytest.mark.parametrize("wrong", ["unweighted", "wrong sign"])
+def test_weighted_check_fails_wrong_weights_at_full_scale(wrong):
+    sampler = (dataclasses.replace(bj.csgld, name="unweighted", log_weight=None) if wrong == "unweighted" else
+               dataclasses.replace(bj.csgld, name="wrong sign",
+                                   log_weight=lambda state, params: -bj.csgld_log_weight(state, params)))
+    check = wt.check_weighted(sampler, {**PARTITION, "zeta": 0.75}, target_params=EXACT)
+    assert check.outcome is Outcome.FAILED, check.summary()
