@@ -74,12 +74,15 @@ class Setting:
         params: the adapter's hyperparameters (``TARGET:NAME`` keys apply to one validation target only).
         targets: comma-separated keys of ``sgbench.bench.gate.validation_targets``.
         probes: what the setting is there to find, in words.
+        steps_factor: multiplies the scale's warm-up and scored steps (>= 1): for an adaptive sampler whose
+            adaptation needs longer to settle than the scale gives (contour SGLD's stochastic approximation).
     """
 
     label: str
     params: dict
     targets: str = "icg"
     probes: str = ""
+    steps_factor: int = 1
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)

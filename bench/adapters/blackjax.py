@@ -416,6 +416,8 @@ def csgld_log_weight(state: CSGLDState, params: CSGLDParams):
 
 
 U_MIN_ICG = 2 * math.log(2 * math.pi)  # icg's smallest energy -log p (dimension 4, det Sigma = 1): 3.676
+# steps_factor 10: the stochastic approximation of energy_pdf settles within the first 20 000 steps at these
+# step_size_stoch (reports/csgld: no drift over 20 000 + 20 000 steps), not within the default scale's 2000
 CSGLD_SETTINGS = (
     Setting("zeta = 1, T = 1, small step",
             dict(step_size=0.01, step_size_stoch=0.01, zeta=1.0, num_partitions=64, energy_gap=0.5, min_energy=3.5),
@@ -423,19 +425,19 @@ CSGLD_SETTINGS = (
                    "the importance weights theta(J) on partitions of 0.5 over the energies 3.5-35; the first partition "
                    "holds icg's minimum energy 3.68 (min_energy just below it, as blackjax's docstring asks), so its "
                    "gradient multiplier reads blackjax's unused entry 0; icg's energy estimate carries the gradient "
-                   "noise, as a minibatch energy does"),
+                   "noise, as a minibatch energy does", steps_factor=10),
     Setting("zeta = 0.75, T = 0.5, moderate step",
             dict(step_size=0.03, step_size_stoch=0.01, zeta=0.75, temperature=0.5, num_partitions=48,
                  energy_gap=0.5, min_energy=3.5),
             probes="zeta != 1, where blackjax's theta(J) gain drives energy_pdf to pi(E)^(1/zeta) (the paper's "
                    "theta^zeta(J) gain: to pi(E)); a temperature below 1 in the multiplier zeta T / energy_gap; a "
-                   "moderate step"),
+                   "moderate step", steps_factor=10),
     Setting("zeta = 0.75, T = 2, moderate step",
             dict(step_size=0.03, step_size_stoch=0.01, zeta=0.75, temperature=2.0, num_partitions=32,
                  energy_gap=2.0, min_energy=3.5),
             probes="a temperature above 1 (energies over 3.5-67) with a coarse partition (energy_gap 2 > zeta T "
                    "ln 2, so partitions never visited keep the positive multiplier 1 - zeta T ln 2 / energy_gap that "
-                   "blackjax's initial energy_pdf gives them); a moderate step"),
+                   "blackjax's initial energy_pdf gives them); a moderate step", steps_factor=10),
 )
 
 

@@ -51,8 +51,9 @@ weights lengthen the standard error by about :math:`\sqrt{n/n_{\text{eff}}}`,
 **Outcome** (the rules of ``sgbench validate`` against truth, ``sgbench.bench.gate.verdict``): a chain diverged
 (a non-finite position or weighted sum): FAILED; the chains do not move: FAILED; the checks disagree with
 truth after the chains forgot their start: FAILED when the error does not shrink at half the steps, else
-INCONCLUSIVE (a discretisation-like bias, with its size); disagreement before forgetting: INCONCLUSIVE; agreement
-after forgetting that resolves ``detect``: PASSED; agreement that does not: INCONCLUSIVE with the chains that
+INCONCLUSIVE (a discretisation-like bias, with its size); disagreement before forgetting, or while the weighted
+estimates still drift between the two halves of the scored window (an adaptation not settled): INCONCLUSIVE;
+agreement after forgetting that resolves ``detect``: PASSED; agreement that does not: INCONCLUSIVE with the chains that
 would decide.
 
 What it cannot see: the weights are checked only through the two moments of each coordinate, on a
@@ -330,8 +331,9 @@ class WeightedCheck:
         halving: the step-halving check at rate ``alpha / 2`` (or the half-step run's ``finite`` check where it
             diverged), where a truth check failed; else None.
         drift: whether the weighted estimates of the two halves of the scored window agree (``mean_check`` of
-            their difference at rate ``alpha / 2``; information: it changes no outcome, and the reason of one that
-            is not PASSED mentions a drift); None with fewer than 2 healthy chains.
+            their difference at rate ``alpha / 2``; it turns a FAILED against truth into INCONCLUSIVE, so it adds no
+            false failure, and the reason of one that is not PASSED mentions it); None with fewer than 2 healthy
+            chains.
         variance_error_halves: (2, dim) the relative variance error over the first and the second half.
         travel: how far the chains travelled (unweighted draws).
         num_chains, num_steps, warmup: the run's chains, scored steps and warm-up steps.
@@ -463,6 +465,9 @@ def check_weighted(sampler, params: dict, target_key: str = "icg", *, num_chains
                    f"{np.max(np.abs(halves[0])):.3g} then {np.max(np.abs(halves[1])):.3g}; drift z = "
                    f"{drift.statistic:.3g} against {drift.threshold:.3g}): the sampler's adaptation has not settled, "
                    "and a longer warm-up may change them")
+        if outcome is Outcome.FAILED and halving is not None:  # not a divergence or a chain that never moves
+            outcome = Outcome.INCONCLUSIVE  # as validate's disagreement before the chains forget their start
+            reason += f"; so this run cannot decide: a warm-up of more than {warmup} steps would"
     seconds = first.run_seconds or math.nan
     return WeightedCheck(
         sampler=sampler.name, params=first.params, target=target_key, outcome=outcome, reason=reason,
