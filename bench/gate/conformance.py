@@ -32,7 +32,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import importlib
-import importlib.metadata
 import json
 import tempfile
 import time
@@ -41,6 +40,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from sgbench.base import provenance
 from sgbench.base.arguments import one_of
 
 if TYPE_CHECKING:  # the adapters import their libraries and JAX: `sgbench conformance --help` loads neither
@@ -79,10 +79,7 @@ class Task:
 
 def library_version(library: str) -> str:
     """The installed version of ``library`` (a key of ``LIBRARIES``), or "not installed"."""
-    try:
-        return importlib.metadata.version(LIBRARIES[library])
-    except importlib.metadata.PackageNotFoundError:
-        return "not installed"
+    return provenance.library_version(LIBRARIES[library])
 
 
 def adapters_of(library: str) -> tuple[list[AdaptedSampler], str]:
