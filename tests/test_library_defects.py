@@ -18,6 +18,11 @@ a t-test per coordinate over independent chains (Bonferroni over 4 coordinates a
 each side: a false failure with probability <= 1e-4 per assertion); at 128 chains x 600 calls the standard errors
 are about 0.03, so the 0.38 and 1.3 gaps are 10 or more standard errors: the test cannot pass by chance with an
 upstream fix.
+
+**blackjax 1.7.1 contour SGLD** (``blackjax/sgmcmc/csgld.py``, Deng, Lin & Liang 2020): the stochastic-approximation
+gain is theta(J), not eq. (9)'s theta^zeta(J) (one kernel step, deterministic), and the first partition's gradient
+multiplier reads the never-visited entry 0, which only decays (above 100 after 10 000 steps on a 2-d normal;
+the paper's eq. (8) gives 1 there). Evidence and effects: reports/csgld/README.md.
 """
 
 from __future__ import annotations
@@ -105,3 +110,40 @@ def test_blackjax_sghmc_defects_are_the_refresh_and_the_shared_minibatch():
     right_refresh = relative_variance_error(0.5, shared_minibatch=False, refresh_variance=0.5)
     assert np.max(wrong_refresh) == pytest.approx(0.800, abs=2e-3)
     assert np.max(right_refresh) == pytest.approx(0.233, abs=2e-3)
+
+
+# --- blackjax 1.7.1 contour SGLD (docs/defects_blackjax.md, 3 and 4) -------------------------------------------------
+
+
+def test_blackjax_csgld_gain_is_theta_not_theta_to_the_zeta(blackjax_version):
+    """One kernel step with the position held still (a zero step): energy 1.5 falls in partition 2, theta(2) = 0.3,
+    zeta = 0.5, omega = 0.1. Deng et al. (2020) eq. (9) adds omega theta^zeta (1 - theta) = 0.0383; blackjax adds
+    omega theta (1 - theta) = 0.021 (``csgld.py`` line 167)."""
+    csgld = pytest.importorskip("blackjax.sgmcmc.csgld")
+    kernel = csgld.build_kernel(num_partitions=4, energy_gap=1.0, min_energy=0.0)
+    state = csgld.ContourSGLDState(jax.numpy.zeros(1), jax.numpy.array([0.1, 0.2, 0.3, 0.4]), 2)
+    new = kernel(jax.random.key(0), state, lambda x, batch: -1.5, lambda x, batch: 0 * x, None, 0.0, 0.1, 0.5)
+    increment = float(new.energy_pdf[2]) - 0.3
+    assert increment == pytest.approx(0.1 * 0.3 * 0.7, rel=1e-5), f"the gain is no longer theta(J): {UPDATE}"
+    assert abs(increment - 0.1 * 0.3**0.5 * 0.7) > 0.015
+
+
+def test_blackjax_csgld_first_partition_multiplier_grows_without_bound(blackjax_version):
+    """On a 2-d standard normal with exact energies (zeta = 1, energy gap 0.25), the first partition's multiplier
+    1 + zeta T (log theta(1) - log theta(0)) / gap reads entry 0, which no position enters and which only decays
+    (``csgld.py`` line 140; the paper's eq. (8) reads theta((J - 1) v 1), a multiplier 1): after 10 000 steps it is
+    above 100."""
+    import blackjax
+
+    sampler = blackjax.csgld(lambda x, batch: -0.5 * jax.numpy.sum(x**2), lambda x, batch: -x, zeta=1.0,
+                             num_partitions=40, energy_gap=0.25, min_energy=0.0)
+
+    def run(state):
+        def one(state, t):
+            return sampler.step(jax.random.key(t), state, None, 0.01, 0.01), None
+
+        return jax.lax.scan(one, state, jax.numpy.arange(10_000))[0]
+
+    state = jax.jit(run)(sampler.init(jax.numpy.array([1.0, 0.0])))
+    multiplier = 1 + (np.log(float(state.energy_pdf[1])) - np.log(float(state.energy_pdf[0]))) / 0.25
+    assert multiplier > 100, f"the first partition's multiplier is {multiplier:.3g} after 10 000 steps: {UPDATE}"
