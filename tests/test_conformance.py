@@ -82,3 +82,23 @@ def test_quick_scale_runs_every_adapter(tmp_path, capsys):
     adapters = {row["adapter"] for row in written["rows"]}
     assert {"blackjax:sgld", "blackjax:sghmc", "blackjax:sgnht", "blackjax:mclmc"} <= adapters
     assert all(row["outcome"] in ("PASSED", "FAILED", "INCONCLUSIVE") for row in written["rows"])
+
+
+def test_tasks_run_as_dask_tasks_and_record_as_in_one_process(tmp_path, monkeypatch):
+    """The same two tasks on a LocalCluster of one worker: the rows come back to this process, which alone writes
+    the record; a second run resumes from it."""
+    from sgbench.bench.sweeps import dask_tasks
+
+    pytest.importorskip("distributed")
+    monkeypatch.setitem(SCALES, "tiny", TINY)
+    two = [Task("blackjax", "blackjax:sgld", 0), Task("blackjax", "blackjax:sgld", 1)]
+    monkeypatch.setattr(conformance, "tasks", lambda libraries, scale: (two, {}))
+    record, lines = tmp_path / "records.jsonl", []
+    client = dask_tasks.client_for(workers=1)
+    with client.cluster, client:
+        rows, _ = conformance.conformance(("blackjax",), "tiny", record=record, client=client, progress=lines.append)
+    assert [row["setting"] for row in rows] == ["h = 0.02", "T = 0.5, h = 0.01"]  # in task order
+    assert len(record.read_text().splitlines()) == 2 and len(lines) == 3
+    again = []
+    assert conformance.conformance(("blackjax",), "tiny", record=record, progress=again.append)[0] == rows
+    assert again == [f"conformance (tiny): 2 tasks, 2 already in {record}"]
