@@ -34,6 +34,7 @@ Each command module has ``add_parser(commands)``, which sets the handler
 from __future__ import annotations
 
 import os
+import signal
 import sys
 
 from sgbench.bench.cli import (
@@ -56,7 +57,7 @@ from sgbench.bench.cli import (
     tune,
     validate,
 )
-from sgbench.bench.cli._common import Parser, one_line
+from sgbench.bench.cli._common import SIGNALS_RECEIVED, Parser, one_line
 from sgbench.bench.cli._warnings import summarised_warnings
 
 COMMANDS = (listing, run, report, reproduce, tune, reference, gate, baseline, design_bias, validate, conformance,
@@ -70,6 +71,37 @@ def build_parser() -> Parser:
     for command in COMMANDS:
         command.add_parser(commands)
     return parser
+
+
+INTERRUPTED = 130  # 128 + SIGINT; SIGTERM's is 143 (console)
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where Python handles signals, so that a command stops as it does on Ctrl-C."""
+
+
+def console() -> None:
+    """The ``sgbench`` console script: :func:`main` in this process, with SIGINT and SIGTERM raising
+    KeyboardInterrupt (:class:`Terminated` for SIGTERM) where Python handles signals, so that every command's
+    interruption path runs; a signal whose exception Python swallowed (raised inside a garbage-collection callback)
+    is raised again at the command's next progress line (``sgbench.bench.cli._common.progress``). The status is 130
+    (128 + SIGINT) or 143 (128 + SIGTERM). After an interruption the process ends with ``os._exit`` once the output
+    is flushed: what the command keeps is already written (records are appended and stores committed as results
+    finish), while the interpreter's own shutdown, with XLA's threads stopped in the middle of a call, can crash
+    (SIGSEGV, exit 139, measured on ``sgbench conformance``)."""
+
+    def on_signal(signum, frame):
+        SIGNALS_RECEIVED.append(signum)
+        raise Terminated if signum == signal.SIGTERM else KeyboardInterrupt
+
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, on_signal)
+    status = main()
+    if status == INTERRUPTED:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(128 + signal.SIGTERM if signal.SIGTERM in SIGNALS_RECEIVED else INTERRUPTED)
+    sys.exit(status)
 
 
 def main(argv=None) -> int:
@@ -88,6 +120,9 @@ def main(argv=None) -> int:
 
         with summarised_warnings():
             return in_float64_mode(args.handler)(args, argv)
+    except KeyboardInterrupt:  # a command without its own account of what it kept
+        print(f"sgbench: {args.command} interrupted before it finished", file=sys.stderr)
+        return INTERRUPTED
     except BrokenPipeError:  # the reader went away (sgbench ... | head): stop quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141

@@ -130,9 +130,16 @@ def parse_key_values(pairs, option: str) -> dict:
     return params
 
 
+SIGNALS_RECEIVED: list[int] = []  # the console script's SIGINT and SIGTERM, in order (``sgbench.bench.cli.console``)
+
+
 def progress(message: str) -> None:
-    """One progress line on stderr."""
+    """One progress line on stderr; then, if a signal arrived whose KeyboardInterrupt was swallowed (Python ignores
+    an exception raised while a garbage-collection callback runs, such as XLA's, with "Exception ignored in"), it is
+    raised again here, so that the command stops at its next finished unit of work."""
     print(message, file=sys.stderr, flush=True)
+    if SIGNALS_RECEIVED:
+        raise KeyboardInterrupt
 
 
 def command_line(argv) -> str:

@@ -1,0 +1,41 @@
+"""SIGINT and SIGTERM stop a long command cleanly (``sgbench.bench.cli.console``): after its first finished task
+``sgbench conformance`` is signalled; it exits 130 (SIGINT) or 143 (SIGTERM), prints no traceback, says how many
+finished tasks it kept, and that count is the record's (resuming from the record: ``tests/test_conformance.py``).
+Run as a subprocess, the console script's way (``python -m sgbench.bench.cli``)."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+
+import pytest
+
+
+def interrupted(tmp_path, signum):
+    """``sgbench conformance --scale quick --library blackjax`` signalled after its first progress line about a
+    finished task; (exit status, stderr, the record's path)."""
+    record = tmp_path / "records.jsonl"
+    command = [sys.executable, "-m", "sgbench.bench.cli", "conformance", "--scale", "quick", "--library", "blackjax",
+               "--out", str(tmp_path / "out"), "--record", str(record)]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    lines = []
+    for line in process.stderr:
+        lines.append(line)
+        if line.startswith("[1/"):
+            process.send_signal(signum)
+            break
+    rest = process.communicate(timeout=120)[1]
+    return process.returncode, "".join(lines) + rest, record
+
+
+@pytest.mark.parametrize("signum, status", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_signalled_command_keeps_what_it_says_and_exits_with_the_signal_status(tmp_path, signum, status):
+    returncode, stderr, record = interrupted(tmp_path, signum)
+    assert returncode == status, stderr
+    assert "Traceback" not in stderr
+    kept = len(record.read_text().splitlines())
+    assert kept >= 1
+    assert stderr.rstrip().splitlines()[-1] == (f"sgbench: conformance interrupted: {kept} finished tasks are kept in "
+                                                f"{record}; the same command resumes")
