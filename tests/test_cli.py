@@ -25,7 +25,7 @@ def test_list_prints_one_name_per_line(capsys, kind, expected):
 
 
 def test_run_a_suite_then_report_from_the_store(capsys, tmp_path):
-    db, out_dir = tmp_path / "db" / "results.sqlite", tmp_path / "out"
+    db, out_dir = tmp_path / "results.sqlite", tmp_path / "out"
     tiny = ["run", "--suite", "tiny", "--db", str(db), "--out", str(out_dir), "--no-progress"]
     status, out, err = _run(capsys, *tiny)
     assert status == 0, err
@@ -167,6 +167,15 @@ def test_unusable_paths_exit_2_naming_the_flag_before_any_work(capsys, tmp_path,
         assert status == 2 and err.startswith("sgbench: error:") and len(err.strip().splitlines()) == 1, err
         assert words in err
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("flag, path", [("--db", "missing/results.sqlite"), ("--out", "missing/report")])
+def test_a_path_in_a_missing_folder_exits_2_and_creates_nothing(capsys, tmp_path, flag, path):
+    """A mistyped --db or --out never creates a tree of folders: only its last component is made."""
+    paths = {"--db": str(tmp_path / "r.sqlite"), "--out": str(tmp_path / "out"), flag: str(tmp_path / path)}
+    status, _, err = _run(capsys, "run", "--suite", "tiny", *[x for item in paths.items() for x in item])
+    assert status == 2 and f"{flag}: the folder {tmp_path / 'missing'} does not exist" in err, err
+    assert not (tmp_path / "missing").exists()
 
 
 def test_help_loads_neither_jax_nor_arviz():

@@ -12,6 +12,7 @@ from pathlib import Path
 
 DEFAULT_DB = Path("reports") / "results.sqlite"
 DEFAULT_OUT = Path("reports") / "latest"
+HISTORY = DEFAULT_OUT.parent / "history"  # a folder per invocation (sgbench.bench.cli._report_folders)
 # gate and validate seed their runs SEED x 1000003 + chunk, within a signed 64-bit integer
 MAX_GATE_SEED = 2**32 - 1
 
@@ -68,12 +69,17 @@ def positive_numbers(values, flag: str) -> list[float]:
     return list(values)
 
 
-def _writable_folder(folder: Path, flag: str, create: bool) -> None:
-    """UsageError naming ``flag`` unless ``folder`` is (or, below its nearest existing ancestor, can be made)
-    a writable folder; ``create`` makes it now (a store is written at once, a report only at the end)."""
+def _writable_folder(folder: Path, flag: str, create: bool, make_parents: bool) -> None:
+    """UsageError naming ``flag`` unless ``folder`` is a writable folder or can be made as the last component of
+    an existing writable folder (with ``make_parents``, below its nearest existing ancestor: the defaults under
+    ``reports/``); ``create`` makes it now (a store is written at once, a report only at the end). A mistyped
+    path so never creates a tree of folders."""
+    if not make_parents and not folder.exists() and not folder.parent.exists():
+        raise UsageError(f"{flag}: the folder {folder.parent} does not exist (create it first, or give a path in an "
+                         "existing folder)")
     if create:
         try:
-            folder.mkdir(parents=True, exist_ok=True)
+            folder.mkdir(parents=make_parents, exist_ok=True)
         except OSError as error:
             raise UsageError(f"{flag}: cannot create the folder {folder} ({error.strerror})") from None
     existing = next(p for p in (folder, *folder.parents) if p.exists())
@@ -84,22 +90,29 @@ def _writable_folder(folder: Path, flag: str, create: bool) -> None:
 
 
 def store_file(path: Path, flag: str = "--db") -> Path:
-    """``path`` if a results store can be written there (a file in a writable folder, made if missing);
-    else a UsageError naming ``flag``, before any work starts."""
+    """``path`` if a results store can be written there (a file in a writable folder; the default's folder,
+    ``reports/``, is made if missing, another path's folder must exist: only the file is created); else a
+    UsageError naming ``flag``, before any work starts."""
     path = Path(path)
     if path.is_dir():
         raise UsageError(f"{flag} names a folder ({path}); give a file, e.g. {path / 'results.sqlite'}")
-    _writable_folder(path.parent, flag, create=True)
+    default = path == DEFAULT_DB
+    if not default and not path.parent.exists():
+        raise UsageError(f"{flag}: the folder {path.parent} does not exist (create it first, or give a path in an "
+                         "existing folder)")
+    _writable_folder(path.parent, flag, create=True, make_parents=default)
     return path
 
 
 def output_folder(path: Path, flag: str = "--out") -> Path:
-    """``path`` if pages can be written into it (a writable folder, or one that can be made there: the
-    writer makes it); else a UsageError naming ``flag``, before any work starts."""
+    """``path`` if pages can be written into it (a writable folder, or one that can be made as the last component
+    of an existing folder; the default folders below ``reports/`` are made with their parents: the writer makes
+    it); else a UsageError naming ``flag``, before any work starts."""
     path = Path(path)
     if path.exists() and not path.is_dir():
         raise UsageError(f"{flag} names a file ({path}); give a folder for the report")
-    _writable_folder(path, flag, create=False)
+    default = path == DEFAULT_OUT or HISTORY in path.parents
+    _writable_folder(path, flag, create=False, make_parents=default)
     return path
 
 

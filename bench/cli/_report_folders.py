@@ -14,9 +14,8 @@ import os
 import shutil
 from pathlib import Path
 
-from sgbench.bench.cli._common import DEFAULT_OUT, output_folder
+from sgbench.bench.cli._common import DEFAULT_OUT, HISTORY, output_folder
 
-HISTORY = DEFAULT_OUT.parent / "history"
 NEW_FOLDER = object()  # the --out default: a new history folder, published into DEFAULT_OUT
 
 
