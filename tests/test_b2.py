@@ -95,3 +95,19 @@ def test_b2_from_streamed_moments_equals_b2_from_samples():
         streamed = streamed.update(draws[:, t], np.ones(3, bool))
     stored = b2((draws**2).mean(1), target.truth)
     np.testing.assert_allclose(b2(streamed.second_moment, target.truth), stored, rtol=1e-10)
+
+
+def test_one_chain_has_no_bootstrap_spread_and_the_report_says_so(tmp_path, capsys):
+    """With one chain the bootstrap has nothing to resample: its standard deviations are NaN, not 0, and
+    ``sgbench run`` writes "± n/a (one chain)", never "± 0"."""
+    from sgbench.bench.cli import main
+
+    truth = targets.get("icg", dim=4).truth
+    summary = b2_summary(np.ones((1, 4)), truth)
+    assert np.isnan(summary.chain_average_bootstrap_std) and np.isnan(summary.pooled_bootstrap_std)
+    assert np.isfinite(summary.pooled)
+    status = main(["run", "--sampler", "sgld", "--target", "icg", "--step-size", "0.01", "--num-chains", "1",
+                   "--num-steps", "200", "--db", str(tmp_path / "r.sqlite"), "--out", str(tmp_path / "out"),
+                   "--no-progress"])
+    out = capsys.readouterr().out
+    assert status == 0 and "± n/a (one chain)" in out and "± 0" not in out

@@ -15,6 +15,7 @@ correct sampler is :math:`\tau_{int}/n` plus the squared bias of the method.
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import numpy as np
 
@@ -94,7 +95,8 @@ def b2_summary(chain_second_moments, truth, over_dims="mean", num_bootstrap=1000
     """Summarise per-chain estimates of E[x^2] (chains, dim) of equally long chains.
 
     The bootstrap draws the chains with replacement ``num_bootstrap`` times (appendix C) and
-    reports the standard deviation of the chain average and of the pooled b^2 over resamples.
+    reports the standard deviation of the chain average and of the pooled b^2 over resamples; with one
+    chain there is no spread over chains to resample, and both standard deviations are NaN (not 0).
 
     Args:
         chain_second_moments: each chain's estimate of E[x^2], shape (chains, dim), chains >= 1.
@@ -114,11 +116,12 @@ def b2_summary(chain_second_moments, truth, over_dims="mean", num_bootstrap=1000
     integer_at_least("num_bootstrap", num_bootstrap, 1)
     per_chain = b2(m, truth, over_dims)
     resample = np.random.default_rng(seed).integers(0, m.shape[0], size=(num_bootstrap, m.shape[0]))
+    one_chain = m.shape[0] < 2
     return B2Summary(
         over_dims=over_dims,
         per_chain=per_chain,
         chain_average=float(per_chain.mean()),
-        chain_average_bootstrap_std=_std(per_chain[resample].mean(axis=1)),
+        chain_average_bootstrap_std=math.nan if one_chain else _std(per_chain[resample].mean(axis=1)),
         pooled=float(b2(m.mean(axis=0), truth, over_dims)),
-        pooled_bootstrap_std=_std(b2(m[resample].mean(axis=1), truth, over_dims)),
+        pooled_bootstrap_std=math.nan if one_chain else _std(b2(m[resample].mean(axis=1), truth, over_dims)),
     )

@@ -65,7 +65,11 @@ def lines_of_runs(frame: pd.DataFrame) -> list[Line]:
     return lines
 
 
-def _b2_text(value, std) -> str:
+def _b2_text(run) -> str:
+    """A run's "0.049 ± 0.018", "0.39 ± n/a (one chain)" (no spread over one chain), or "0.049" (no std stored)."""
+    value, std = run[B2], run.get(B2_STD, math.nan)
+    if run["num_chains"] < 2:
+        return f"{value:.3g} ± n/a (one chain)"
     return f"{value:.3g}" + (f" ± {std:.2g}" if math.isfinite(std) else "")
 
 
@@ -73,7 +77,7 @@ def _result(line: Line, meaning: bool = False, brief: bool = False) -> str:
     """"h = 0.001, b² = 0.049 ± 0.018" of the line's best run (with what ± means if ``meaning``), its
     diverged chains if any, and whether it is at the edge of the grid (in a few words if ``brief``)."""
     best = line.best
-    text = f"h = {number_text(best.get(STEP_SIZE, math.nan))}, b² = {_b2_text(best[B2], best.get(B2_STD, math.nan))}"
+    text = f"h = {number_text(best.get(STEP_SIZE, math.nan))}, b² = {_b2_text(best)}"
     text += f" ({STD_MEANING})" if meaning else ""
     if best["num_diverged_chains"] > 0:
         text += f", {best['num_diverged_chains']:.0f}/{best['num_chains']} chains diverged"
@@ -134,7 +138,7 @@ def best_table(frame: pd.DataFrame) -> pd.DataFrame:
         rows.append({
             "line": line.label,
             "best step size": "—" if best is None else number_text(best.get(STEP_SIZE, math.nan)),
-            "b² (± 1 bootstrap std)": "—" if best is None else _b2_text(best[B2], best.get(B2_STD, math.nan)),
+            "b² (± 1 bootstrap std)": "—" if best is None else _b2_text(best),
             "diverged": "—" if best is None else f"{best['num_diverged_chains']:.0f}/{best['num_chains']}",
             "step sizes run": f"{len(sizes)}: {number_text(sizes[0])} to {number_text(sizes[-1])}" if len(sizes) > 1
             else "".join(map(number_text, sizes)),

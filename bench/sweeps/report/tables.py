@@ -24,10 +24,12 @@ TERMINAL_WIDTH = 120
 
 
 def _b2_cells(frame: pd.DataFrame) -> list[str]:
-    """Per run, "b² ± std", or "diverged" when every chain diverged, or "—" when it has no b²."""
+    """Per run, "b² ± std", "b² ± n/a (one chain)" when no spread over chains can be had, "diverged" when every
+    chain diverged, or "—" when it has no b²."""
     b2, std, diverged = metric(frame, B2), metric(frame, B2_STD), metric(frame, "num_diverged_chains")
     return ["diverged" if not math.isfinite(v) and d >= n else
-            "—" if not math.isfinite(v) else f"{number_text(v, '.2e')} ± {number_text(s, '.1e')}"
+            "—" if not math.isfinite(v) else
+            f"{number_text(v, '.2e')} ± {number_text(s, '.1e') if n >= 2 else 'n/a (one chain)'}"
             for v, s, d, n in zip(b2, std, diverged, frame["num_chains"])]
 
 
