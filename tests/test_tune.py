@@ -175,3 +175,13 @@ def test_large_targets_run_in_blocks_that_fit_and_arms_keep_their_draws(monkeypa
     alone = runner.run({0: 300})
     np.testing.assert_array_equal(alone[0].samples, together[0].samples)
     assert alone[0].result.config.block_size == 40
+
+
+def test_an_arm_value_refused_on_its_own_exits_2_naming_it(tmp_path, capsys):
+    """A value the sampler refuses in every combination (a negative step size) is bad input, not an arm to drop."""
+    from sgbench.bench.cli import main
+
+    status = main(["tune", "sgld", "--target", "icg", "--arm", "step_size=-1,0.01,0.02,0.03", "--budget-grads",
+                   "1000", "--out", str(tmp_path / "out"), "--db", str(tmp_path / "t.sqlite")])
+    err = capsys.readouterr().err
+    assert status == 2 and "arm value step_size=-1.0 is refused by the sampler" in err, err

@@ -44,6 +44,18 @@ CALIBRATION_SECONDS = 0.2  # the second calibration run lasts about this long: p
 DEFAULT_MAX_DRAWS = 1000
 
 
+def _refuse_values_refused_everywhere(arms, skipped) -> None:
+    """ValueError naming an arm value (``name=value``) that the sampler refuses in every combination it is in: a
+    value out of range on its own (a negative step size), not a combination the sampler cannot run (a friction
+    too large for one step size), which is left out and listed."""
+    refused = {arm for arm, _ in skipped}
+    reason = {arm: why for arm, why in skipped}
+    for pair in dict.fromkeys(pair for arm in arms for pair in arm.values):
+        with_pair = [arm for arm in arms if pair in arm.values]
+        if all(arm in refused for arm in with_pair):
+            name, value = pair
+            raise ValueError(f"arm value {name}={value} is refused by the sampler: {reason[with_pair[0]]}")
+
 @dataclasses.dataclass(frozen=True)
 class ArmRecord:
     """One arm in one round: ``steps`` run so far, budget ``charged`` for this round's steps, the
@@ -171,6 +183,7 @@ class Problem:
         if not kept:
             raise ValueError("the sampler refuses every arm of the grid; the first: "
                              f"{skipped[0][0].label}: {skipped[0][1]}")
+        _refuse_values_refused_everywhere(arms, skipped)
         runner = ArmRunner(sampler, params, [targets_by_fraction[a.batch_fraction] for a in kept],
                            base_target.initial_position() if initial_position is None else
                            base_target.check_positions(initial_position, 1)[0], num_chains, seed, max_draws, dtype)
