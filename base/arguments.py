@@ -120,7 +120,7 @@ def one_of(name: str, value, allowed) -> str:
     return value
 
 
-def check_keywords(what: str, function, given, prefix: str = "", skip=("self",)) -> None:
+def check_keywords(what: str, function, given, prefix: str = "", skip=("self",), also: str = "") -> None:
     """ValueError naming the first of ``given`` that ``function`` does not accept, and what it
     does accept (shown with ``prefix``). Names in ``skip`` are not user parameters.
 
@@ -130,6 +130,7 @@ def check_keywords(what: str, function, given, prefix: str = "", skip=("self",))
         given: the keywords given (a dict or an iterable of names).
         prefix: shown before every name in the message.
         skip: parameter names that are not user parameters.
+        also: what else it accepts, in words, added to the message (a target's ``noise_*`` parameters).
 
     Raises:
         ValueError: a keyword of ``given`` is not accepted.
@@ -139,7 +140,7 @@ def check_keywords(what: str, function, given, prefix: str = "", skip=("self",))
     for key in given:
         if key not in accepted:
             shown = ", ".join(prefix + a for a in accepted) or "none"
-            raise ValueError(f"{what} has no parameter {prefix + key!r}; it accepts: {shown}")
+            raise ValueError(f"{what} has no parameter {prefix + key!r}; it accepts: {shown}{also}")
 
 
 def float_array(name: str, value, accepted: str = "a number or a vector of numbers"):

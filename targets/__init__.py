@@ -51,7 +51,9 @@ def get(name: str, **params) -> Target:
     cls = _REGISTRY.get(name)
     takes_noise = any(p.kind is p.VAR_KEYWORD for p in inspect.signature(cls.__init__).parameters.values())
     own = {key: value for key, value in params.items() if not (takes_noise and key.startswith("noise_"))}
-    check_keywords(f"target {name!r}", cls.__init__, own)
+    also = (", and its gradient-noise model's parameters as noise_NAME (noise_variance for noise='isotropic' or "
+            "'diagonal', noise_batch_size for 'minibatch', ...)") if takes_noise else ""
+    check_keywords(f"target {name!r}", cls.__init__, own, also=also)
     return cls(**params)
 
 

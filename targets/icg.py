@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from sgbench import targets
-from sgbench.base.arguments import integer_at_least, positive_finite
+from sgbench.base.arguments import in_interval, integer_at_least
 from sgbench.targets._contract import MAX_DIM
 from sgbench.targets._gaussian import GaussianTarget
 
@@ -59,12 +59,7 @@ class IllConditionedGaussian(GaussianTarget):
 
     def __init__(self, dim=10, condition_number=1e4, rotation_seed=0, noise="none", **noise_params):
         dim = integer_at_least("dim", dim, 1, MAX_DIM)
-        condition_number = positive_finite("condition_number", condition_number)
-        if condition_number < 1:
-            raise ValueError(f"condition_number must be a finite number >= 1, got {condition_number!r}")
-        if condition_number > MAX_CONDITION_NUMBER:
-            raise ValueError(f"condition_number must be a number in [1, {MAX_CONDITION_NUMBER:g}] (the covariance "
-                             f"must stay positive definite in float64), got {condition_number!r}")
+        condition_number = in_interval("condition_number", condition_number, 1.0, MAX_CONDITION_NUMBER)  # float64 PD
         rotation_seed = integer_at_least("rotation_seed", rotation_seed, 0)
         self.eigenvalues = log_spaced_eigenvalues(dim, condition_number)
         self.rotation = random_rotation(dim, rotation_seed)

@@ -49,8 +49,12 @@ def test_unknown_target_parameters_are_named():
         targets.get("icg", noise="isotropic", noise_scale=2.0)
     with pytest.raises(ValueError, match="dim must be an integer >= 1"):
         targets.get("icg", dim=0)
-    with pytest.raises(ValueError, match="condition_number must be a finite number >= 1"):
-        targets.get("icg", condition_number=0.5)
+    for value in (0.5, -4):  # one message, the range the code enforces
+        with pytest.raises(ValueError, match=r"condition_number must be a number in \[1, 1e\+12\]"):
+            targets.get("icg", condition_number=value)
+    with pytest.raises(ValueError, match="it accepts: dim, condition_number, rotation_seed, noise, and its "
+                                         "gradient-noise model's parameters as noise_NAME"):
+        targets.get("icg", nope=1)
     with pytest.raises(ValueError, match="noise_variance must be a finite number > 0"):
         targets.get("icg", noise="isotropic", noise_variance=-1.0)
 
