@@ -173,3 +173,9 @@ def test_a_block_too_large_for_memory_is_refused_with_the_block_size_that_fits()
         running.run("sgld", "icg", params={"step_size": 1e-3}, num_chains=1000, num_steps=2048,
                     target_params={"dim": 200, "noise": "isotropic"})
     assert re.search(r"block_size=1024 makes one block hold 6.14e\+08 numbers", str(error.value))
+
+
+def test_run_names_an_argument_that_is_neither_a_name_nor_an_object():
+    for args, word in ((("sgld", 42), "target"), ((42, "icg"), "sampler")):
+        with pytest.raises(TypeError, match=f"{word} must be a registered name"):
+            running.run(*args, params={"step_size": 0.1}, num_chains=2, num_steps=10)

@@ -178,3 +178,29 @@ def test_runs_and_checks_record_what_provenance_gives(tmp_path, result, monkeypa
     assert json.loads(row["versions"]) == {"python": "3", **dict.fromkeys(store_module.VERSIONED_PACKAGES, "v")}
     assert (check["git_commit"], check["machine"], check["created_at"]) == (
         "commit-from-provenance", "machine-from-provenance", "2001-02-03T04:05:06+00:00")
+
+
+def test_unusable_files_say_what_they_are_and_what_to_do(tmp_path):
+    """Another program's SQLite file, a file that is not SQLite, and a store another process holds locked: each
+    StoreError says what the file is and what to do."""
+    other = tmp_path / "other.sqlite"
+    connection = sqlite3.connect(other)
+    connection.execute("CREATE TABLE runs (x)")
+    connection.commit()
+    connection.close()
+    text = tmp_path / "notes.sqlite"
+    text.write_text("not a database " * 20)
+    for path in (other, text):
+        with pytest.raises(StoreError, match="this file is not an sgbench results store .*; give a new file"):
+            ResultsStore(path)
+    held = tmp_path / "held.sqlite"
+    ResultsStore(held).close()
+    holder = sqlite3.connect(held, isolation_level=None)
+    holder.execute("PRAGMA journal_mode=DELETE")
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        with pytest.raises(StoreError, match="another process holds it .*; wait for it to finish, or use another --db"):
+            ResultsStore(held)
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()

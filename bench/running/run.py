@@ -15,9 +15,16 @@ from sgbench.bench.running.scoring import score, score_predictions
 
 
 def _resolve(sampler, target, target_params):
+    """The Sampler and Target named or given; TypeError naming the argument that is neither."""
     sampler = samplers.get(sampler) if isinstance(sampler, str) else sampler
+    if not isinstance(sampler, samplers.Sampler):
+        raise TypeError(f"sampler must be a registered name ({', '.join(samplers.names()[:4])}, ...) or a "
+                        f"samplers.Sampler, got {type(sampler).__name__} {sampler!r}")
     if isinstance(target, str):
         target = targets.get(target, **(target_params or {}))
+    elif not isinstance(target, targets.Target):
+        raise TypeError(f"target must be a registered name ({', '.join(targets.names()[:4])}, ...) or a "
+                        f"targets.Target, got {type(target).__name__} {target!r}")
     elif target_params:
         raise ValueError("target_params is only accepted with a target name, not a Target object")
     return sampler, target

@@ -159,6 +159,16 @@ def metrics_from_json(text: str) -> dict:
     return {name: _decode_number(v) for name, v in json.loads(text).items()}
 
 
+def _advice(error: sqlite3.DatabaseError) -> str:
+    """What an SQLite error opening a store means for the user, and what to do."""
+    text = str(error)
+    if "locked" in text or "busy" in text:
+        return f"another process holds it ({text}); wait for it to finish, or use another --db"
+    if "already exists" in text or "no such table" in text or "file is not a database" in text:
+        return f"this file is not an sgbench results store ({text}); give a new file or an sgbench store as --db"
+    return text
+
+
 class ResultsStore:
     """An SQLite results store at ``path`` (created, with its parent folders, if missing).
 
@@ -176,7 +186,7 @@ class ResultsStore:
             self._migrate()
         except sqlite3.DatabaseError as error:
             self._conn.close()
-            raise StoreError(f"{self.path} is not a usable results store: {error}") from error
+            raise StoreError(f"{self.path} is not a usable results store: {_advice(error)}") from error
         except BaseException:
             self._conn.close()
             raise
