@@ -119,8 +119,9 @@ def execute(args, argv) -> int:
             outcome = run_suite(entries, store, suite_name, progress=not args.no_progress, planned=planned,
                                 client=client, per_task=args.per_task)
         except KeyboardInterrupt:
-            print(f"sgbench: interrupted; finished runs are saved in {args.db}, run again to resume",
-                  file=sys.stderr)
+            kept = len(store.runs_of(keys))
+            print(f"sgbench: run interrupted: {kept} of the {len(keys)} runs it asks for are in {args.db}; the same "
+                  "command resumes", file=sys.stderr)
             return 130
         frame = store.runs_of(keys)
     print(f"{len(outcome.new)} new runs, {outcome.already_stored} already in {args.db}"

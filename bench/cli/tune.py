@@ -127,6 +127,7 @@ def execute(args, argv) -> int:
         return problem
 
     with ResultsStore(args.db) as store:
+        before = len(store)
         try:
             tunings = [tuner.mamba(build(axes=axes), eta=args.eta)]
             if args.baselines:
@@ -135,7 +136,8 @@ def execute(args, argv) -> int:
                 arm = tuner.heuristic_arm(first.runner.target_by_arm[0])
                 tunings.append(tuner.heuristic(build(arms=[arm])))
         except KeyboardInterrupt:
-            print(f"sgbench: interrupted; the arms run so far are saved in {args.db}", file=sys.stderr)
+            print(f"sgbench: tune interrupted: {len(store) - before} arm runs were stored in {args.db} before it "
+                  "stopped; the tuning itself is not resumed (run it again)", file=sys.stderr)
             return 130
     for tuning in tunings:
         print(winner_line(tuning))
