@@ -14,10 +14,9 @@ import dataclasses
 import time
 from typing import NamedTuple
 
-from tqdm import tqdm
-
 from sgbench import samplers, targets
 from sgbench.base.arguments import one_of
+from sgbench.bench.running.progress_lines import progress_bar
 from sgbench.bench.running.result import RunResult, config_hash, params_dict
 from sgbench.bench.running.run import run_grid
 from sgbench.bench.sweeps.dask_tasks import PER_TASK, run_claimed
@@ -66,8 +65,9 @@ def run_suite(entries, store: ResultsStore, suite_name: str | None = None, progr
     Each entry's missing points are claimed first (:meth:`ResultsStore.claim`) and only the
     claimed ones are computed, so concurrent sweeps into one store split the work. Points another
     live process holds are waited for (polling every ``poll_seconds``) and taken over if it dies.
-    A tqdm bar counts chain-steps (with their rate) unless ``progress`` is False (or output is not
-    a terminal). An interruption releases the claims of the points in flight. ``planned``: the
+    A tqdm bar counts chain-steps (with their rate) on a terminal, and lines at least every 10 s otherwise
+    (``sgbench.bench.running.progress_lines``), unless ``progress`` is False. An interruption releases the claims
+    of the points in flight. ``planned``: the
     entries' :func:`points`, where the caller has them already (they are computed otherwise). ``client``: a
     ``distributed.Client`` to run each claimed point as a task of its own (``per_task="entry"``: each entry's
     claimed points as one task; ``sgbench.bench.sweeps.dask_tasks``; the results are stored here as they arrive); None
@@ -83,7 +83,7 @@ def run_suite(entries, store: ResultsStore, suite_name: str | None = None, progr
     already_stored = sum(len(entry_points) - len(pending[i]) for i, entry_points in enumerate(planned))
     new: list[RunResult] = []
     total = sum(len(keys) * steps_per_point[i] for i, keys in pending.items())
-    with tqdm(total=total, unit="chain-step", unit_scale=True, disable=None if progress else True) as bar:
+    with progress_bar(total, "chain-step", enabled=progress) as bar:
         while pending := {i: keys for i, keys in pending.items() if keys}:
             waiting: dict = {}
             tasks = []
