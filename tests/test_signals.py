@@ -39,3 +39,29 @@ def test_a_signalled_command_keeps_what_it_says_and_exits_with_the_signal_status
     assert kept >= 1
     assert stderr.rstrip().splitlines()[-1] == (f"sgbench: conformance interrupted: {kept} finished tasks are kept in "
                                                 f"{record}; the same command resumes")
+
+
+def test_an_interrupted_sweep_keeps_each_finished_call_and_resumes(tmp_path):
+    """``sgbench run`` (the quick suite: 10 step sizes in calls of 5) signalled once its second call has begun keeps
+    the first call's 5 runs, says so, and the same command computes only the 5 others."""
+    from sgbench.bench.sweeps.store import ResultsStore
+
+    db = tmp_path / "r.sqlite"
+    command = [sys.executable, "-m", "sgbench.bench.cli", "run", "--db", str(db), "--out", str(tmp_path / "out")]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    lines = []
+    for line in process.stderr:  # progress lines: stderr is not a terminal
+        lines.append(line)
+        if "points 6-10 of 10" in line:
+            process.send_signal(signal.SIGINT)
+            break
+    stderr = "".join(lines) + process.communicate(timeout=120)[1]
+    assert process.returncode == 130 and "Traceback" not in stderr, stderr
+    with ResultsStore(db) as store:
+        kept = len(store)
+    assert kept == 5
+    assert stderr.rstrip().splitlines()[-1] == (f"sgbench: run interrupted: 5 of the 10 runs it asks for are in {db}; "
+                                                "the same command resumes")
+    again = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert again.returncode == 0 and f"5 new runs, 5 already in {db}" in again.stdout

@@ -33,6 +33,7 @@ Each command module has ``add_parser(commands)``, which sets the handler
 
 from __future__ import annotations
 
+import gc
 import os
 import signal
 import sys
@@ -83,17 +84,23 @@ class Terminated(KeyboardInterrupt):
 def console() -> None:
     """The ``sgbench`` console script: :func:`main` in this process, with SIGINT and SIGTERM raising
     KeyboardInterrupt (:class:`Terminated` for SIGTERM) where Python handles signals, so that every command's
-    interruption path runs; a signal whose exception Python swallowed (raised inside a garbage-collection callback)
-    is raised again at the command's next progress line (``sgbench.bench.cli._common.progress``). The status is 130
+    interruption path runs; a signal that arrives during a garbage collection (whose callbacks, XLA's among them,
+    would print and ignore the exception) is raised at the command's next progress line instead
+    (``sgbench.bench.cli._common.progress``). The status is 130
     (128 + SIGINT) or 143 (128 + SIGTERM). After an interruption the process ends with ``os._exit`` once the output
     is flushed: what the command keeps is already written (records are appended and stores committed as results
     finish), while the interpreter's own shutdown, with XLA's threads stopped in the middle of a call, can crash
     (SIGSEGV, exit 139, measured on ``sgbench conformance``)."""
 
+    collecting = [False]  # inside a garbage collection, whose callbacks (XLA's) would swallow the exception
+
     def on_signal(signum, frame):
         SIGNALS_RECEIVED.append(signum)
-        raise Terminated if signum == signal.SIGTERM else KeyboardInterrupt
+        if not collecting[0]:  # else the next progress line raises it
+            raise Terminated if signum == signal.SIGTERM else KeyboardInterrupt
 
+    gc.callbacks.insert(0, lambda phase, info: phase == "start" and collecting.__setitem__(0, True))
+    gc.callbacks.append(lambda phase, info: phase == "stop" and collecting.__setitem__(0, False))
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, on_signal)
     status = main()
