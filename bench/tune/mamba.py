@@ -48,11 +48,10 @@ def _refuse_values_refused_everywhere(arms, skipped) -> None:
     """ValueError naming an arm value (``name=value``) that the sampler refuses in every combination it is in: a
     value out of range on its own (a negative step size), not a combination the sampler cannot run (a friction
     too large for one step size), which is left out and listed."""
-    refused = {arm for arm, _ in skipped}
-    reason = {arm: why for arm, why in skipped}
+    reason = dict(skipped)  # arm -> why the sampler refuses it
     for pair in dict.fromkeys(pair for arm in arms for pair in arm.values):
         with_pair = [arm for arm in arms if pair in arm.values]
-        if all(arm in refused for arm in with_pair):
+        if all(arm in reason for arm in with_pair):
             name, value = pair
             raise ValueError(f"arm value {name}={value} is refused by the sampler: {reason[with_pair[0]]}")
 
