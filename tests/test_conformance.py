@@ -68,8 +68,10 @@ def test_a_task_resumes_from_its_record_and_writes_the_page(tmp_path, monkeypatc
     (["--library", "nope"], "--library"),
     (["--scale", "huge"], "--scale"),
     (["--seed", "-1"], "--seed"),
+    (["--record", "missing/records.jsonl"], "--record: the folder"),
 ])
-def test_bad_input_exits_2_naming_the_option(argv, message, tmp_path, capsys):
+def test_bad_input_exits_2_naming_the_option(argv, message, tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # a relative --record is looked up here
     assert main(["conformance", *argv, "--out", str(tmp_path)]) == 2
     assert message in capsys.readouterr().err
 

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from sgbench.base.arguments import integer_at_least
-from sgbench.bench.cli._common import MAX_GATE_SEED, output_folder, progress
+from sgbench.bench.cli._common import MAX_GATE_SEED, UsageError, output_folder, progress
 from sgbench.bench.cli._executor import add_executor_options, executor_client
 from sgbench.bench.cli._report_folders import add_out_option
 
@@ -47,6 +47,9 @@ def execute(args, argv) -> int:
 
     integer_at_least("--seed", args.seed, 0, MAX_GATE_SEED)
     output_folder(args.out)
+    if args.record is not None and not args.record.parent.is_dir():
+        raise UsageError(f"--record: the folder {args.record.parent} does not exist (create it first, or give a path "
+                         "in an existing folder)")
     record = args.record or Path("reports") / "conformance" / f"records_{args.scale}.jsonl"
     libraries = tuple(dict.fromkeys(args.library or LIBRARIES))
     try:
