@@ -2,8 +2,9 @@
 
 Every fact is computed here and nowhere else:
 
-- the code: :func:`git_commit` (the package's checkout, ``+dirty`` with uncommitted changes to tracked files) and
-  :func:`head_commit` (the commit checked out in a folder);
+- the code: :func:`git_commit` (the package's checkout, ``+dirty`` with uncommitted changes to tracked files),
+  :func:`head_commit` (the commit checked out in a folder) and :func:`source_fingerprint` (a hash of the package's
+  source, which tells two working trees apart where a dirty commit cannot);
 - the machine: :func:`host_name`, :func:`processor`, :func:`cpu_model`, :func:`cpu_count`, :func:`usable_cores`,
   :func:`operating_system`, :func:`architecture`, :func:`ram_text`, and JAX's view of it, :func:`jax_backend`,
   :func:`jax_devices` and :func:`accelerator`;
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import datetime
 import functools
+import hashlib
 import importlib.metadata
 import os
 import platform
@@ -75,6 +77,25 @@ def git_commit() -> str:
     except (OSError, subprocess.SubprocessError):
         return "unknown"
     return (commit + "+dirty" if dirty else commit) or "unknown"
+
+
+@functools.cache
+def source_fingerprint() -> str:
+    """A hash of this package's Python source as it is now, for work that may be reused only by the same code (the
+    gate's finished cells, ``sgbench.bench.gate.cell_record``).
+
+    Returns:
+        the SHA-256, in hex, of every ``.py`` file below the package (symbolic links followed: the repository's
+        top-level folders), each with its path relative to the package, in sorted order.
+    """
+    package = Path(__file__).absolute().parent.parent  # sgbench/, whose subpackages are links to the folders
+    digest = hashlib.sha256()
+    for root, folders, files in sorted(os.walk(package, followlinks=True)):
+        folders[:] = sorted(f for f in folders if f != "__pycache__" and not f.startswith("."))
+        for name in sorted(f for f in files if f.endswith(".py")):
+            path = Path(root) / name
+            digest.update(str(path.relative_to(package)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
 
 
 def host_name() -> str:

@@ -127,7 +127,7 @@ def test_the_gate_on_dask_checks_the_same_numbers_as_in_one_process(client, monk
     local = runner.run_gate("quick", progress=lambda line: None)
     lines = []
     on_dask = runner.run_gate("quick", progress=lines.append, client=client)
-    assert len(lines) == 2 and [rep.cell for rep in on_dask.replicates] == list(cells)
+    assert len(lines) == 3 and list(on_dask.cells["cell"]) == [c.name for c in cells]
     columns = ["cell", "name", "passed", "statistic"]
     assert on_dask.checks[columns].equals(local.checks[columns]), (on_dask.checks, local.checks)
 

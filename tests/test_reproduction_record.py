@@ -1,5 +1,6 @@
-"""The record that lets a reproduction resume (``bench/reproduce/_record.py``): a finished unit is computed once
-per settings, a line cut short by an interruption is ignored, NumPy values come back as plain numbers."""
+"""The record that lets a reproduction resume (``bench/reproduce/_record.py`` over ``base/unit_record.py``): a finished
+unit is computed once per settings, a line cut short by an interruption is ignored, NumPy values come back as plain
+numbers."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import math
 
 import numpy as np
 
+from sgbench.base import unit_record
 from sgbench.bench.reproduce import _record
 
 
@@ -28,9 +30,9 @@ def test_a_unit_is_computed_once_per_settings(tmp_path):
 
 def test_a_line_cut_short_is_ignored_and_the_next_one_starts_fresh(tmp_path):
     record = tmp_path / "t_runs.jsonl"
-    _record.append(record, {"s": 1}, ("k", 0), 1.0)
+    unit_record.append(record, {"s": 1}, ("k", 0), 1.0)
     with open(record, "a") as handle:
         handle.write('{"settings": {"s": 1}, "key": ["k", 1], "res')  # the process was killed mid-line
-    _record.append(record, {"s": 1}, ("k", 2), 3.0)
-    assert _record.finished(record, {"s": 1}) == {("k", 0): 1.0, ("k", 2): 3.0}
-    assert _record.finished(None, {"s": 1}) == {} and _record.finished(tmp_path / "absent.jsonl", {}) == {}
+    unit_record.append(record, {"s": 1}, ("k", 2), 3.0)
+    assert unit_record.finished(record, {"s": 1}) == {("k", 0): 1.0, ("k", 2): 3.0}
+    assert unit_record.finished(None, {"s": 1}) == {} and unit_record.finished(tmp_path / "absent.jsonl", {}) == {}

@@ -28,11 +28,14 @@ status 2. Without ``--out``, a command's pages go to a folder of its own under `
 are then copied into ``reports/latest/`` (:mod:`sgbench.bench.cli._report_folders`). Warnings raised while a
 command runs (NumPy, ArviZ, matplotlib) are counted and summarised at its end (:mod:`sgbench.bench.cli._warnings`).
 Each command module has ``add_parser(commands)``, which sets the handler
-``execute(args, argv) -> exit status``.
+``execute(args, argv) -> exit status``, and ``heartbeat=True`` for a long command that reports its progress in
+lines (``sgbench.bench.cli._common.progress``): it then says it is still working whenever 10 s pass without a line
+(``_common.heartbeat``), unless ``--no-progress``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import os
 import signal
@@ -58,7 +61,7 @@ from sgbench.bench.cli import (
     tune,
     validate,
 )
-from sgbench.bench.cli._common import SIGNALS_RECEIVED, Parser, one_line
+from sgbench.bench.cli._common import SIGNALS_RECEIVED, Parser, heartbeat, one_line
 from sgbench.bench.cli._warnings import summarised_warnings
 
 COMMANDS = (listing, run, report, reproduce, tune, reference, gate, baseline, design_bias, validate, conformance,
@@ -125,7 +128,9 @@ def main(argv=None) -> int:
             args.out = _report_folders.new_folder(args.command)
         from sgbench.base.float64 import in_float64_mode  # here, not above: `sgbench --help` loads no JAX
 
-        with summarised_warnings():
+        beats = getattr(args, "heartbeat", False) and not getattr(args, "no_progress", False)
+        beating = heartbeat(args.command) if beats else contextlib.nullcontext()
+        with summarised_warnings(), beating:
             return in_float64_mode(args.handler)(args, argv)
     except KeyboardInterrupt:  # a command without its own account of what it kept
         print(f"sgbench: {args.command} interrupted before it finished", file=sys.stderr)

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
 import re
 import sys
+import threading
+import time
 from pathlib import Path
 
 DEFAULT_DB = Path("reports") / "results.sqlite"
@@ -146,13 +149,63 @@ def parse_key_values(pairs, option: str) -> dict:
 SIGNALS_RECEIVED: list[int] = []  # the console script's SIGINT and SIGTERM, in order (``sgbench.bench.cli.console``)
 
 
+_LAST_LINE = {"text": "", "at": time.monotonic()}  # the last progress line, for the heartbeat
+HEARTBEAT_SECONDS = 10.0  # the longest silence of a command with a heartbeat
+_DONE_OF = re.compile(r"^\[(\d+)/(\d+)\]")  # "[k/N] ...": k units of N done
+
+
 def progress(message: str) -> None:
     """One progress line on stderr; then, if a signal arrived whose KeyboardInterrupt was swallowed (Python ignores
     an exception raised while a garbage-collection callback runs, such as XLA's, with "Exception ignored in"), it is
     raised again here, so that the command stops at its next finished unit of work."""
     print(message, file=sys.stderr, flush=True)
+    _LAST_LINE.update(text=message, at=time.monotonic())
     if SIGNALS_RECEIVED:
         raise KeyboardInterrupt
+
+
+def still_working(command: str, started: float, now: float) -> str:
+    """The heartbeat's line: how long since the last :func:`progress` line and in all, what that line said, and, when
+    it counted units ("[k/N] ..."), an estimate of the time left at the pace so far."""
+    last, since = _LAST_LINE["text"], now - _LAST_LINE["at"]
+    done = _DONE_OF.match(last)
+    left = ""
+    if done and int(done[1]) > 0:
+        k, n = int(done[1]), int(done[2])
+        left = f", {k} of {n} done, about {(now - started) * (n - k) / k:.0f} s left at this pace"
+    said = f"; last: {last[:100]}" if last else "; nothing finished yet"
+    return f"sgbench {command}: working, {now - started:.0f} s in all{left}{said} ({since:.0f} s ago)"
+
+
+@contextlib.contextmanager
+def heartbeat(command: str, every: float = HEARTBEAT_SECONDS):
+    """While the block runs, a line on stderr (:func:`still_working`) whenever ``every`` seconds pass without a
+    :func:`progress` line, from a daemon thread: a long compilation or a long unit of work is never silent, on a
+    terminal or piped. The command says its own first line (before its first compilation).
+
+    Args:
+        command: the command's name, for the lines.
+        every: the longest silence, in seconds.
+    """
+    started = time.monotonic()
+    _LAST_LINE.update(text="", at=started)
+    stop = threading.Event()
+
+    def beat() -> None:
+        beaten = started
+        while not stop.wait(min(1.0, every)):
+            now = time.monotonic()
+            if now - max(_LAST_LINE["at"], beaten) >= every:
+                print(still_working(command, started, now), file=sys.stderr, flush=True)
+                beaten = now
+
+    thread = threading.Thread(target=beat, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
 
 
 def command_line(argv) -> str:

@@ -50,7 +50,17 @@ def execute(args, argv) -> int:
     except AsvError as error:
         print(f"sgbench: error: {error}", file=sys.stderr)
         return error.returncode
-    return subprocess.run(asv_run_command(config, name, args.quick, args.bench, args.asv_args), check=False).returncode
+    try:
+        return subprocess.run(asv_run_command(config, name, args.quick, args.bench, args.asv_args),
+                              check=False).returncode
+    except KeyboardInterrupt:  # subprocess.run has stopped asv
+        from sgbench.bench.perf.dashboard import asv_dirs
+
+        print(f"sgbench: asv interrupted: asv keeps a commit's results only once all its benchmarks have run, so "
+              f"nothing of this run was added to {asv_dirs(config)[0]}; run it again (--bench REGEX runs a "
+              "part)", file=sys.stderr)
+        return 130
+
 
 
 def check_config(config: Path) -> Path:

@@ -29,7 +29,7 @@ def add_parser(commands) -> None:
                            "cells' baselines; the others are kept")
     update.add_argument("--groups", type=int, default=64,
                         help="with --sampler: 64-chain runs per missing design bias (default: 64)")
-    baseline.set_defaults(handler=execute)
+    baseline.set_defaults(handler=execute, heartbeat=True)
 
 
 def execute(args, argv) -> int:

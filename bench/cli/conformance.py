@@ -38,7 +38,7 @@ def add_parser(commands) -> None:
                              "reports/conformance/records_SCALE.jsonl)")
     add_out_option(parser, "conformance.html and conformance.json")
     add_executor_options(parser)
-    parser.set_defaults(handler=execute)
+    parser.set_defaults(handler=execute, heartbeat=True)
 
 
 def execute(args, argv) -> int:

@@ -15,7 +15,7 @@ def add_parser(commands) -> None:
                         help="runs of each cell's chains that measure its bias (default: 32)")
     design.add_argument("--remeasure", action="store_true", help="measure every cell, not only those missing")
     design.add_argument("--sampler", metavar="NAME", help="only the cells of this sampler")
-    design.set_defaults(handler=execute)
+    design.set_defaults(handler=execute, heartbeat=True)
 
 
 def execute(args, argv) -> int:

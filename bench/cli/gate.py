@@ -9,6 +9,7 @@ failure rate over N fresh runs; ``--power``: which layer catches each planted bu
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 from sgbench.base.arguments import integer_at_least
@@ -45,11 +46,12 @@ def add_parser(commands) -> None:
     gate.add_argument("--db", type=Path, default=DEFAULT_DB, help=f"results store (default: {DEFAULT_DB})")
     add_out_option(gate, "the gate's pages")
     add_executor_options(gate)
-    gate.set_defaults(handler=execute)
+    gate.set_defaults(handler=execute, heartbeat=True)
 
 
 def execute(args, argv) -> int:
-    from sgbench.bench.gate.runner import reseed, run_gate
+    from sgbench.bench.gate import cell_record
+    from sgbench.bench.gate.runner import reseed
     from sgbench.bench.html import write_page
 
     integer_at_least("--seed", args.seed, 0, MAX_GATE_SEED)
@@ -78,9 +80,11 @@ def execute(args, argv) -> int:
         print(f"report: {page}")
         return 0
     store_file(args.db)
-    with executor_client(args) as client:
-        outcome = run_gate(args.suite, args.seed, args.baseline, use_baseline, progress=progress, client=client)
+    outcome = resumable_gate(args, args.db, args.seed, args.baseline, use_baseline)
+    if outcome is None:
+        return 130
     verdict, page, _ = record_gate(outcome, args.db, args.out, echo=True)
+    cell_record.clear(cell_record.record_path(args.db, args.suite))
     print(verdict)
     print(f"report: {page}")
     return outcome.outcome.exit_status
@@ -107,8 +111,48 @@ CELL_LEGEND = {"outcome": "PASSED, FAILED or INCONCLUSIVE (see --help)",
                          "from their autocorrelation time (docs/gates.md, sgbench.bench.gate.start)"}
 
 
+def resumable_gate(args, db: Path, seed: int = 0, baseline: Path | None = None, use_baseline: bool = True):
+    """``args.suite``'s gate run, its finished cells kept as they finish: their runs in ``db``, their checks in the
+    cell record beside it (``sgbench.bench.gate.cell_record``), which the same command resumes from; on an
+    interruption one line on stderr says how many cells are kept and where.
+
+    Args:
+        args: the command line: ``command`` (named in the interruption line), ``suite`` and the executor options.
+        db: the results store.
+        seed, baseline, use_baseline: the gate run's (``run_gate``).
+
+    Returns:
+        the GateOutcome, or None when interrupted.
+    """
+    from sgbench.bench.gate import cell_record
+    from sgbench.bench.gate.cells import suite
+    from sgbench.bench.gate.runner import record_settings, run_gate
+    from sgbench.bench.sweeps.store import ResultsStore
+
+    suite_name = args.suite
+    record = cell_record.record_path(db, suite_name)
+    label = f"gate-{suite_name}"
+    with ResultsStore(db) as store:
+        def store_runs(rep) -> None:
+            for result in rep.results:
+                if not store.has(result.config_hash, result.config.seed):
+                    store.add(result, suite=label)
+
+        try:
+            with executor_client(args) as client:
+                return run_gate(suite_name, seed, baseline, use_baseline, progress=progress, client=client,
+                                record=record, on_cell=store_runs)
+        except KeyboardInterrupt:
+            kept = len(cell_record.finished_cells(record, record_settings(suite_name, seed, baseline, use_baseline)))
+            print(f"sgbench: {args.command} interrupted: {kept} of the {len(suite(suite_name))} gate cells finished "
+                  f"and are kept in {record} (their runs in {db}); the same command resumes from them",
+                  file=sys.stderr)
+            return None
+
+
 def record_gate(outcome, db: Path, out: Path, echo: bool = False):
-    """Store a gate run's rows and checks in ``db`` and write its page into ``out``.
+    """Store a gate run's checks in ``db`` (its runs are stored as each cell finishes) and write its page into
+    ``out``; the caller then removes the record of its finished cells (``sgbench.bench.gate.cell_record.clear``).
 
     Args:
         outcome: a ``sgbench.bench.gate.runner.GateOutcome``.
@@ -125,10 +169,6 @@ def record_gate(outcome, db: Path, out: Path, echo: bool = False):
     from sgbench.bench.sweeps.store import ResultsStore
 
     with ResultsStore(db) as store:
-        for rep in outcome.replicates:
-            for result in rep.results:
-                if not store.has(result.config_hash, result.config.seed):
-                    store.add(result, suite=f"gate-{outcome.suite}")
         store.add_checks(outcome.checks.to_dict("records"), suite=f"gate-{outcome.suite}", seed=outcome.seed)
     checks = outcome.checks
     failed = checks[~checks["passed"]]
@@ -138,7 +178,8 @@ def record_gate(outcome, db: Path, out: Path, echo: bool = False):
     counts = outcome.cells["outcome"].value_counts()
     verdict = (f"gate '{outcome.suite}' {outcome.outcome.name}: {len(outcome.cells)} cells "
                f"({', '.join(f'{counts.get(o.name, 0)} {o.name}' for o in Outcome)}), {len(checks)} checks, "
-               f"{len(failed)} failed, in {outcome.seconds:.0f} s")
+               f"{len(failed)} failed, in {outcome.seconds:.0f} s"
+               + (f" ({outcome.reused} cells kept from an interrupted run)" if outcome.reused else ""))
     undecided = outcome.cells[outcome.cells["outcome"] == Outcome.INCONCLUSIVE.name]
     if echo:
         pd.set_option("display.width", 200)
@@ -148,7 +189,7 @@ def record_gate(outcome, db: Path, out: Path, echo: bool = False):
             print("inconclusive cells:\n" + undecided[["cell", "travel"]].to_string(index=False))
         print("what moved:\n" + (moved.to_string(index=False) if len(moved) else "nothing moved from the baselines' "
                                                                                  "fixed-seed values"))
-    figure = error_bar_figure({"this run": _cell_means(outcome.replicates)},
+    figure = error_bar_figure({"this run": outcome.errors},
                               "relative second-moment error per cell and coordinate")
     passed = {Outcome.PASSED: True, Outcome.FAILED: False}.get(outcome.outcome)
     shown = [c for c in CHECK_COLUMNS if c in checks]
@@ -193,10 +234,3 @@ def _power(args) -> int:
                            shown[["bug", "cells_run", "gate_failures", "closest", "tests_detail", "seconds"]]}, {})
     print(f"report: {page}")
     return 0 if effect and share >= POWER_AIM else 1
-
-
-def _cell_means(replicates) -> tuple:
-    """(cell names, per-cell mean relative second-moment errors, their standard errors)."""
-    summaries = [rep.summary() for rep in replicates]
-    return ([rep.cell.name for rep in replicates], [s["second_moment_error"] for s in summaries],
-            [s["second_moment_error_se"] for s in summaries])

@@ -21,7 +21,8 @@ One run:
    the store, and the earlier nightly runs.
 
 Its state, the last commit seen and every run's verdict, is ``DIR/nightly.json``; it is written only when the run
-finishes, so an interrupted run is redone in full by the next one.
+finishes, so an interrupted run is done again by the next one, whose gate reuses the cells the interrupted one
+finished (``DIR/gate_SUITE_cells.jsonl``, ``sgbench.bench.gate.cell_record``) and so resumes.
 """
 
 from __future__ import annotations
@@ -34,8 +35,8 @@ from pathlib import Path
 
 from sgbench.base import provenance
 from sgbench.base.arguments import integer_at_least
-from sgbench.bench.cli._common import output_folder, progress
-from sgbench.bench.cli._executor import add_executor_options, executor_client
+from sgbench.bench.cli._common import output_folder
+from sgbench.bench.cli._executor import add_executor_options
 from sgbench.bench.cli.asv import add_config_option, check_config, check_machine_name
 
 DEFAULT_RESULTS = Path("reports") / "nightly"
@@ -73,7 +74,7 @@ def add_parser(commands) -> None:
     nightly.add_argument("--no-asv", action="store_true", help="the gate alone")
     add_config_option(nightly)
     add_executor_options(nightly)
-    nightly.set_defaults(handler=execute)
+    nightly.set_defaults(handler=execute, heartbeat=True)
 
 
 def _git(*args: str) -> str:
@@ -127,8 +128,8 @@ def _asv(args, config: Path, last: str | None, head: str) -> tuple[list[str], st
 def execute(args, argv) -> int:
     import pandas as pd
 
-    from sgbench.bench.cli.gate import record_gate
-    from sgbench.bench.gate.runner import run_gate
+    from sgbench.bench.cli.gate import record_gate, resumable_gate
+    from sgbench.bench.gate import cell_record
     from sgbench.bench.perf import dashboard
     from sgbench.bench.perf.asv_compare import changes
 
@@ -142,8 +143,9 @@ def execute(args, argv) -> int:
     started = provenance.utc_now()
     print(f"nightly at {head[:8]}, last nightly run at {last[:8] if last else 'none'}")
 
-    with executor_client(args) as client:
-        outcome = run_gate(args.suite, progress=progress, client=client)
+    outcome = resumable_gate(args, results / "results.sqlite")
+    if outcome is None:
+        return 130
     gate_verdict, gate_page, failed = record_gate(outcome, results / "results.sqlite", results)
     print(gate_verdict)
     gate_failures = failed[failed["name"] != "baseline"]
@@ -159,6 +161,12 @@ def execute(args, argv) -> int:
             site = dashboard.publish(config, results / "site")
         except (RuntimeError, ValueError, dashboard.DashboardError) as error:
             problems.append(f"asv: {error}")
+        except KeyboardInterrupt:
+            print(f"sgbench: nightly interrupted after its gate, whose cells are kept in "
+                  f"{cell_record.record_path(results / 'results.sqlite', args.suite)}; asv keeps each commit's "
+                  "results once all its benchmarks have run; the same command reuses the gate's cells and runs "
+                  "asv again, skipping the commits it kept", file=sys.stderr)
+            return 130
     slower = speed[speed["change"].isin(["slower", "failed"])] if len(speed) else speed
     regressed = {"gate": len(gate_failures), "quality": len(quality), "inconclusive": undecided,
                  "speed": len(slower), "asv": len(problems)}
@@ -172,6 +180,7 @@ def execute(args, argv) -> int:
                     state["runs"] + [run])
     state = {"last_commit": head, "runs": state["runs"] + [{**run, "page": str(page)}]}
     (results / STATE_FILE).write_text(json.dumps(state, indent=2), encoding="utf-8")
+    cell_record.clear(cell_record.record_path(results / "results.sqlite", args.suite))
     print(verdict)
     print(f"summary: {page}")
     return 0 if passed else 1

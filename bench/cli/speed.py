@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import sys
 
-from sgbench.bench.cli._common import UsageError, output_folder
+from sgbench.bench.cli._common import UsageError, output_folder, progress
 from sgbench.bench.cli._report_folders import add_out_option
 
 
@@ -21,7 +21,7 @@ def add_parser(commands) -> None:
     speed.add_argument("--sampler", action="append", help="only these samplers in the per-sampler table (repeatable)")
     speed.add_argument("--repeats", type=int, default=3, help="timed runs, the best is kept (default: 3)")
     add_out_option(speed, "speed.html")
-    speed.set_defaults(handler=execute)
+    speed.set_defaults(handler=execute, heartbeat=True)
 
 
 def execute(args, argv) -> int:
@@ -39,8 +39,16 @@ def execute(args, argv) -> int:
     names = args.sampler or samplers.names()
     for name in names:
         samplers.get(name)  # an unknown name lists the registered ones
-    report = speed.measure(names, args.steps, args.numpy_steps, args.grid_steps or None, not args.no_bnn,
-                           args.repeats, progress=lambda line: print(line, file=sys.stderr, flush=True))
+    progress(f"speed: {len(names)} samplers, SGLD against other libraries"
+             + (f", the {args.grid_steps}-step grid" if args.grid_steps else "") + ("" if args.no_bnn else ", the bnn"))
+    try:
+        report = speed.measure(names, args.steps, args.numpy_steps, args.grid_steps or None, not args.no_bnn,
+                               args.repeats, progress=progress)
+    except KeyboardInterrupt:
+        print("sgbench: speed interrupted: nothing was written (its tables and page are written once every timing "
+              "has finished: timings are compared only within one run); run it again, or time a part with "
+              "--sampler, --grid-steps 0, --no-bnn", file=sys.stderr)
+        return 130
     print(report.sgld.round(4).to_string())
     print(report.samplers.round(4).to_string())
     for part in (report.grid, report.bnn):

@@ -56,7 +56,7 @@ def add_parser(commands) -> None:
                       f"(default: {DEFAULT_DB})")
     add_out_option(tune, "tune.html")
     tune.add_argument("--no-progress", action="store_true", help="no per-round lines on stderr")
-    tune.set_defaults(handler=execute)
+    tune.set_defaults(handler=execute, heartbeat=True)
 
 
 def _budget(args):

@@ -69,7 +69,7 @@ def add_parser(commands) -> None:
                           help="with --reseed: the JSON-lines record of the runs (default: "
                                "OUT/validate_NAME_reseed.jsonl); runs already in it are not repeated")
     add_out_option(validate, "the verdict page")
-    validate.set_defaults(handler=execute)
+    validate.set_defaults(handler=execute, heartbeat=True)
 
 
 def _names(pairs) -> dict:

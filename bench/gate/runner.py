@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from sgbench.bench.gate import baseline as baselines, design_bias
+from sgbench.bench.gate import baseline as baselines, cell_record, design_bias
 from sgbench.bench.gate.cells import Cell, select, suite
 from sgbench.bench.gate.outcome import Outcome, combined
 from sgbench.bench.gate.replicates import Replicates, run_replicates
@@ -36,16 +36,19 @@ TRUTH_CHECKS = 3  # mean, second_moment, b2 (``finite`` is deterministic)
 @dataclasses.dataclass
 class GateOutcome:
     """The checks (one row per cell and check), the what-moved table (empty without baselines),
-    the per-cell outcomes (``cells``: cell, outcome, failed checks, how far the chains travelled), the
-    per-cell replicate statistics, and the run's outcome."""
+    the per-cell outcomes (``cells``: cell, outcome, failed checks, how far the chains travelled), per cell its
+    relative second-moment errors per coordinate (``errors``: cell names, means, standard errors), the seconds of
+    the run, how many cells were reused from an interrupted run's record (``sgbench.bench.gate.cell_record``), and
+    the run's outcome."""
 
     suite: str
     seed: int
     checks: pd.DataFrame
     moved: pd.DataFrame
     cells: pd.DataFrame
-    replicates: list
+    errors: tuple
     seconds: float
+    reused: int = 0
 
     @property
     def outcome(self) -> Outcome:
@@ -110,34 +113,73 @@ def check_group(rep: Replicates, group: int, design: dict, document: dict | None
     return rows, moved, cell_outcome(rep.cell, rows, travel)
 
 
+def record_settings(suite_name: str, seed: int = 0, baseline_path: Path | None = None, use_baseline=True) -> dict:
+    """The settings under which a gate run's finished cells are kept and reused (``cell_record.settings``)."""
+    document, base, _ = references(suite_name, baseline_path, use_baseline)
+    return cell_record.settings(suite_name, seed, base, document)
+
+
 def run_gate(suite_name: str = "quick", seed: int = 0, baseline_path: Path | None = None, use_baseline=True,
-             progress=print, client=None) -> GateOutcome:
-    """Run every cell of ``suite_name`` once with ``seed`` and check it; ``baseline_path``
-    defaults to ``reports/baselines/<suite>.json`` (``use_baseline=False``: truth checks only). ``client``: a
-    ``distributed.Client`` that runs each cell as a task (``sgbench.bench.sweeps.dask_tasks``); the checks are made
-    here."""
+             progress=print, client=None, record: Path | None = None, on_cell=None) -> GateOutcome:
+    """Run every cell of ``suite_name`` once with ``seed`` and check it.
+
+    Args:
+        suite_name: the gate suite.
+        seed: the run's seed.
+        baseline_path: the baselines (default ``reports/baselines/<suite>.json``).
+        use_baseline: False for truth checks only.
+        progress: told one line per cell.
+        client: a ``distributed.Client`` that runs each cell as a task (``sgbench.bench.sweeps.dask_tasks``); the
+            checks are made here.
+        record: the record of finished cells (``sgbench.bench.gate.cell_record``): cells finished there under
+            this run's settings are reused, each cell computed is appended as it finishes; None keeps nothing.
+        on_cell: called with each computed cell's ``Replicates`` as it finishes (the CLI stores its runs).
+
+    Returns:
+        the :class:`GateOutcome`.
+    """
     cells = suite(suite_name)
     document, base, alpha = references(suite_name, baseline_path, use_baseline)
-    rows, moved, reps, outcomes = [], [], [], []
+    under = cell_record.settings(suite_name, seed, base, document)
+    kept = cell_record.finished_cells(record, under) if record is not None else {}
+    to_compute = [cell for cell in cells if cell.name not in kept]
+    progress(f"gate '{suite_name}': {len(cells)} cells" + (f", {len(kept)} of them kept from an interrupted run"
+                                                           if kept else ""))
     start = time.perf_counter()
     if client is None:
-        computed = (run_cell(cell, seed=seed) for cell in cells)
+        computed = (run_cell(cell, seed=seed) for cell in to_compute)
     else:
         from sgbench.bench.sweeps.dask_tasks import results_in_order
 
-        computed = results_in_order(client, run_cell, cells, seed=seed)
-    for k, (cell, rep) in enumerate(zip(cells, computed)):
-        design = design_bias.of_cell(cell, document)
-        cell_rows, cell_moved, verdict = check_group(rep, 0, design, base, alpha)
-        rows += cell_rows
-        moved += cell_moved
-        reps.append(rep)
-        outcomes.append(verdict)
+        computed = results_in_order(client, run_cell, to_compute, seed=seed)
+    rows, moved, outcomes, errors = [], [], [], ([], [], [])
+    for k, cell in enumerate(cells):
+        entry = kept.get(cell.name)
+        if entry is None:
+            rep = next(computed)
+            cell_rows, cell_moved, verdict = check_group(rep, 0, design_bias.of_cell(cell, document), base, alpha)
+            summary = rep.summary()
+            entry = {"rows": cell_rows, "moved": cell_moved, "outcome": verdict,
+                     "errors": summary["second_moment_error"], "errors_se": summary["second_moment_error_se"],
+                     "seconds": rep.seconds}
+            if on_cell is not None:
+                on_cell(rep)
+            if record is not None:
+                cell_record.keep(record, under, cell.name, entry)
+            when = f"{rep.seconds:.1f} s"
+        else:
+            when = "kept from an interrupted run"
+        rows += entry["rows"]
+        moved += entry["moved"]
+        outcomes.append(entry["outcome"])
+        for part, value in zip(errors, (cell.name, entry["errors"], entry["errors_se"])):
+            part.append(value)
+        verdict = entry["outcome"]
         said = {"FAILED": f"FAILED {verdict['failed']}", "INCONCLUSIVE": f"INCONCLUSIVE: {verdict['travel']}",
                 "PASSED": "passed"}[verdict["outcome"]]
-        progress(f"[{k + 1}/{len(cells)}] {cell.name}: {said} ({rep.seconds:.1f} s)")
-    return GateOutcome(suite_name, seed, pd.DataFrame(rows), pd.DataFrame(moved), pd.DataFrame(outcomes), reps,
-                       time.perf_counter() - start)
+        progress(f"[{k + 1}/{len(cells)}] {cell.name}: {said} ({when})")
+    return GateOutcome(suite_name, seed, pd.DataFrame(rows), pd.DataFrame(moved), pd.DataFrame(outcomes), errors,
+                       time.perf_counter() - start, reused=len(cells) - len(to_compute))
 
 
 def update_baseline(suite_name: str, why: str, command: str, seeds: int = baselines.DEFAULT_SEEDS,

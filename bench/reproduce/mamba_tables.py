@@ -40,7 +40,7 @@ from sgbench import targets
 from sgbench.base import provenance
 from sgbench.base.arguments import integer_at_least
 from sgbench.base.figures import png_bytes, subplots
-from sgbench.bench.reproduce._record import write_line
+from sgbench.base.unit_record import write_line
 from sgbench.bench.reproduce._registry import EXECUTOR_OPTIONS, Option, Reproduction, executor_context, register
 from sgbench.bench.running.compilation_cache import enable_compilation_cache
 from sgbench.bench.tune import mamba as tuner
