@@ -99,3 +99,21 @@ def test_sgbench_gate_signalled_says_how_many_cells_it_kept(tmp_path):
     assert kept >= 1 and stderr.rstrip().splitlines()[-1] == (
         f"sgbench: gate interrupted: {kept} of the {total} gate cells finished and are kept in {record} (their runs "
         f"in {db}); the same command resumes from them")
+
+
+def test_an_interrupted_nightly_keeps_its_gate_cells_and_the_next_night_reuses_them(tmp_path, monkeypatch, capsys,
+                                                                                     three_cells):
+    from sgbench.bench.cli import main
+
+    cells, computed = three_cells
+    results = tmp_path / "nightly"
+    monkeypatch.setattr("sgbench.bench.cli.gate.progress", interrupt_after(2))
+    assert main(["nightly", "--results", str(results), "--no-asv"]) == 130
+    record = results / "gate_quick_cells.jsonl"
+    assert capsys.readouterr().err.rstrip().splitlines()[-1] == (
+        f"sgbench: nightly interrupted: 2 of the 3 gate cells finished and are kept in {record} (their runs in "
+        f"{results / 'results.sqlite'}); the same command resumes from them")
+    monkeypatch.setattr("sgbench.bench.cli.gate.progress", lambda line: None)
+    computed.clear()
+    assert main(["nightly", "--results", str(results), "--no-asv"]) in (0, 1)
+    assert computed == [cells[2].name] and not record.exists() and (results / "nightly.json").is_file()

@@ -65,3 +65,68 @@ def test_an_interrupted_sweep_keeps_each_finished_call_and_resumes(tmp_path):
                                                 "the same command resumes")
     again = subprocess.run(command, capture_output=True, text=True, timeout=300)
     assert again.returncode == 0 and f"5 new runs, 5 already in {db}" in again.stdout
+
+
+def test_a_quiet_command_says_it_is_still_working_with_an_estimate(capsys):
+    import time
+
+    from sgbench.bench.cli._common import heartbeat, progress
+
+    with heartbeat("gate", every=0.3):
+        time.sleep(0.5)
+        progress("[1/4] first cell: passed")
+        time.sleep(0.5)
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0].startswith("sgbench gate: working, 0 s in all; nothing finished yet")
+    assert lines[1] == "[1/4] first cell: passed"
+    assert lines[2].startswith("sgbench gate: working, 1 s in all, 1 of 4 done, about ")
+    assert "s left at this pace; last: [1/4] first cell: passed (0 s ago)" in lines[2]
+
+
+def signalled_after(command, first_words: str, signum=signal.SIGINT, stream="stderr"):
+    """``command`` signalled once a line of ``stream`` starts with ``first_words``: (exit status, its stderr)."""
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    lines = []
+    for line in getattr(process, stream):
+        lines.append(line)
+        if line.lstrip("[ .0-9%]·").startswith(first_words):
+            process.send_signal(signum)
+            break
+    out, err = process.communicate(timeout=120)
+    return process.returncode, ("".join(lines) + err) if stream == "stderr" else err
+
+
+def test_an_interrupted_speed_run_writes_nothing_and_says_so(tmp_path):
+    out = tmp_path / "out"
+    command = [sys.executable, "-m", "sgbench.bench.cli", "speed", "--steps", "2000", "--numpy-steps", "50",
+               "--grid-steps", "0", "--no-bnn", "--repeats", "1", "--sampler", "sgld", "--sampler", "sghmc",
+               "--out", str(out)]
+    returncode, stderr = signalled_after(command, "sgld: JAX", signal.SIGTERM)
+    assert returncode == 143 and "Traceback" not in stderr, stderr
+    assert stderr.rstrip().splitlines()[-1].startswith("sgbench: speed interrupted: nothing was written")
+    assert not (out / "speed.html").exists()
+
+
+@pytest.mark.integration
+def test_an_interrupted_asv_run_stops_asv_and_says_nothing_was_kept(tmp_path):
+    import os
+
+    from tests.test_dashboard import write_config
+
+    config = write_config(tmp_path)
+    command = [sys.executable, "-m", "sgbench.bench.cli", "asv", "--quick", "--config", str(config), "--machine",
+               "sgbench-signal-test", "--bench", r"samplers\.TimeRun\.time_run\('sg\w+', 'jax', 10, 10, 'icg'\)"]
+    env = {**os.environ, "HOME": str(tmp_path)}
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    for line in process.stdout:
+        if "Benchmarking" in line:
+            process.send_signal(signal.SIGINT)
+            break
+    stderr = process.communicate(timeout=120)[1]
+    assert process.returncode == 130 and "Traceback" not in stderr, stderr
+    assert stderr.rstrip().splitlines()[-1] == (
+        "sgbench: asv interrupted: asv keeps a commit's results only once all its benchmarks have run, so nothing of "
+        f"this run was added to {tmp_path / 'results'}; run it again (--bench REGEX runs a part)")
+    assert not list((tmp_path / "results").glob("*/*-*.json"))  # no commit's results file

@@ -8,12 +8,17 @@ It registers this machine with asv under a name that says which accelerator JAX 
 
 asv's output (its progress included) goes straight to the terminal, and its exit status is the command's.
 ``--set-commit-hash HEAD`` makes asv keep the results (with ``--python=same`` alone it discards them); they are
-filed under the current commit although they measure the working tree.
+filed under the current commit although they measure the working tree. Ctrl-C or SIGTERM stops asv and the
+benchmark processes it started (:func:`run_asv`) and says that nothing of the run was kept: asv writes a commit's
+results only once all its benchmarks have run (exit 130 or 143).
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -22,6 +27,7 @@ from sgbench.bench.perf.asv_machine import AsvError, register_machine
 
 DEFAULT_CONFIG = Path("bench") / "perf" / "asv" / "asv.conf.json"
 MACHINE_NAME = re.compile(r"[A-Za-z0-9._-]+")
+STOP_SECONDS = 10  # an interrupted asv gets this long to stop after SIGTERM, then SIGKILL
 
 
 def add_config_option(parser) -> None:
@@ -51,9 +57,8 @@ def execute(args, argv) -> int:
         print(f"sgbench: error: {error}", file=sys.stderr)
         return error.returncode
     try:
-        return subprocess.run(asv_run_command(config, name, args.quick, args.bench, args.asv_args),
-                              check=False).returncode
-    except KeyboardInterrupt:  # subprocess.run has stopped asv
+        return run_asv(asv_run_command(config, name, args.quick, args.bench, args.asv_args))
+    except KeyboardInterrupt:  # run_asv has stopped asv
         from sgbench.bench.perf.dashboard import asv_dirs
 
         print(f"sgbench: asv interrupted: asv keeps a commit's results only once all its benchmarks have run, so "
@@ -61,6 +66,32 @@ def execute(args, argv) -> int:
               "part)", file=sys.stderr)
         return 130
 
+
+
+def run_asv(command: list[str]) -> int:
+    """Run an asv command line to its end and return its exit status; on an interruption (KeyboardInterrupt here)
+    stop asv and the benchmark processes it started (SIGTERM to its process group, SIGKILL after
+    ``STOP_SECONDS``), wait for them, and raise the interruption again.
+
+    Args:
+        command: the asv command line.
+
+    Returns:
+        asv's exit status.
+    """
+    process = subprocess.Popen(command, start_new_session=True)  # its own group: stopped with its children
+    try:
+        return process.wait()
+    except KeyboardInterrupt:
+        for signum in (signal.SIGTERM, signal.SIGKILL):
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signum)
+            try:
+                process.wait(timeout=STOP_SECONDS)
+                break
+            except subprocess.TimeoutExpired:
+                continue
+        raise
 
 
 def check_config(config: Path) -> Path:

@@ -125,8 +125,7 @@ def resumable_gate(args, db: Path, seed: int = 0, baseline: Path | None = None, 
         the GateOutcome, or None when interrupted.
     """
     from sgbench.bench.gate import cell_record
-    from sgbench.bench.gate.cells import suite
-    from sgbench.bench.gate.runner import record_settings, run_gate
+    from sgbench.bench.gate.runner import record_settings, run_gate, suite
     from sgbench.bench.sweeps.store import ResultsStore
 
     suite_name = args.suite

@@ -100,7 +100,7 @@ def load_state(results: Path) -> dict:
 
 def _asv(args, config: Path, last: str | None, head: str) -> tuple[list[str], str]:
     """Run asv on the new commits (or the working tree) and return (the commits measured, the machine)."""
-    from sgbench.bench.cli.asv import asv_run_command
+    from sgbench.bench.cli.asv import asv_run_command, run_asv
     from sgbench.bench.perf.asv_machine import AsvError, register_machine
 
     try:
@@ -119,7 +119,7 @@ def _asv(args, config: Path, last: str | None, head: str) -> tuple[list[str], st
                 "--config", str(config)]
         commands = ([[*base, "--steps", str(args.steps), f"{last}..{head}"]] if last else []) + [[*base, f"{head}^!"]]
     for command in commands:
-        status = subprocess.run(command, check=False).returncode
+        status = run_asv(command)
         if status != 0:
             raise RuntimeError(f"asv run failed with status {status}")
     return commits, machine
