@@ -205,6 +205,7 @@ def reseed(suite_name: str, num_runs: int, baseline_path: Path | None = None, us
     run: whether it failed, whether it was inconclusive)."""
     document, base, alpha = references(suite_name, baseline_path, use_baseline)
     cells = select(suite_name, names)
+    progress(f"gate '{suite_name}' reseeded: {len(cells)} cells x {num_runs} runs")
     failed_runs = np.zeros(num_runs, dtype=bool)
     inconclusive_runs = np.zeros(num_runs, dtype=bool)
     rows = []
