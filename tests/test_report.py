@@ -256,3 +256,17 @@ def test_settings_of_a_mixed_frame_show_only_where_they_apply():
     assert "—" not in " ".join(shown.columns)
     assert run_summary(frame).startswith("5 runs of 3 samplers (csgld, sghmc, sgld) on 3 targets (funnel, icg, "
                                          "logreg): 1 or 2 step sizes per line from 0.0001 to 0.01, 10 chains × 10⁶")
+
+
+def test_one_run_has_no_constant_columns_and_says_its_target_chains_and_steps_elsewhere():
+    """A column that is the same in every row says nothing, one run's included: its target, chains and steps are
+    in the page's opening line and the settings shared by all runs."""
+    frame = _runs(("sgld", "icg", {"target_dim": 10}, [(1e-3, 0.1, 0.01, 0)]))
+    assert not {"target", "chains", "steps"} & set(display_frame(frame).columns)
+    assert run_summary(frame).startswith("1 run of sgld on icg (dim=10): 1 step size 0.001, 10 chains × 10⁶ steps")
+    text = format_table(frame)
+    header = next(line for line in text.splitlines() if line.startswith("sampler"))
+    assert header.split() == ["sampler", "step", "size", "b²", "±", "boot.", "std", "diverged", "grad", "evals",
+                              "wall", "s"]
+    assert "One step size: sgld on icg, h = 0.001" in text
+    assert "dim=10" in shared_settings(frame) and "num_chains=10, num_steps=1,000,000" in text
