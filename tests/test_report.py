@@ -256,3 +256,68 @@ def test_settings_of_a_mixed_frame_show_only_where_they_apply():
     assert "—" not in " ".join(shown.columns)
     assert run_summary(frame).startswith("5 runs of 3 samplers (csgld, sghmc, sgld) on 3 targets (funnel, icg, "
                                          "logreg): 1 or 2 step sizes per line from 0.0001 to 0.01, 10 chains × 10⁶")
+
+
+def test_one_run_has_no_constant_columns_and_says_its_target_chains_and_steps_elsewhere():
+    """A column that is the same in every row says nothing, one run's included: its target, chains and steps are
+    in the page's opening line and the settings shared by all runs."""
+    frame = _runs(("sgld", "icg", {"target_dim": 10}, [(1e-3, 0.1, 0.01, 0)]))
+    assert not {"target", "chains", "steps"} & set(display_frame(frame).columns)
+    assert run_summary(frame).startswith("1 run of sgld on icg (dim=10): 1 step size 0.001, 10 chains × 10⁶ steps")
+    text = format_table(frame)
+    header = next(line for line in text.splitlines() if line.startswith("sampler"))
+    assert header.split() == ["sampler", "step", "size", "b²", "±", "boot.", "std", "diverged", "grad", "evals",
+                              "wall", "s"]
+    assert "One step size: sgld on icg, h = 0.001" in text
+    assert "dim=10" in shared_settings(frame) and "num_chains=10, num_steps=1,000,000" in text
+
+
+def _suites(n: int, tiny: bool = False) -> pd.DataFrame:
+    """sgld on icg as ``n`` suites run it into one store: lines of two step sizes told apart by their chains, steps
+    and checkpoints, each with a running b²; with ``tiny``, one more line without a running b² (the tiny suite)."""
+    curve = json.dumps({"b2_mean_pooled": {"grad_evals": [1e3, 1e4, 1e5], "value": [0.5, 0.1, 0.02]}})
+    frames = [_runs(("sgld", "icg", {"target_dim": 10}, [(1e-3, 0.1, 0.01, 0), (1e-2, 0.2, 0.01, 2)]))
+              .assign(num_chains=10 + i, num_steps=1_000_000 + 1000 * i, num_checkpoints=20 + i, curves=curve)
+              for i in range(n)]
+    if tiny:
+        frames.append(_runs(("sgld", "icg", {"target_dim": 10}, [(1e-3, 0.4, 0.01, 0), (1e-2, 0.2, 0.01, 0)]))
+                      .assign(num_chains=2, num_steps=2000, num_checkpoints=0))
+    return pd.concat(frames, ignore_index=True)
+
+
+def _cut_text(fig) -> list[str]:
+    """The titles, axis labels, annotations and legend entries of ``fig`` that reach beyond it, and the pairs of
+    titles and axis labels that overlap, as Agg renders them."""
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    panels = [ax for ax in fig.axes if ax.get_visible()]
+    heads = [t for t in [*fig.texts, *(t for ax in panels for t in (ax.title, ax.xaxis.label, ax.yaxis.label))]
+             if t.get_visible() and t.get_text()]
+    legends = [legend for legend in [*fig.legends, *(ax.get_legend() for ax in panels)] if legend is not None]
+    texts = heads + [t for ax in panels for t in ax.texts] + [t for legend in legends for t in legend.get_texts()]
+    page = fig.bbox
+    cut = [f"cut: {t.get_text()!r}" for t in texts if not (
+        page.x0 <= (box := t.get_window_extent(renderer)).x0 and box.x1 <= page.x1
+        and page.y0 <= box.y0 and box.y1 <= page.y1)]
+    return cut + [f"overlap: {a.get_text()!r} and {b.get_text()!r}" for i, a in enumerate(heads) for b in heads[i + 1:]
+                  if a.get_window_extent(renderer).overlaps(b.get_window_extent(renderer))]
+
+
+@pytest.mark.parametrize("figure", [b2_figure, running_b2_figure])
+@pytest.mark.parametrize("frame", [
+    _suites(1), _suites(1, tiny=True), _suites(2), _suites(3), _suites(5),
+    _langevin_like().assign(curves=_suites(1)["curves"][0]),
+], ids=["one suite", "quick and tiny", "two", "three", "five", "langevin"])
+def test_no_title_label_or_legend_entry_of_a_figure_is_cut(figure, frame):
+    """A title over a panel or the figure, or a legend entry, wider than its room is broken into lines: none runs
+    past the figure's edges (a suptitle naming the one line with a running b² did, cut at both ends) or over
+    another."""
+    assert _cut_text(figure(frame)) == []
+
+
+def test_a_long_suptitle_is_broken_into_lines_not_shortened():
+    """Of quick and tiny only quick records a running b²: the suptitle names its line in full, on two lines."""
+    title = running_b2_figure(_suites(1, tiny=True)).get_suptitle()
+    assert "\n" in title
+    assert title.replace("\n", " ") == "Running second-moment bias: sgld (num_chains=10, num_steps=1,000,000, " \
+                                        "num_checkpoints=20)"

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import math
-import textwrap
 
 import numpy as np
 import pandas as pd
@@ -34,24 +33,109 @@ def _figure(width: float, height: float):
     return new_figure((width, height), dpi=110, layout="constrained")
 
 
-def _legend_layout(labels, width_inches: float) -> tuple[int, list[str], int]:
-    """Columns, wrapped labels and text rows of a legend of ``labels`` across a figure's width
-    (about 20 characters of 8-point text per inch, 8 of them for the handle)."""
-    chars = int(20 * width_inches)
-    ncol = max(1, min(5, len(labels), chars // (max(map(len, labels)) + 8)))
-    wrapped = [textwrap.fill(label, chars // ncol - 8) for label in labels]
+def _text_width(fig, text: str, font) -> float:
+    """The width of ``text`` (its widest line) as ``fig`` renders it.
+
+    Args:
+        fig: the figure whose canvas renders the text.
+        text: the text, lines separated by newlines.
+        font: a ``matplotlib.font_manager.FontProperties``.
+
+    Returns:
+        The width in inches.
+    """
+    renderer = fig.canvas.get_renderer()
+    return max(renderer.get_text_width_height_descent(line, font, ismath=False)[0]
+               for line in text.split("\n")) / renderer.dpi
+
+
+def _wrapped(fig, text: str, font, width_inches: float) -> str:
+    """``text`` broken at spaces into lines no wider than ``width_inches`` as ``fig`` renders them.
+
+    Args:
+        fig: the figure whose canvas renders the text.
+        text: the text (one line).
+        font: a ``matplotlib.font_manager.FontProperties``.
+        width_inches: the widest a line may be; a word wider than that has a line of its own.
+
+    Returns:
+        The text with newlines in place of the spaces where it breaks.
+    """
+    lines = []
+    for word in text.split(" "):
+        if lines and _text_width(fig, f"{lines[-1]} {word}", font) <= width_inches:
+            lines[-1] += f" {word}"
+        else:
+            lines.append(word)
+    return "\n".join(lines)
+
+
+def _fit(text, width_inches: float) -> None:
+    """Break a title or label at spaces so that it is no wider than ``width_inches``.
+
+    Args:
+        text: a ``matplotlib.text.Text`` of a figure (a title, a suptitle).
+        width_inches: the widest a line may be.
+    """
+    text.set_text(_wrapped(text.figure, text.get_text(), text.get_fontproperties(), width_inches))
+
+
+def _fit_titles(fig) -> None:
+    """Break the title of each visible axes of ``fig`` at spaces so that none is wider than its axes
+    (a layout centres a title over its axes and lets a longer one run past both ends, out of the
+    figure or over its neighbour's). Lays the figure out to learn the axes' widths.
+
+    Args:
+        fig: a figure with its axes, titles and legends drawn in.
+    """
+    fig.draw_without_rendering()
+    for ax in fig.axes:
+        if ax.get_visible() and ax.get_title():
+            _fit(ax.title, ax.get_position().width * fig.get_figwidth())
+
+
+def _legend_layout(fig, labels) -> tuple[int, list[str], int]:
+    """A legend of 8-point ``labels`` across ``fig``'s width: as many columns (at most five) as its
+    widest label leaves room for, and labels wider than a column broken at spaces, as rendered.
+
+    Args:
+        fig: the figure whose width the legend spans.
+        labels: the legend's labels.
+
+    Returns:
+        (columns, wrapped labels, rows of text).
+    """
+    from matplotlib import rcParams
+    from matplotlib.font_manager import FontProperties
+
+    font = FontProperties(size=8)
+    em = 8 / 72
+    handle = (rcParams["legend.handlelength"] + rcParams["legend.handletextpad"]
+              + rcParams["legend.columnspacing"]) * em  # a handle, the gap to its text and to the next column
+    usable = fig.get_size_inches()[0] - 2 * (rcParams["legend.borderpad"] + rcParams["legend.borderaxespad"]) * em
+    widest = max(_text_width(fig, label, font) for label in labels)
+    ncol = max(1, min(5, len(labels), int(usable // (widest + handle))))
+    wrapped = [_wrapped(fig, label, font, usable / ncol - handle) for label in labels]
     rows = math.ceil(len(labels) / ncol) * max(label.count("\n") + 1 for label in wrapped)
     return ncol, wrapped, rows
 
 
 def _legend(fig, ax, handles, labels) -> None:
     """The legend inside ``ax`` when it has at most three short entries, else in rows of its own under
-    the axes (the figure grows to hold them): never outside the figure."""
+    the axes (the figure grows to hold them, labels too wide for a column broken into lines): never
+    outside the figure.
+
+    Args:
+        fig: the figure.
+        ax: the axes that holds a short legend.
+        handles: the legend's handles.
+        labels: their labels, one a handle.
+    """
     if len(labels) <= 3 and max(map(len, labels)) <= 45:
         ax.legend(handles, labels, fontsize=8, loc="best")
         return
+    ncol, wrapped, rows = _legend_layout(fig, labels)
     width, height = fig.get_size_inches()
-    ncol, wrapped, rows = _legend_layout(labels, width)
     fig.set_size_inches(width, height + 0.17 * (rows + 1))
     fig.legend(handles, wrapped, fontsize=8, loc="outside lower center", ncol=ncol, frameon=False)
 
@@ -146,6 +230,7 @@ def b2_figure(frame: pd.DataFrame):
     ax.set_title("Second-moment bias against step size" + (f" on {targets.pop()}" if len(targets) == 1 else ""))
     ax.grid(True, which="major", alpha=0.3)
     _legend(fig, ax, handles, labels)
+    _fit_titles(fig)
     return fig
 
 
@@ -210,8 +295,11 @@ def running_b2_figure(frame: pd.DataFrame):
     _log_ticks(axes[0].yaxis)
     handles = [Line2D([], [], ms=4, **styles[h]) for h in sizes]
     handles.append(Line2D([], [], color="grey", linestyle=":", linewidth=1))
-    fig.suptitle("Running second-moment bias" + (f": {lines[0].label}" if len(lines) == 1 else ", per line of runs"))
+    title = fig.suptitle("Running second-moment bias" + (f": {lines[0].label}" if len(lines) == 1 else
+                                                         ", per line of runs"))
+    _fit(title, fig.get_figwidth() - 0.2)  # the layout keeps a few points free at each edge
     _legend(fig, axes[0], handles, [f"h = {number_text(h)}" for h in sizes] + [reference])
+    _fit_titles(fig)
     return fig
 
 

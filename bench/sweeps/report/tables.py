@@ -35,9 +35,17 @@ def _b2_cells(frame: pd.DataFrame) -> list[str]:
 
 def display_frame(frame: pd.DataFrame) -> pd.DataFrame:
     """The runs of ``frame`` as a table of formatted strings, one row per run: the target, chains and
-    steps only when they vary, settings only where they vary among runs of one target name or one
-    sampler (the others are in :func:`shared_settings` and :func:`group_settings`), metric columns
-    only where some run has them."""
+    steps only when they vary (a single run's too: the page's opening line, :func:`run_summary`, and
+    :func:`shared_settings` say them), settings only where they vary among runs of one target name or
+    one sampler (the others are in :func:`shared_settings` and :func:`group_settings`), metric columns
+    only where some run has them.
+
+    Args:
+        frame: runs as ``ResultsStore.to_frame`` makes them.
+
+    Returns:
+        One row per run, sorted by line of runs then step size; every cell a string.
+    """
     frame = sorted_runs(without_absent_settings(frame))
     diverged = metric(frame, "num_diverged_chains")
     metrics = {
@@ -64,7 +72,7 @@ def display_frame(frame: pd.DataFrame) -> pd.DataFrame:
     }
     shown = pd.DataFrame({name: list(values) if not isinstance(values, str) else values
                           for name, values in columns.items()})
-    constant = [c for c in ("target", "chains", "steps") if len(shown) > 1 and shown[c].nunique() == 1]
+    constant = [c for c in ("target", "chains", "steps") if shown[c].nunique() == 1]
     return shown.drop(columns=constant + ([] if shown["setting"].astype(bool).any() else ["setting"]))
 
 
@@ -98,7 +106,16 @@ def _wrap(text: str) -> str:
 
 def format_table(frame: pd.DataFrame) -> str:
     """The headline, the settings and the table of runs as plain text for a terminal (at most 120
-    columns: long settings move to a key under the table), and why metrics are missing."""
+    columns: long settings move to a key under the table), and why metrics are missing. Target,
+    setting, chains and steps are columns only when they vary; a constant one is in the headline or
+    the settings shared by all runs.
+
+    Args:
+        frame: runs as ``ResultsStore.to_frame`` makes them.
+
+    Returns:
+        The lines joined by newlines, or "(no runs)" for an empty ``frame``.
+    """
     if frame.empty:
         return "(no runs)"
     frame = sorted_runs(without_absent_settings(frame))
@@ -120,7 +137,7 @@ def format_table(frame: pd.DataFrame) -> str:
         "wall s": list(frame["wall_seconds"].map(lambda v: number_text(v, ".2f"))),
     }
     for name in ("target", "setting", "chains", "steps"):
-        if len(set(columns[name])) == 1 and (len(frame) > 1 or name == "setting"):
+        if len(set(columns[name])) == 1:
             del columns[name]
     left = ("sampler", "target", "setting")
     key = []
