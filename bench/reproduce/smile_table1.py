@@ -357,6 +357,7 @@ REPRODUCTION = register(Reproduction(
                      "on 2 cores, most of it compilation)",
             "paper": "10 chains x 10^6 steps per step size, the paper's scale (15.5 minutes on 2 cores with --jobs 2)"},
     run=run,
+    keeps="store",
     options=(Option("--steps", "smile-table1: steps per chain (default: 20,000 quick, 10^6 paper)"),
              SEED_OPTION,
              Option("--jobs", "processes sharing the runs through the results store (default: 1)"),
