@@ -107,7 +107,7 @@ class TickingBar:
         from tqdm import tqdm
 
         self.stream = sys.stderr if stream is None else stream
-        self.bar = tqdm(total=total, unit=unit, unit_scale=True, file=self.stream)
+        self.bar = tqdm(total=total, unit=unit, unit_scale=total >= 10_000, file=self.stream)  # 4/10 runs, 2.1M/4M
         self._heartbeat = _Heartbeat(self.bar.refresh, every)
 
     @property
