@@ -18,6 +18,9 @@ the chosen hyperparameters for ``final_budget`` gradient evaluations (the paper 
 score those draws (thinned to at most 1000). The summary gives the mean and standard deviation over the runs
 beside the paper's numbers; :func:`orderings` says which of the paper's comparisons hold. Each table's
 differences from the paper are in its ``differences`` and on its page.
+
+Kept on interruption: each finished cell, in ``mamba_tableN_runs.jsonl`` beside the results store; progress: a line per
+cell and ``progress_bar`` over the cells.
 """
 
 from __future__ import annotations

@@ -14,6 +14,9 @@ predictive is the mixture over the kept draws of all chains (naive MCLMC: of its
 Metrics (``sgbench.reference.metrics``, in standardised label units as in the paper): LPPD (MILE eq. 4), RMSE of the
 predictive mean, and the calibration error of central credible intervals at 0.5, 0.75, 0.9, 0.95 (Definition 2);
 each averaged over ``splits`` data splits with its standard error, as in Table 3.
+
+Kept on interruption: each finished (data set, split), in ``mile_uci_runs.jsonl`` beside the results store;
+progress over the splits (``sgbench.bench.reproduce._record.Units``).
 """
 
 from __future__ import annotations

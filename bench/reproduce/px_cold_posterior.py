@@ -12,6 +12,10 @@ and the ensemble of one chain's samples is scored on the test split. The scores 
 ("trials"). The frictions are the paper's Table 11: 100 on the base parameters, and 1 on PX's expanded matrices.
 Each sampler's peak step size is picked from ``STEP_GRID`` by the validation NLL at T = 1, as Table 11's search
 did; a step size at which any chain diverges is not eligible.
+
+Kept on interruption: each finished run (step-size trial; temperature and sampler), in
+``px_cold_posterior_runs.jsonl`` beside the results store; progress over the runs
+(``sgbench.bench.reproduce._record.Units``).
 """
 
 from __future__ import annotations

@@ -11,6 +11,9 @@ equal friction on the expanded factors. The paper runs Metropolis-corrected HMC 
 for 10,000 samples and shows the samples (Figure 1); it gives no numbers, so the table has no paper column and
 the acceptance checks are its claim: the expansion lets the chains leave the mode where the standard
 parametrisation stays ("EP resolves the issue of SP getting trapped in local modes").
+
+Kept on interruption: each finished sampler's run (its modes per chain, diverged chains and first chain's samples),
+in ``px_modes_runs.jsonl`` beside the results store; progress over the runs (``sgbench.bench.reproduce._record.Units``).
 """
 
 from __future__ import annotations

@@ -22,6 +22,9 @@ second-moment error of one minibatch step against the full-batch step with the s
 :func:`second_moment_error` measures :math:`M_n` by running the samplers' own ``optimized_step`` on many internal
 draws at posterior states (the constant C of the bound is not known, so the bound itself cannot be evaluated; its
 scheme-dependent term is what is checked).
+
+Kept on interruption: each finished (B, sampler), in ``sglrw_covariance_runs.jsonl`` beside the results store;
+progress over the chain-steps (``sgbench.bench.reproduce._record.Units``).
 """
 
 from __future__ import annotations

@@ -9,6 +9,9 @@ of the kept samples of all chains (finite ones; a diverged chain's non-finite sa
 infinity) and the mixture's exact CDF: 0 for a perfect sampler, 1 for one whose samples left the target; its
 sampling sd is bootstrapped over chains. The paper shows histograms; its claims are the checks: at the largest
 noise scale SGLRW's and Clipped-SGLD's KS distances are below SGLD's.
+
+Kept on interruption: nothing (the KS distance and the figure need every run's samples, 2 x 10^5 per run at quick
+scale, too many to record); progress over the runs (``sgbench.bench.reproduce._record.Units``).
 """
 
 from __future__ import annotations

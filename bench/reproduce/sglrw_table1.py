@@ -19,6 +19,9 @@ or, in Python, ``table = reproduce(); print(render(table))``.
 
 Which samples, the reduced scale, the prediction and the differences from the paper:
 docs/reproductions.md, section sgbench.bench.reproduce.sglrw_table1.
+
+Kept on interruption: each finished (B, sampler), in ``sglrw_table1_runs.jsonl`` beside the results store;
+progress over the chain-steps (``sgbench.bench.reproduce._record.Units``).
 """
 
 from __future__ import annotations

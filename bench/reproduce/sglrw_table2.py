@@ -9,6 +9,9 @@ The paper runs 5000 particles and averages 5 seeds; ``--scale paper`` does the s
 square root of their number; with one seed, the bootstrap standard error of the fit). A KL above ``INF_KL`` or a
 fit of fewer than d + 1 finite particles is the paper's "inf". The acceptance check is the paper's summary
 (appendix A.5.1): SGLRW's KL below SGLD's at the largest step δ = 1 for every B, where SGLD fails.
+
+Kept on interruption: each finished (seed, B, sampler), in ``sglrw_table2_runs.jsonl`` beside the results store;
+progress over the chain-steps (``sgbench.bench.reproduce._record.Units``).
 """
 
 from __future__ import annotations

@@ -11,6 +11,9 @@ first two coordinates counts as visited when a kept sample lies within 3 compone
 centre (``sgbench.bench.reproduce.px_modes.modes_visited``). The paper's Figure 4 shows the samples; its claims are the
 acceptance checks: a single pSMILE-naive chain traverses the barriers (visits more than one mode), and 10 chains
 together recover all 25 modes.
+
+Kept on interruption: nothing (the figure and the mode counts need the runs' samples, 2 x 10^5 per run, too many
+to record); progress over the four runs (``sgbench.bench.reproduce._record.Units``).
 """
 
 from __future__ import annotations

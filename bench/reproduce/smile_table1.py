@@ -21,6 +21,9 @@ resumes; ``--jobs N`` shares the work between N processes through the store's cl
 each run a task on Dask distributed (``sgbench.bench.sweeps.dask_tasks``). The acceptance check is the
 paper's claim that pSMILE-naive has the lowest bias under anisotropic noise, per target on average over the three
 anisotropic noises.
+
+Kept on interruption: every finished compiled call's runs, in the results store (suite ``smile-table1``); progress:
+the sweep's, over chain-steps.
 """
 
 from __future__ import annotations
