@@ -86,6 +86,7 @@ def reproduce_mile_table5(tmp_path, signum, when: str):
     return process.returncode, stderr, tmp_path / "mile_table5_runs.jsonl", command
 
 
+@pytest.mark.long  # 55-60 s alone on 2 cores (two runs' compilation, the rerun's one), 94 s beside other jobs
 def test_an_interrupted_reproduction_keeps_its_finished_run_and_the_rerun_reuses_it(tmp_path):
     """Signalled once its first run (MILE's) is recorded, ``sgbench reproduce mile-table5`` exits 130 and says it
     kept that one unit (the record's lines); the same command takes it from the record and computes only the other
