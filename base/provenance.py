@@ -79,16 +79,19 @@ def git_commit() -> str:
     return (commit + "+dirty" if dirty else commit) or "unknown"
 
 
-@functools.cache
-def source_fingerprint() -> str:
-    """A hash of this package's Python source as it is now, for work that may be reused only by the same code (the
-    gate's finished cells, ``sgbench.bench.gate.cell_record``).
+def source_fingerprint(package: Path | None = None) -> str:
+    """A hash of a package's Python source as it is now, for work that may be reused only by the same code (the
+    gate's finished cells, ``sgbench.bench.gate.cell_record``); a ``+dirty`` commit cannot tell two edits apart.
+
+    Args:
+        package: the package's folder (default: this one, ``sgbench/``, whose subpackages are links to the
+            repository's top-level folders; the links are followed).
 
     Returns:
-        the SHA-256, in hex, of every ``.py`` file below the package (symbolic links followed: the repository's
-        top-level folders), each with its path relative to the package, in sorted order.
+        the SHA-256, in hex, of every ``.py`` file below ``package`` (``__pycache__`` and hidden folders left out),
+        each with its path relative to ``package``, in sorted order.
     """
-    package = Path(__file__).absolute().parent.parent  # sgbench/, whose subpackages are links to the folders
+    package = Path(__file__).absolute().parent.parent if package is None else Path(package)
     digest = hashlib.sha256()
     for root, folders, files in sorted(os.walk(package, followlinks=True)):
         folders[:] = sorted(f for f in folders if f != "__pycache__" and not f.startswith("."))

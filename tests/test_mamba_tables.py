@@ -48,9 +48,10 @@ def test_the_command_keeps_its_record_beside_the_store_and_writes_verdicts(tmp_p
 def test_table2_cell_scores_predictions_against_nuts(capsys):
     frame = mamba_tables.reproduce(TABLE2, runs=1, samplers=("sgld",), methods=("heuristic",), budget=300,
                                    final_budget=300)
-    err = capsys.readouterr().err.splitlines()  # progress: the cells to compute, then each cell done
+    err = capsys.readouterr().err.splitlines()  # progress: the cells to compute, progress lines, each cell done
     assert err[0].startswith("1 of 1 cells to compute (0 from the record), 1 at a time")
-    assert err[1].startswith("[1/1] sgld heuristic run 0: step_size=")
+    assert err[1].startswith("progress: 0 % (0 of 1 cells)") and err[-1].startswith("progress: 100 % (1 of 1 cells)")
+    assert [line for line in err if line.startswith("[")][0].startswith("[1/1] sgld heuristic run 0: step_size=")
     row = frame.iloc[0]
     assert row["step_size"] == pytest.approx(1 / 4800)  # h = 1/N, N = 4800 training ratings (80 % of 6000)
     assert np.isfinite(row["ksd"]) and 0 < row["xi_x100"] < 1000 and 0.5 < row["rmse"] < 2

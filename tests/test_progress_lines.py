@@ -1,14 +1,15 @@
 """Progress where no bar can be drawn (``sgbench.bench.running.progress_lines``): a line before any work, one at
 least every ``every`` seconds while nothing reports (a long compilation), and one at the end; ``sgbench run``
-with stderr not a terminal prints them."""
+with stderr not a terminal prints them. On a terminal, a bar redrawn every second."""
 
 from __future__ import annotations
 
 import io
+import sys
 import time
 
 from sgbench.bench.cli import main
-from sgbench.bench.running.progress_lines import ProgressLines
+from sgbench.bench.running.progress_lines import ProgressLines, TickingBar, progress_bar
 
 
 def test_lines_come_first_then_while_silent_then_at_the_end():
@@ -31,3 +32,25 @@ def test_sgbench_run_piped_prints_progress_lines(tmp_path, capsys):
     assert status == 0
     lines = [line for line in err.splitlines() if line.startswith("progress: ")]
     assert lines[0].startswith("progress: 0 %") and lines[-1].startswith("progress: 100 %")
+
+
+class _Terminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
+def test_the_terminal_bar_ticks_without_updates(monkeypatch):
+    """tqdm redraws only on an update; the TickingBar is redrawn by its thread while nothing reports (a long
+    compiled call), and progress_bar picks it on a terminal."""
+    stream = _Terminal()
+    with TickingBar(10, unit="run", stream=stream, every=0.05) as bar:
+        drawn = stream.getvalue().count("\r")
+        time.sleep(0.3)  # no update
+        ticked = stream.getvalue().count("\r")
+        bar.update(4)
+    assert ticked >= drawn + 3
+    assert "4/10" in stream.getvalue()
+    monkeypatch.setattr(sys, "stderr", _Terminal())
+    assert isinstance(progress_bar(10, "run"), TickingBar)
+    monkeypatch.setattr(sys, "stderr", io.StringIO())
+    assert isinstance(progress_bar(10, "run"), ProgressLines)

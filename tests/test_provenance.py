@@ -125,3 +125,20 @@ def test_a_gate_baseline_is_stamped_by_provenance(tmp_path, monkeypatch):
     stamp = {"git_commit": "commit-from-provenance", "machine": "machine-from-provenance",
              "created": "2001-02-03T04:05:06+00:00"}
     assert stamp.items() <= document.items() and stamp.items() <= document["cells"]["cell"].items()
+
+
+def test_the_source_fingerprint_changes_with_any_python_file_and_nothing_else(tmp_path):
+    package = tmp_path / "pkg"
+    (package / "sub" / "__pycache__").mkdir(parents=True)
+    (package / "a.py").write_text("x = 1\n")
+    (package / "sub" / "b.py").write_text("y = 2\n")
+    first = provenance.source_fingerprint(package)
+    (package / "sub" / "__pycache__" / "b.cpython-311.pyc").write_bytes(b"\0")
+    (package / "notes.txt").write_text("not code")
+    assert provenance.source_fingerprint(package) == first and len(first) == 64
+    (package / "sub" / "b.py").write_text("y = 3\n")
+    assert provenance.source_fingerprint(package) != first
+    (package / "sub" / "b.py").write_text("y = 2\n")
+    (package / "sub" / "b.py").rename(package / "b.py")  # same content, another place
+    assert provenance.source_fingerprint(package) != first
+    assert provenance.source_fingerprint() == provenance.source_fingerprint()

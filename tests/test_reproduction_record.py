@@ -1,6 +1,6 @@
 """The record that lets a reproduction resume (``bench/reproduce/_record.py`` over ``base/unit_record.py``): a finished
 unit is computed once per settings, a line cut short by an interruption is ignored, NumPy values come back as plain
-numbers."""
+numbers; ``Units`` report progress over them, and ``sgbench reproduce``'s interruption line counts those kept."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
 """SIGINT and SIGTERM stop a long command cleanly (``sgbench.bench.cli.console``): after its first finished task
 ``sgbench conformance`` is signalled; it exits 130 (SIGINT) or 143 (SIGTERM), prints no traceback, says how many
-finished tasks it kept, and that count is the record's (resuming from the record: ``tests/test_conformance.py``).
+finished tasks it kept, and that count is the record's (resuming from the record: ``tests/test_conformance.py``);
+``sgbench run`` and ``sgbench reproduce mile-table5`` keep their finished units and the same command resumes.
 Run as a subprocess, the console script's way (``python -m sgbench.bench.cli``)."""
 
 from __future__ import annotations
@@ -130,3 +131,50 @@ def test_an_interrupted_asv_run_stops_asv_and_says_nothing_was_kept(tmp_path):
         "sgbench: asv interrupted: asv keeps a commit's results only once all its benchmarks have run, so nothing of "
         f"this run was added to {tmp_path / 'results'}; run it again (--bench REGEX runs a part)")
     assert not list((tmp_path / "results").glob("*/*-*.json"))  # no commit's results file
+
+
+def reproduce_mile_table5(tmp_path, signum, when: str):
+    """``sgbench reproduce mile-table5`` (its two runs are the units of its record) signalled at its first stderr
+    line containing ``when``; (exit status, stderr, the record's path, the command)."""
+    db = tmp_path / "r.sqlite"
+    command = [sys.executable, "-m", "sgbench.bench.cli", "reproduce", "mile-table5", "--db", str(db), "--out",
+               str(tmp_path / "out")]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    lines = []
+    for line in process.stderr:  # stderr is not a terminal: progress lines
+        lines.append(line)
+        if when in line:
+            process.send_signal(signum)
+            break
+    stderr = "".join(lines) + process.communicate(timeout=120)[1]
+    return process.returncode, stderr, tmp_path / "mile_table5_runs.jsonl", command
+
+
+@pytest.mark.long  # 55-60 s alone on 2 cores (two runs' compilation, the rerun's one), 94 s beside other jobs
+def test_an_interrupted_reproduction_keeps_its_finished_run_and_the_rerun_reuses_it(tmp_path):
+    """Signalled once its first run (MILE's) is recorded, ``sgbench reproduce mile-table5`` exits 130 and says it
+    kept that one unit (the record's lines); the same command takes it from the record and computes only the other
+    run."""
+    returncode, stderr, record, command = reproduce_mile_table5(tmp_path, signal.SIGINT, "mile: finished, kept in")
+    assert returncode == 130 and "Traceback" not in stderr, stderr
+    assert stderr.splitlines()[0] == f"mile-table5: started; finished units are kept in {record}"  # before any work
+    kept = len(record.read_text().splitlines())
+    assert kept == 1
+    assert stderr.rstrip().splitlines()[-1] == (f"sgbench: reproduce mile-table5 interrupted: 1 finished unit is kept "
+                                                f"in {record} (1 finished in this invocation); the same command "
+                                                "resumes from them")
+    again = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert again.returncode in (0, 1) and "report: " in again.stdout, again.stderr  # 1: a check failed; it finished
+    assert f"mile-table5: mile: taken from {record}" in again.stderr
+    assert "mile: finished" not in again.stderr and "naive: finished" in again.stderr
+    assert len(record.read_text().splitlines()) == 2
+
+
+def test_a_reproduction_terminated_before_its_first_unit_says_nothing_was_kept(tmp_path):
+    returncode, stderr, record, _ = reproduce_mile_table5(tmp_path, signal.SIGTERM, "mile-table5: started")
+    assert returncode == 143 and "Traceback" not in stderr, stderr
+    assert not record.exists()
+    assert stderr.rstrip().splitlines()[-1] == (f"sgbench: reproduce mile-table5 interrupted: nothing was kept: no "
+                                                f"unit had finished (finished units are kept in {record}); the same "
+                                                "command starts again")

@@ -116,7 +116,9 @@ def console() -> None:
 
 def main(argv=None) -> int:
     """Run ``sgbench`` with ``argv`` (default: the process arguments); return the exit status. The command runs
-    in JAX's 64-bit mode (``sgbench.base.float64``), the caller's setting restored afterwards."""
+    in JAX's 64-bit mode (``sgbench.base.float64``), the caller's setting restored afterwards. An interrupted
+    command exits 130 after one line: the message of the KeyboardInterrupt it raises (its account of what it kept),
+    else a generic one; printed after the summary of warnings, so that it is the last line."""
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
@@ -132,8 +134,8 @@ def main(argv=None) -> int:
         beating = heartbeat(args.command) if beats else contextlib.nullcontext()
         with summarised_warnings(), beating:
             return in_float64_mode(args.handler)(args, argv)
-    except KeyboardInterrupt:  # a command without its own account of what it kept
-        print(f"sgbench: {args.command} interrupted before it finished", file=sys.stderr)
+    except KeyboardInterrupt as interruption:  # its message: the command's own line (what it kept), printed last
+        print(str(interruption) or f"sgbench: {args.command} interrupted before it finished", file=sys.stderr)
         return INTERRUPTED
     except BrokenPipeError:  # the reader went away (sgbench ... | head): stop quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

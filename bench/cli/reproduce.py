@@ -1,11 +1,14 @@
 """``sgbench reproduce NAME [--scale quick|paper] [--db PATH] [--out DIR] [its own options]`` and
 ``sgbench reproduce --list``: a paper's table or figure, printed beside the paper's with a verdict per cell and
 written as an HTML page; exit status 1 when one of its acceptance checks fails. The reproductions are those
-registered in ``sgbench.bench.reproduce`` (one module each)."""
+registered in ``sgbench.bench.reproduce`` (one module each). Interrupted (SIGINT: 130, SIGTERM: 143), it says in one
+line how many finished units are kept and where (the reproduction's record, or the results store's runs of its
+suite), counted there, or that nothing was kept; the same command resumes from what is kept."""
 
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 
 from sgbench.bench.cli._common import DEFAULT_DB, UsageError, output_folder, store_file
@@ -73,6 +76,51 @@ def _add_reproductions(reproduce) -> None:
                                  help=option.help)
 
 
+def _kept(entry, db: Path) -> tuple[int, Path | None]:
+    """``(finished units kept, where)`` for reproduction ``entry`` with the results store ``db``: the complete lines
+    of its record (``sgbench.bench.reproduce._record.record_path``) or the store's runs of its suite by this code
+    version; ``(0, None)`` when it keeps nothing."""
+    if entry.keeps == "record":
+        from sgbench.bench.reproduce._record import record_path
+
+        path = record_path(db, entry.name)
+        if not path.is_file():
+            return 0, path
+        complete = 0
+        for line in path.read_text().splitlines():
+            try:
+                json.loads(line)
+            except json.JSONDecodeError:  # cut short by an interruption: not kept
+                continue
+            complete += 1
+        return complete, path
+    if entry.keeps == "store":
+        from sgbench.bench.sweeps.store import ResultsStore
+
+        if not db.is_file():
+            return 0, db
+        with ResultsStore(db) as store:
+            return store.count_of_suite(entry.name), db
+    return 0, None
+
+
+def interruption_line(entry, db: Path, before: int) -> str:
+    """The one line ``sgbench reproduce`` prints when interrupted: the finished units kept now (``before``: as many
+    as when it started) and where, or that nothing was kept, and how to resume."""
+    kept, where = _kept(entry, db)
+    head = f"sgbench: reproduce {entry.name} interrupted: "
+    if where is None:
+        return head + f"nothing was kept: {entry.name} keeps no finished units; the same command starts again"
+    one, many = ("run of its suite", "runs of its suite") if entry.keeps == "store" else ("finished unit",
+                                                                                          "finished units")
+    if kept == 0:
+        return head + f"nothing was kept: no unit had finished ({many} are kept in {where}); the same command " \
+                      "starts again"
+    counted = f"1 {one} is" if kept == 1 else f"{kept} {many} are"
+    return head + (f"{counted} kept in {where} ({kept - before} finished in this invocation); the same command "
+                   "resumes from them")
+
+
 def execute(args, argv) -> int:
     from sgbench.bench.reproduce import _registry
 
@@ -90,7 +138,11 @@ def execute(args, argv) -> int:
         options[option.dest] = value
     output_folder(args.out)
     store_file(args.db)
-    outcome = entry.run(args.scale, options, db=args.db, out=args.out, progress=not args.no_progress)
+    before = _kept(entry, args.db)[0]
+    try:
+        outcome = entry.run(args.scale, options, db=args.db, out=args.out, progress=not args.no_progress)
+    except KeyboardInterrupt:  # main prints the line last, after the summary of warnings, and exits 130
+        raise KeyboardInterrupt(interruption_line(entry, args.db, before)) from None
     print(outcome.text(), end="")
     print(f"report: {outcome.write_page(args.out)}")
     return 1 if outcome.failed else 0

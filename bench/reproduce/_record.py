@@ -1,13 +1,16 @@
 """The record of a reproduction's finished units: JSON lines beside the results store (``NAME_runs.jsonl``), each
 line a unit's result with the settings it depends on and the code's commit, flushed as the unit finishes. A rerun
 with the same settings reads the finished units back and computes only the others, so an interrupted reproduction
-resumes; units of other settings are ignored, those of another commit are reused (each names its commit)."""
+resumes; units of other settings are ignored, those of another commit are reused (each names its commit).
+:class:`Units` adds progress over the units: a line for each one taken from the record, and the bar of
+``sgbench.bench.running.progress_lines`` (lines every 10 s when stderr is not a terminal)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from sgbench.base.unit_record import append, finished, plain
+from sgbench.bench.running.progress_lines import progress_bar
 
 
 def record_path(db, name: str) -> Path:
@@ -26,3 +29,67 @@ def cached(record: Path | None, settings: dict, key: tuple, compute, *args, **kw
     result = plain(compute(*args, **kwargs))
     append(record, settings, plain_key, result)
     return result
+
+
+class Units:
+    """A reproduction's units of work, each kept in ``record`` as it finishes (:func:`cached`), with progress over
+    them: entered, it prints a first line before anything is computed (or compiled), then shows
+    ``sgbench.bench.running.progress_lines.progress_bar``, described by the unit being computed; a line says when a
+    unit finishes and is kept, or is taken from the record (counted done at once).
+
+    Args:
+        name: the reproduction's name (in its lines).
+        record: the record file, or None (nothing kept).
+        total: the work in all, in ``unit`` (the units' sizes added up).
+        unit: what ``total`` counts (``run``, ``split``, ``chain-step``).
+        enabled: False for no progress at all.
+    """
+
+    def __init__(self, name: str, record: Path | None, total: float, unit: str = "run", enabled: bool = True):
+        self.name, self.record = name, record
+        self.bar = progress_bar(total, unit, enabled)
+
+    def __enter__(self) -> Units:
+        kept = f"finished units are kept in {self.record}" if self.record is not None else "nothing is kept"
+        self.bar.write(f"{self.name}: started; {kept}")
+        self.bar.__enter__()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.bar.__exit__(*exc)
+
+    def update(self, n: float = 1) -> None:
+        """Count ``n`` more of the work done (a callback for the chain-steps of a compiled call)."""
+        self.bar.update(n)
+
+    def cached(self, settings: dict, key: tuple, compute, *args, size: float = 1, **kwargs):
+        """:func:`cached` of one unit of ``size`` (in the bar's unit), the bar brought to the unit's end after it
+        (a unit taken from the record, or whose computation reported less than ``size``); without a record,
+        ``compute``'s result as it is.
+
+        Args:
+            settings: the settings the unit depends on.
+            key: the unit's key (a tuple of JSON scalars).
+            compute: ``compute(*args, **kwargs)`` gives its result when the record has none.
+            size: its share of the bar's total.
+
+        Returns:
+            the unit's result (JSON-ready).
+        """
+        start = self.bar.n
+        plain_key = tuple(plain(list(key)))
+        label = ", ".join(str(part) for part in plain_key)
+        if plain_key in finished(self.record, settings):
+            self.bar.write(f"{self.name}: {label}: taken from {self.record}")
+            done_line = None
+        else:
+            self.bar.set_description(label)
+            done_line = f"{self.name}: {label}: finished" + (f", kept in {self.record}" if self.record else "")
+        if self.record is None:  # nothing kept: the result as computed (not made JSON-ready)
+            result = compute(*args, **kwargs)
+        else:
+            result = cached(self.record, settings, plain_key, compute, *args, **kwargs)
+        self.bar.update(start + size - self.bar.n)
+        if done_line:
+            self.bar.write(done_line)
+        return result

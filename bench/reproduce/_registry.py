@@ -9,6 +9,7 @@ from collections.abc import Callable
 from sgbench.base.registry import Registry
 
 SCALES = ("quick", "paper")
+KEEPS = ("record", "store", "nothing")  # where a reproduction keeps its finished units (Reproduction.keeps)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -39,6 +40,9 @@ class Reproduction:
         run: ``run(scale, options, db, out, progress) -> sgbench.bench.reproduce.outcome.Outcome``: ``scale`` one of
             ``SCALES``; ``options`` the values of ``options`` given (missing ones absent); ``db`` the results
             store's path (every run lands there, so a rerun resumes); ``out`` the folder of its page.
+        keeps: where its finished units are kept as they finish, so that an interrupted reproduction resumes:
+            ``"record"`` (its ``sgbench.bench.reproduce._record`` file, ``record_path(db, name)``), ``"store"`` (the
+            results store's runs of the suite ``name``) or ``"nothing"`` (an interruption loses its work).
         options: its own command-line options, beyond ``--scale``, ``--db``, ``--out`` and ``--no-progress``.
     """
 
@@ -47,9 +51,12 @@ class Reproduction:
     source: str
     scales: dict
     run: Callable
+    keeps: str
     options: tuple[Option, ...] = ()
 
     def __post_init__(self):
+        if self.keeps not in KEEPS:
+            raise ValueError(f"keeps must be one of {', '.join(KEEPS)}, got {self.keeps!r}")
         if set(self.scales) != set(SCALES):
             raise ValueError(f"scales must describe exactly {', '.join(SCALES)}, got {sorted(self.scales)}")
 

@@ -18,6 +18,9 @@ the chosen hyperparameters for ``final_budget`` gradient evaluations (the paper 
 score those draws (thinned to at most 1000). The summary gives the mean and standard deviation over the runs
 beside the paper's numbers; :func:`orderings` says which of the paper's comparisons hold. Each table's
 differences from the paper are in its ``differences`` and on its page.
+
+Kept on interruption: each finished cell, in ``mamba_tableN_runs.jsonl`` beside the results store; progress: a line per
+cell and ``progress_bar`` over the cells.
 """
 
 from __future__ import annotations
@@ -41,8 +44,10 @@ from sgbench.base import provenance
 from sgbench.base.arguments import integer_at_least
 from sgbench.base.figures import png_bytes, subplots
 from sgbench.base.unit_record import write_line
+from sgbench.bench.reproduce._record import record_path
 from sgbench.bench.reproduce._registry import EXECUTOR_OPTIONS, Option, Reproduction, executor_context, register
 from sgbench.bench.running.compilation_cache import enable_compilation_cache
+from sgbench.bench.running.progress_lines import progress_bar
 from sgbench.bench.tune import mamba as tuner
 from sgbench.bench.tune.budget import Budget
 from sgbench.bench.tune.rewards import discrepancy
@@ -347,8 +352,9 @@ def reproduce(table: Table, runs: int = 10, budget: float = DEFAULT_BUDGET, fina
         samplers: a subset of ``SAMPLERS``.
         methods: a subset of ``table.methods`` (default: all).
         num_data: N of Table 1's simulated data (a NUTS reference for it must be stored); None for the default.
-        progress: on stderr, the cells left to compute, then one line per tuning run: cells done of all, its
-            outcome, minutes so far.
+        progress: on stderr, the cells left to compute, then one line per tuning run (cells done of all, its
+            outcome, minutes so far) and ``sgbench.bench.running.progress_lines.progress_bar`` over the cells (a
+            line at least every 10 s when stderr is not a terminal).
         record: the JSON-lines file of finished rows, or None (nothing kept).
         jobs: cells computed at once, each in its own process (1: all in this one). A tuning run's minibatch
             steps are small sequential programs that keep one core busy, so a second job uses a second core.
@@ -382,17 +388,18 @@ def reproduce(table: Table, runs: int = 10, budget: float = DEFAULT_BUDGET, fina
     if progress:
         print(f"{len(cells) - done} of {len(cells)} cells to compute ({done} from the record), {jobs} at a time; "
               "a line as each one finishes", file=sys.stderr, flush=True)
-    for cell, row in _computed(context, [c for c in cells if c not in rows], budget, final_budget, num_data, jobs,
-                               client):
-        label = row.pop("arm_label")
-        rows[cell] = row
-        done += 1
-        _append(record, settings, row)
-        if progress:
+    with progress_bar(len(cells), "cell", progress) as bar:
+        bar.update(done)
+        for cell, row in _computed(context, [c for c in cells if c not in rows], budget, final_budget, num_data,
+                                   jobs, client):
+            label = row.pop("arm_label")
+            rows[cell] = row
+            done += 1
+            _append(record, settings, row)
+            bar.update()
             shown = ", ".join(f"{text} {row[key]:.4g}" for key, text in table.columns)
             minutes = (time.perf_counter() - start) / 60
-            print(f"[{done}/{len(cells)}] {cell[0]} {cell[1]} run {cell[2]}: {label}, {shown} "
-                  f"({minutes:.1f} min)", file=sys.stderr, flush=True)
+            bar.write(f"[{done}/{len(cells)}] {cell[0]} {cell[1]} run {cell[2]}: {label}, {shown} ({minutes:.1f} min)")
     return pd.DataFrame([rows[cell] for cell in cells])
 
 
@@ -524,8 +531,7 @@ def run_table(table: Table, scale: str, options: dict, db, out, progress: bool):
             if value not in allowed:
                 raise ValueError(f"{flag} must be one of {', '.join(allowed)}, got {value!r}")
     enable_compilation_cache()
-    name = table.name.replace("-", "_")
-    record = Path(db).with_name(f"{name}_runs.jsonl")
+    record = record_path(db, table.name)
     with executor_context(options, jobs) as client:
         frame, seconds = timed(reproduce, table, runs=runs, budget=settings["budget_grads"],
                                final_budget=settings["final_grads"], samplers=samplers, methods=methods,
@@ -567,7 +573,7 @@ def _register(table: Table, source: str, summary: str):
                          f"{SCALES['quick']['budget_grads']} + {SCALES['quick']['final_grads']} gradient evaluations",
                 "paper": f"{SCALES['paper']['runs']} runs per cell (the paper's), budgets of "
                          f"{SCALES['paper']['budget_grads']} + {SCALES['paper']['final_grads']}"},
-        run=functools.partial(run_table, table), options=tuple(options)))
+        run=functools.partial(run_table, table), keeps="record", options=tuple(options)))
 
 
 for _table, _source, _summary in (

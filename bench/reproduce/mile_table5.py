@@ -8,6 +8,11 @@ regression network on scikit-learn's diabetes data: the paper's UCI data sets ca
 ``mile.initial_positions`` (a deep ensemble, one member per chain). A chain *fails* with a non-finite step (NaN)
 or when it is *frozen*: the total variance of its draws below ``FROZEN`` times MILE's median (a step size
 collapsed to ~1e-19, its draws all equal). The paper counts NaN chains only: 78-86 % for MCLMC, 0 % for MILE.
+
+Each of the two runs is a unit kept in ``mile_table5_runs.jsonl`` beside the results store as it finishes (its
+per-chain diagnostics: ``sgbench.bench.reproduce._record``): an interrupted reproduction keeps the finished run, and
+the same command computes only the other (the deep ensemble is fitted again only if a run is left). Progress is over
+the two runs (``_record.Units``).
 """
 
 from __future__ import annotations
@@ -28,7 +33,26 @@ SCALES = {"quick": {"chains": 24, "phases": (500, 100, 100), "sampling": 100},
           "paper": {"chains": 100, "phases": (40_000, 5000, 5000), "sampling": 10_000}}
 
 
-def failure_counts(num_chains: int, phases=(500, 100, 100), sampling_steps: int = 100, seed: int = 0) -> dict:
+def _one_run(name: str, target, starts, num_chains: int, phases, sampling_steps: int, seed: int) -> dict:
+    """One unit of the table: ``name`` ("mile" or "naive") from ``starts()`` (the deep ensemble, fitted on first
+    use), its per-chain ``spread`` (total variance of the draws), ``nonfinite_steps``, ``first_nonfinite`` and
+    ``grad_evals``."""
+    from sgbench.bench.running import run as running
+
+    num_steps = sum(phases) + sampling_steps
+    if name == "mile":
+        sampler, params = "mile", dict(tuning_steps=tuple(phases), sampling_steps=sampling_steps, thin=1)
+    else:
+        sampler, params = "mclmc", dict(tuning_steps=tuple(phases), step_size=math.sqrt(target.dim))
+    r = running.run(sampler, target, params=params, num_chains=num_chains, num_steps=num_steps, seed=seed,
+                    initial_position=starts())
+    return dict(spread=(r.trace.moments.m2.sum(-1) / np.maximum(r.trace.moments.count, 1)).tolist(),
+                nonfinite_steps=r.trace.nonfinite_steps.tolist(), first_nonfinite=r.trace.first_nonfinite_step.tolist(),
+                grad_evals=np.asarray(r.trace.grad_evals).tolist())
+
+
+def failure_counts(num_chains: int, phases=(500, 100, 100), sampling_steps: int = 100, seed: int = 0,
+                   record=None, progress: bool = False) -> dict:
     """Run MILE and naive MCLMC from the same deep ensemble and count their failed chains.
 
     Args:
@@ -36,35 +60,34 @@ def failure_counts(num_chains: int, phases=(500, 100, 100), sampling_steps: int 
         phases: the tuning phases (n1, n2, n3) of both.
         sampling_steps: steps after the tuning.
         seed: seed of the ensemble and the runs.
+        record: a ``sgbench.bench.reproduce._record`` file keeping each finished run (MILE's, naive MCLMC's), reused
+            by a rerun of the same settings (None: nothing kept).
+        progress: progress over the two runs on stderr.
 
     Returns:
         ``{"mile": counts, "naive": counts}``, counts a dict of ``nonfinite_steps`` (per chain), ``nan`` (chains
         with a non-finite step), ``frozen`` (finite chains whose draws' total variance is below ``FROZEN``
         times MILE's median), ``first_nonfinite`` (per chain, -1: none) and ``grad_evals`` (per chain).
     """
+    from functools import cache
+
     from sgbench import targets
-    from sgbench.bench.running import run as running
+    from sgbench.bench.reproduce._record import Units
     from sgbench.samplers import mile
 
     target = targets.get("bnn", noise="none")
-    starts = mile.initial_positions(target, num_chains, seed)
-    num_steps = sum(phases) + sampling_steps
-    runs = {
-        "mile": running.run("mile", target, params=dict(tuning_steps=tuple(phases), sampling_steps=sampling_steps,
-                                                      thin=1),
-                            num_chains=num_chains, num_steps=num_steps, seed=seed, initial_position=starts),
-        "naive": running.run("mclmc", target, params=dict(tuning_steps=tuple(phases), step_size=math.sqrt(target.dim)),
-                             num_chains=num_chains, num_steps=num_steps, seed=seed, initial_position=starts),
-    }
-    spread = {name: r.trace.moments.m2.sum(-1) / np.maximum(r.trace.moments.count, 1) for name, r in runs.items()}
-    scale = np.median(spread["mile"])
+    starts = cache(lambda: mile.initial_positions(target, num_chains, seed))  # fitted only if a run is computed
+    settings = {"chains": num_chains, "phases": list(phases), "sampling": sampling_steps, "seed": seed}
+    with Units("mile-table5", record, 2, "run", progress) as units:
+        runs = {name: units.cached(settings, (name,), _one_run, name, target, starts, num_chains, phases,
+                                   sampling_steps, seed) for name in ("mile", "naive")}
+    scale = np.median(runs["mile"]["spread"])
     counts = {}
     for name, r in runs.items():
-        nan = r.trace.nonfinite_steps > 0
-        frozen = ~nan & (spread[name] < FROZEN * scale)
-        counts[name] = dict(nonfinite_steps=r.trace.nonfinite_steps.tolist(), nan=int(nan.sum()),
-                            frozen=int(frozen.sum()), first_nonfinite=r.trace.first_nonfinite_step.tolist(),
-                            grad_evals=np.asarray(r.trace.grad_evals).tolist())
+        nan = np.asarray(r["nonfinite_steps"]) > 0
+        frozen = ~nan & (np.asarray(r["spread"]) < FROZEN * scale)
+        counts[name] = dict(nonfinite_steps=r["nonfinite_steps"], nan=int(nan.sum()), frozen=int(frozen.sum()),
+                            first_nonfinite=r["first_nonfinite"], grad_evals=r["grad_evals"])
     return counts
 
 
@@ -124,19 +147,24 @@ def figure(counts: dict, num_chains: int) -> bytes:
 
 def run(scale: str, options: dict, db, out, progress: bool) -> Outcome:
     """``sgbench reproduce mile-table5``: :func:`failure_counts` at ``scale`` (``--chains`` and ``--seed``
-    override it). ``db`` is not used: the failure counts come from per-chain diagnostics of one run each."""
+    override it), each finished run (MILE's, naive MCLMC's) kept in ``mile_table5_runs.jsonl`` beside the results
+    store ``db``: an interrupted reproduction keeps the run that finished and the same command computes only the
+    other."""
     from sgbench.base.arguments import integer_at_least
+    from sgbench.bench.reproduce._record import record_path
 
     chains = integer_at_least("--chains", options.get("chains", SCALES[scale]["chains"]), 2, 10_000)
     seed = seed_of(options)
     phases, sampling = SCALES[scale]["phases"], SCALES[scale]["sampling"]
-    counts, seconds = timed(failure_counts, chains, phases, sampling, seed)
+    record = record_path(db, "mile-table5")
+    counts, seconds = timed(failure_counts, chains, phases, sampling, seed, record, progress)
     first = [s for s in counts["naive"]["first_nonfinite"] if s >= 0]
     return Outcome(
         name="mile-table5", title="MILE paper, Table 5: failed chains of naive MCLMC and MILE",
         table=table(counts, chains), checks=checks(counts, chains),
         intro=(f"{chains} chains each from the same deep ensemble, tuning phases {phases} and {sampling} sampling "
-               f"steps (paper: 100 chains, (40000, 5000, 5000) + 10000), seed {seed}; {seconds:.0f} s. Naive "
+               f"steps (paper: 100 chains, (40000, 5000, 5000) + 10000), seed {seed}; {seconds:.0f} s in this "
+               f"invocation, finished runs kept in {record}. Naive "
                f"MCLMC's first non-finite steps: {', '.join(str(s) for s in sorted(first)[:10]) or 'none'}"
                f"{' ...' if len(first) > 10 else ''}. Verdict on the NaN share: within 2 combined sd of the "
                "paper's (its MCLMC value is the mean of its four data sets, their spread the sd)."),
@@ -159,6 +187,7 @@ REPRODUCTION = register(Reproduction(
                      "steps)",
             "paper": "100 chains, the paper's budget (40000, 5000, 5000) + 10000 steps"},
     run=run,
+    keeps="record",
     options=(Option("--chains", "chains per sampler (default: the scale's)"),
              SEED_OPTION),
 ))

@@ -14,6 +14,9 @@ predictive is the mixture over the kept draws of all chains (naive MCLMC: of its
 Metrics (``sgbench.reference.metrics``, in standardised label units as in the paper): LPPD (MILE eq. 4), RMSE of the
 predictive mean, and the calibration error of central credible intervals at 0.5, 0.75, 0.9, 0.95 (Definition 2);
 each averaged over ``splits`` data splits with its standard error, as in Table 3.
+
+Kept on interruption: each finished (data set, split), in ``mile_uci_runs.jsonl`` beside the results store;
+progress over the splits (``sgbench.bench.reproduce._record.Units``).
 """
 
 from __future__ import annotations
@@ -111,23 +114,15 @@ def compute(phases, sampling: int, splits: int, seed: int = 0, datasets=DATASETS
             progress=False, record=None) -> pd.DataFrame:
     """:func:`one_split` for every data set and split: one row per (data set, split, method). With ``record`` (a
     ``sgbench.bench.reproduce._record`` file) each finished split is kept there and reused by a rerun of the same
-    settings."""
-    from sgbench.bench.reproduce._record import cached
+    settings; ``progress``: progress over the splits on stderr (``sgbench.bench.reproduce._record.Units``)."""
+    from sgbench.bench.reproduce._record import Units
 
     settings = {"phases": list(phases), "sampling": sampling, "seed": seed, "path": path}
     jobs = [(d, s) for d in datasets for s in range(splits)]
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=len(jobs), unit="split", desc="MILE UCI")
     rows = []
-    for dataset, split in jobs:
-        rows += cached(record, settings, (dataset, split), one_split, dataset, split, phases, sampling, seed, path)
-        if bar is not None:
-            bar.update()
-    if bar is not None:
-        bar.close()
+    with Units("mile-uci", record, len(jobs), "split", progress) as units:
+        for dataset, split in jobs:
+            rows += units.cached(settings, (dataset, split), one_split, dataset, split, phases, sampling, seed, path)
     return pd.DataFrame(rows)
 
 
@@ -252,6 +247,7 @@ REPRODUCTION = register(Reproduction(
     scales={"quick": "12 chains, tuning (4000, 500, 500) + 2000 sampling steps, 3 splits per data set",
             "paper": "12 chains, the paper's budget (40000, 5000, 5000) + 10000 steps, 3 splits per data set"},
     run=run,
+    keeps="record",
     options=(Option("--splits", "mile-uci: data splits per data set (default: 3)"),
              Option("--dataset-file", "mile-uci: a regression .csv (label column y) or .npz file to use instead of "
                                       "the bundled data", type=str),

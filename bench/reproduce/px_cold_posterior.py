@@ -12,6 +12,10 @@ and the ensemble of one chain's samples is scored on the test split. The scores 
 ("trials"). The frictions are the paper's Table 11: 100 on the base parameters, and 1 on PX's expanded matrices.
 Each sampler's peak step size is picked from ``STEP_GRID`` by the validation NLL at T = 1, as Table 11's search
 did; a step size at which any chain diverges is not eligible.
+
+Kept on interruption: each finished run (step-size trial; temperature and sampler), in
+``px_cold_posterior_runs.jsonl`` beside the results store; progress over the runs
+(``sgbench.bench.reproduce._record.Units``).
 """
 
 from __future__ import annotations
@@ -75,11 +79,10 @@ def run_chains(target, sampler: str, step_size: float, temperature: float, chain
     return [ensemble_scores(target, samples[c], split) for c in range(chains)]
 
 
-def tune_step_sizes(target, chains: int, cycle_length: int, seed: int, grid=None, record=None) -> pd.DataFrame:
+def tune_step_sizes(target, chains: int, cycle_length: int, seed: int, units, grid=None) -> pd.DataFrame:
     """Per sampler and step size of ``grid`` (default ``STEP_GRID``) at T = 1: the mean validation NLL over
-    ``chains`` chains of ``TUNING_CYCLES`` cycles (NaN where a chain diverged); each kept in ``record``."""
-    from sgbench.bench.reproduce._record import cached
-
+    ``chains`` chains of ``TUNING_CYCLES`` cycles (NaN where a chain diverged); each a unit of ``units`` (a
+    ``sgbench.bench.reproduce._record.Units``: kept in its record)."""
     settings = {"part": "tuning", "chains": chains, "cycle_length": cycle_length, "cycles": TUNING_CYCLES,
                 "seed": seed}
 
@@ -88,7 +91,7 @@ def tune_step_sizes(target, chains: int, cycle_length: int, seed: int, grid=None
         return math.nan if scores is None else float(np.mean([s["NLL"] for s in scores]))
 
     rows = [{"sampler": sampler, "step size": step,
-             "validation NLL": cached(record, settings, (sampler, step), validation_nll, sampler, step)}
+             "validation NLL": units.cached(settings, (sampler, step), validation_nll, sampler, step)}
             for sampler in SAMPLERS for step in (STEP_GRID if grid is None else grid)]
     return pd.DataFrame(rows).astype({"validation NLL": float})
 
@@ -103,25 +106,30 @@ def best_steps(tuning: pd.DataFrame) -> dict:
 
 
 def compute(chains: int, cycle_length: int, cycles: int, seed: int = 0, temperatures=TEMPERATURES,
-            grid=None, record=None) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
+            grid=None, record=None, progress: bool = False) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
     """Tune, then run every (temperature, sampler). Returns ``(frame, tuning, steps)``: one row per (temperature,
     sampler, chain) with ERR, NLL and AMB (a diverged run's rows hold NaN), the tuning table and the chosen
     step sizes. With ``record`` (a ``sgbench.bench.reproduce._record`` file) every finished run is kept and reused by a
-    rerun of the same settings."""
-    from sgbench.bench.reproduce._record import cached
+    rerun of the same settings; ``progress``: progress over the runs on stderr (``_record.Units``)."""
+    from sgbench.bench.reproduce._record import Units
 
-    target = _target()
-    tuning = tune_step_sizes(target, chains, cycle_length, seed, grid, record)
-    steps = best_steps(tuning)
     settings = {"part": "runs", "chains": chains, "cycle_length": cycle_length, "cycles": cycles, "seed": seed}
+    total = len(SAMPLERS) * (len(STEP_GRID if grid is None else grid) + len(temperatures))
     rows = []
-    for temperature in temperatures:
-        for sampler, step in steps.items():
-            scores = None if step is None else cached(
-                record, {**settings, "step_size": step}, (temperature, sampler), run_chains, target, sampler, step,
-                temperature, chains, cycle_length, cycles, seed)
-            for chain, score in enumerate(scores or [dict.fromkeys(("ERR", "NLL", "AMB"), math.nan)] * chains):
-                rows.append({"T": temperature, "sampler": sampler, "chain": chain, **score})
+    with Units("px-cold-posterior", record, total, "run", progress) as units:
+        target = _target()
+        tuning = tune_step_sizes(target, chains, cycle_length, seed, units, grid)
+        steps = best_steps(tuning)
+        for temperature in temperatures:
+            for sampler, step in steps.items():
+                if step is None:  # every step size diverged: nothing to run
+                    scores = None
+                    units.update()
+                else:
+                    scores = units.cached({**settings, "step_size": step}, (temperature, sampler), run_chains,
+                                          target, sampler, step, temperature, chains, cycle_length, cycles, seed)
+                for chain, score in enumerate(scores or [dict.fromkeys(("ERR", "NLL", "AMB"), math.nan)] * chains):
+                    rows.append({"T": temperature, "sampler": sampler, "chain": chain, **score})
     return pd.DataFrame(rows), tuning, steps
 
 
@@ -191,7 +199,8 @@ def run(scale: str, options: dict, db, out, progress: bool) -> Outcome:
     from sgbench.bench.reproduce._record import record_path
 
     record = record_path(db, "px-cold-posterior")
-    (frame, tuning, steps), seconds = timed(compute, chains, setting["cycle_length"], cycles, seed, record=record)
+    (frame, tuning, steps), seconds = timed(compute, chains, setting["cycle_length"], cycles, seed, record=record,
+                                               progress=progress)
     table = summary(frame)
     paper = pd.DataFrame([{"sampler": SAMPLERS[s], **v} for s, v in PAPER_TABLE10.items()])
     return Outcome(
@@ -222,6 +231,7 @@ REPRODUCTION = register(Reproduction(
     scales={"quick": "4 chains x 10 cycles of 500 steps per (T, sampler), after a step-size search",
             "paper": "4 chains x 100 cycles of 5000 steps per (T, sampler), the paper's cycle budget"},
     run=run,
+    keeps="record",
     options=(Option("--chains", "chains per sampler (default: the scale's)"),
              Option("--cycles", "px-cold-posterior: cycles per chain, one sample each (default: the scale's)"),
              SEED_OPTION),

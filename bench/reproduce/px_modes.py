@@ -11,6 +11,9 @@ equal friction on the expanded factors. The paper runs Metropolis-corrected HMC 
 for 10,000 samples and shows the samples (Figure 1); it gives no numbers, so the table has no paper column and
 the acceptance checks are its claim: the expansion lets the chains leave the mode where the standard
 parametrisation stays ("EP resolves the issue of SP getting trapped in local modes").
+
+Kept on interruption: each finished sampler's run (its modes per chain, diverged chains and first chain's samples),
+in ``px_modes_runs.jsonl`` beside the results store; progress over the runs (``sgbench.bench.reproduce._record.Units``).
 """
 
 from __future__ import annotations
@@ -66,7 +69,21 @@ def mixture_centres(target) -> np.ndarray:
     return np.array([(a, b) for a in target.grid for b in target.grid])
 
 
-def mode_counts(num_chains: int = 8, num_steps: int = 100_000, seed: int = 0, runs=MODE_RUNS):
+def _one_run(wrapped, centres, radius: float, name: str, expansion, options: dict, params: dict, num_chains: int,
+             num_steps: int, seed: int) -> tuple:
+    """One unit of :func:`mode_counts`: (modes visited per chain, chains that diverged, the first chain's
+    samples)."""
+    from sgbench.bench.running import run as running
+
+    run = running.run(_sampler(name, expansion, **options), wrapped, params=params, num_chains=num_chains,
+                      num_steps=num_steps, thin=THIN, keep_samples=True, seed=seed)
+    samples = np.asarray(run.trace.samples)
+    return ([modes_visited(samples[c], centres, radius) for c in range(num_chains)],
+            int(np.sum(run.trace.first_nonfinite_step >= 0)), samples[0])
+
+
+def mode_counts(num_chains: int = 8, num_steps: int = 100_000, seed: int = 0, runs=MODE_RUNS, record=None,
+                progress: bool = False):
     """Run each of ``runs`` on the wrapped mixture.
 
     Args:
@@ -74,24 +91,29 @@ def mode_counts(num_chains: int = 8, num_steps: int = 100_000, seed: int = 0, ru
         num_steps: steps per chain (samples thinned by 10).
         seed: the runs' seed.
         runs: ``(label, sampler, expansion, expansion options, params)`` tuples (default ``MODE_RUNS``).
+        record: a ``sgbench.bench.reproduce._record`` file keeping each finished run (its counts and first chain),
+            reused by a rerun of the same settings (None: nothing kept).
+        progress: progress over the runs on stderr (``sgbench.bench.reproduce._record.Units``).
 
     Returns:
         ``{label: (modes visited per chain, chains that diverged, the first chain's samples)}`` (JAX driver,
         float64; a diverged chain's finite samples still count).
     """
     from sgbench import targets
-    from sgbench.bench.running import run as running
+    from sgbench.bench.reproduce._record import Units
 
     gmm = targets.get("gmm", **MIXTURE)
     wrapped, centres = targets.single_layer(gmm), mixture_centres(gmm)
     radius = MODE_RADIUS * math.sqrt(MIXTURE["component_variance"])
+    settings = {"chains": num_chains, "steps": num_steps, "seed": seed}
     out = {}
-    for label, name, expansion, options, params in runs:
-        run = running.run(_sampler(name, expansion, **options), wrapped, params=params, num_chains=num_chains,
-                          num_steps=num_steps, thin=THIN, keep_samples=True, seed=seed)
-        samples = np.asarray(run.trace.samples)
-        out[label] = ([modes_visited(samples[c], centres, radius) for c in range(num_chains)],
-                      int(np.sum(run.trace.first_nonfinite_step >= 0)), samples[0])
+    with Units("px-modes", record, len(runs), "run", progress) as units:
+        for label, name, expansion, options, params in runs:
+            per_chain, diverged, first = units.cached(
+                {**settings, "sampler": name, "expansion": expansion, "options": options, "params": params},
+                (label,), _one_run, wrapped, centres, radius, name, expansion, options, params, num_chains,
+                num_steps, seed)
+            out[label] = (per_chain, diverged, np.asarray(first, dtype=np.float64))
     return out
 
 
@@ -134,15 +156,18 @@ def figure(counts: dict) -> bytes:
 
 def run(scale: str, options: dict, db, out, progress: bool) -> Outcome:
     """``sgbench reproduce px-modes``: :func:`mode_counts` at ``scale`` (``--chains``, ``--steps`` and ``--seed``
-    override it). ``db`` is not used: the modes visited are counted from kept samples, which the store does not
-    hold."""
+    override it), each finished run (its modes per chain and first chain's samples) kept in ``px_modes_runs.jsonl``
+    beside the results store ``db``."""
     from sgbench.base.arguments import integer_at_least
     from sgbench.bench.running.config import MAX_CHAINS, MAX_TOTAL_STEPS
 
     chains = integer_at_least("--chains", options.get("chains", SCALES[scale]["chains"]), 1, MAX_CHAINS)
     steps = integer_at_least("--steps", options.get("steps", SCALES[scale]["steps"]), THIN, MAX_TOTAL_STEPS)
     seed = seed_of(options)
-    counts, seconds = timed(mode_counts, chains, steps, seed)
+    from sgbench.bench.reproduce._record import record_path
+
+    record = record_path(db, "px-modes")
+    counts, seconds = timed(mode_counts, chains, steps, seed, record=record, progress=progress)
     return Outcome(
         name="px-modes", title="PX-SGMCMC paper, section 5.1: mode hopping on the 25-mode mixture",
         table=summary(counts), checks=checks(counts),
@@ -162,6 +187,7 @@ REPRODUCTION = register(Reproduction(
     source="PX-SGMCMC paper, section 5.1 and Figure 1",
     scales={"quick": "8 chains x 10^5 steps per sampler", "paper": "64 chains x 10^5 steps per sampler"},
     run=run,
+    keeps="record",
     options=(Option("--chains", "px-modes: chains per sampler (default: 8 quick, 64 paper)"),
              Option("--steps", "steps per chain (default: the scale's)"),
              SEED_OPTION),

@@ -22,6 +22,9 @@ second-moment error of one minibatch step against the full-batch step with the s
 :func:`second_moment_error` measures :math:`M_n` by running the samplers' own ``optimized_step`` on many internal
 draws at posterior states (the constant C of the bound is not known, so the bound itself cannot be evaluated; its
 scheme-dependent term is what is checked).
+
+Kept on interruption: each finished (B, sampler), in ``sglrw_covariance_runs.jsonl`` beside the results store;
+progress over the chain-steps (``sgbench.bench.reproduce._record.Units``).
 """
 
 from __future__ import annotations
@@ -43,7 +46,6 @@ from sgbench.bench.reproduce.sglrw_table1 import (
     SCHEDULE,
     final_positions,
     prediction,
-    progress_callback,
 )
 
 DIM = 50
@@ -275,10 +277,11 @@ def sampler_rows(target, name: str, num_particles: int, step_sizes, num_iteratio
 
 
 def compute(num_particles: int, batch_sizes, step_sizes=STEP_SIZES, num_iterations: int = NUM_ITERATIONS,
-            seed: int = 0, samplers=SAMPLERS, progress=None, record=None) -> tuple[pd.DataFrame, dict]:
-    r"""The figure's grid and the lemma per batch size. ``progress``: True for a progress bar over the chain-steps,
-    or a callable told the chain-steps done. With ``record`` (a ``sgbench.bench.reproduce._record`` file) each finished
-    (B, sampler) is kept there and reused by a rerun of the same settings; the lemma (seconds) is measured again.
+            seed: int = 0, samplers=SAMPLERS, progress: bool = False, record=None) -> tuple[pd.DataFrame, dict]:
+    r"""The figure's grid and the lemma per batch size. ``progress``: progress over the chain-steps on stderr
+    (``sgbench.bench.reproduce._record.Units``). With ``record`` (a ``sgbench.bench.reproduce._record`` file) each
+    finished (B, sampler) is kept there and reused by a rerun of the same settings; the lemma (seconds) is measured
+    again.
 
     Returns:
         ``(frame, lemma)``: one row per (B, δ, sampler) with ``mse``, its bootstrap ``mse_sd``, ``predicted`` (the
@@ -287,22 +290,20 @@ def compute(num_particles: int, batch_sizes, step_sizes=STEP_SIZES, num_iteratio
         iteration's step size :math:`\delta(1+T)^{-0.55}`; ``lemma`` maps B to :func:`measure_lemma`.
     """
     from sgbench import targets
-    from sgbench.bench.reproduce._record import cached
+    from sgbench.bench.reproduce._record import Units
 
     settings = {"particles": num_particles, "step_sizes": list(step_sizes), "iterations": num_iterations,
                 "seed": seed}
     rows, lemma = [], {}
-    callback, close = progress_callback(progress, len(batch_sizes) * len(samplers) * len(step_sizes) * num_particles
-                                        * num_iterations, "SGLRW covariance")
-    try:
+    unit_steps = len(step_sizes) * num_particles * num_iterations
+    with Units("sglrw-covariance", record, len(batch_sizes) * len(samplers) * unit_steps, "chain-step",
+               progress) as units:
         for b in batch_sizes:
             target = targets.get("linreg", dim=DIM, noise="minibatch", noise_batch_size=b)
             for name in samplers:
-                rows += cached(record, settings, (b, name), sampler_rows, target, name, num_particles, step_sizes,
-                               num_iterations, seed, callback)
+                rows += units.cached(settings, (b, name), sampler_rows, target, name, num_particles, step_sizes,
+                                     num_iterations, seed, units.update, size=unit_steps)
             lemma[b] = measure_lemma(target, seed)
-    finally:
-        close()
     return pd.DataFrame(rows), lemma
 
 
@@ -403,7 +404,7 @@ def run(scale: str, options: dict, db, out, progress: bool) -> Outcome:
 
     record = record_path(db, "sglrw-covariance")
     (frame, lemma), seconds = timed(compute, particles, batch_sizes, num_iterations=iterations, seed=seed,
-                                    progress=progress or None, record=record)
+                                    progress=progress, record=record)
     shown = pd.DataFrame({
         "B": frame["B"], "δ": [f"{h:g}" for h in frame["step size"]], "sampler": [LABELS[s] for s in frame["sampler"]],
         "covariance MSE (ours)": [f"{v:.3g} ± {sd:.2g}" for v, sd in zip(frame["mse"], frame["mse_sd"])],
@@ -443,5 +444,6 @@ REPRODUCTION = register(Reproduction(
     scales={"quick": "200 particles x 10,000 iterations, B in {8, 128}, 5 step sizes",
             "paper": "2000 particles x 10,000 iterations, B in {8, 32, 128, 512}, 5 step sizes"},
     run=run,
+    keeps="record",
     options=(PARTICLES_OPTION, ITERATIONS_OPTION, SEED_OPTION),
 ))

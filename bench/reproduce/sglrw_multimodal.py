@@ -9,6 +9,9 @@ of the kept samples of all chains (finite ones; a diverged chain's non-finite sa
 infinity) and the mixture's exact CDF: 0 for a perfect sampler, 1 for one whose samples left the target; its
 sampling sd is bootstrapped over chains. The paper shows histograms; its claims are the checks: at the largest
 noise scale SGLRW's and Clipped-SGLD's KS distances are below SGLD's.
+
+Kept on interruption: nothing (the KS distance and the figure need every run's samples, 2 x 10^5 per run at quick
+scale, too many to record); progress over the runs (``sgbench.bench.reproduce._record.Units``).
 """
 
 from __future__ import annotations
@@ -67,28 +70,39 @@ def ks_bootstrap_sd(samples: np.ndarray, mixture, rng: np.random.Generator, num_
     return float(np.std(values, ddof=1))
 
 
-def compute(num_chains: int, num_steps: int, seed: int = 0, noise_scales=NOISE_SCALES, samplers=SAMPLERS):
+def _one_run(target, sampler: str, num_chains: int, num_steps: int, seed: int, rng) -> tuple[dict, np.ndarray]:
+    """One run of :func:`compute`: its row (without the noise scale) and its kept samples."""
+    from sgbench.bench.running import run as running
+
+    run = running.run(sampler, target, params={"step_size": STEP_SIZE}, num_chains=num_chains,
+                      num_steps=num_steps, thin=THIN, keep_samples=True, seed=seed, dtype="float64")
+    samples = np.asarray(run.samples)[..., 0]
+    return {"sampler": sampler, "ks": ks_distance(samples, target.mixture),
+            "ks_sd": ks_bootstrap_sd(samples, target.mixture, rng),
+            "diverged": int(run.metrics["num_diverged_chains"]),
+            "spread (1st-99th pct)": float(np.subtract(*np.nanpercentile(
+                np.where(np.isfinite(samples), samples, np.nan), [99, 1])))}, samples
+
+
+def compute(num_chains: int, num_steps: int, seed: int = 0, noise_scales=NOISE_SCALES, samplers=SAMPLERS,
+            progress: bool = False):
     """Every (noise scale, sampler): ``num_chains`` chains of ``num_steps`` at ``STEP_SIZE`` from the target's
     mean, samples kept every ``THIN`` steps. Returns ``(frame, samples)``: one row per run with its ``ks``
     distance, its bootstrap sd over chains ``ks_sd`` and ``diverged`` chains, and the kept samples per (scale,
-    sampler) for the figure."""
+    sampler) for the figure. ``progress``: progress over the runs on stderr (``sgbench.bench.reproduce._record.Units``;
+    nothing is kept: the KS distance and the figure need every run's samples, too many to record)."""
     from sgbench import targets
-    from sgbench.bench.running import run as running
+    from sgbench.bench.reproduce._record import Units
 
     rows, kept = [], {}
     rng = np.random.default_rng(seed)
-    for scale in noise_scales:
-        target = targets.get("multimodal1d", noise="alpha_stable", noise_alpha=ALPHA, noise_scale=scale)
-        for sampler in samplers:
-            run = running.run(sampler, target, params={"step_size": STEP_SIZE}, num_chains=num_chains,
-                              num_steps=num_steps, thin=THIN, keep_samples=True, seed=seed, dtype="float64")
-            samples = np.asarray(run.samples)[..., 0]
-            kept[scale, sampler] = samples
-            rows.append({"noise scale": scale, "sampler": sampler, "ks": ks_distance(samples, target.mixture),
-                         "ks_sd": ks_bootstrap_sd(samples, target.mixture, rng),
-                         "diverged": int(run.metrics["num_diverged_chains"]),
-                         "spread (1st-99th pct)": float(np.subtract(*np.nanpercentile(
-                             np.where(np.isfinite(samples), samples, np.nan), [99, 1])))})
+    with Units("sglrw-multimodal", None, len(noise_scales) * len(samplers), "run", progress) as units:
+        for scale in noise_scales:
+            target = targets.get("multimodal1d", noise="alpha_stable", noise_alpha=ALPHA, noise_scale=scale)
+            for sampler in samplers:
+                row, kept[scale, sampler] = units.cached({}, (scale, sampler), _one_run, target, sampler, num_chains,
+                                                         num_steps, seed, rng)
+                rows.append({"noise scale": scale, **row})
     return pd.DataFrame(rows), kept
 
 
@@ -134,7 +148,7 @@ def figure(kept: dict, target_mixture) -> bytes:
 
 def run(scale: str, options: dict, db, out, progress: bool) -> Outcome:
     """``sgbench reproduce sglrw-multimodal``: :func:`compute` at ``scale`` (``--chains``, ``--steps`` and
-    ``--seed`` override it). ``db`` is not used: the KS distance needs the kept samples."""
+    ``--seed`` override it). ``db`` is not used and nothing is kept: the KS distance needs the kept samples."""
     from sgbench import targets
     from sgbench.base.arguments import integer_at_least
     from sgbench.bench.running.config import MAX_CHAINS, MAX_TOTAL_STEPS
@@ -142,7 +156,7 @@ def run(scale: str, options: dict, db, out, progress: bool) -> Outcome:
     chains = integer_at_least("--chains", options.get("chains", SCALES[scale]["chains"]), 1, MAX_CHAINS)
     steps = integer_at_least("--steps", options.get("steps", SCALES[scale]["steps"]), THIN, MAX_TOTAL_STEPS)
     seed = seed_of(options)
-    (frame, kept), seconds = timed(compute, chains, steps, seed)
+    (frame, kept), seconds = timed(compute, chains, steps, seed, progress=progress)
     shown = frame.assign(sampler=[LABELS[s] for s in frame["sampler"]],
                          ks=[f"{v:.3f} ± {sd:.3f}" for v, sd in zip(frame["ks"], frame["ks_sd"])]).drop(columns="ks_sd")
     return Outcome(
@@ -169,6 +183,7 @@ REPRODUCTION = register(Reproduction(
     scales={"quick": "100 chains x 20,000 steps per (noise scale, sampler)",
             "paper": "1000 chains x 10^5 steps per (noise scale, sampler)"},
     run=run,
+    keeps="nothing",
     options=(Option("--chains", "chains per sampler (default: the scale's)"),
              Option("--steps", "steps per chain (default: the scale's)"),
              SEED_OPTION),

@@ -19,6 +19,9 @@ or, in Python, ``table = reproduce(); print(render(table))``.
 
 Which samples, the reduced scale, the prediction and the differences from the paper:
 docs/reproductions.md, section sgbench.bench.reproduce.sglrw_table1.
+
+Kept on interruption: each finished (B, sampler), in ``sglrw_table1_runs.jsonl`` beside the results store;
+progress over the chain-steps (``sgbench.bench.reproduce._record.Units``).
 """
 
 from __future__ import annotations
@@ -93,19 +96,6 @@ def _block_size(num_chains: int, grid: int, batch_size: int, dim: int, num_itera
     per_step = 8 * num_chains * grid * (batch_size + 2 * dim)
     size = 2 ** int(math.floor(math.log2(max(1, _BLOCK_BYTES // per_step))))
     return int(min(max(size, 16), 1024, 2 ** math.ceil(math.log2(num_iterations))))
-
-
-def progress_callback(progress, total: int, description: str = "SGLRW Table 1"):
-    """``(callback, close)`` from ``progress``: False/None (silent), True (a tqdm bar over the
-    chain-steps, labelled ``description``) or a callable told the chain-steps done."""
-    if callable(progress):
-        return progress, lambda: None
-    if not progress:
-        return None, lambda: None
-    from tqdm.auto import tqdm
-
-    bar = tqdm(total=total, unit="chain-step", unit_scale=True, desc=description)
-    return bar.update, bar.close
 
 
 def final_positions(sampler: str, target, step_sizes, num_particles: int, num_iterations: int, seed: int,
@@ -240,7 +230,7 @@ def _unit_fits(name: str, target, step_sizes, num_particles: int, num_iterations
 
 def reproduce(num_particles: int = 500, num_iterations: int = PAPER_NUM_ITERATIONS,
               batch_sizes=(8, 32, 128), step_sizes=(1e-3, 1e-4), samplers=SAMPLERS, seed: int = 0,
-              dtype: str = "float64", progress=False, target_params: dict | None = None,
+              dtype: str = "float64", progress: bool = False, target_params: dict | None = None,
               predict: bool = True, record=None) -> pd.DataFrame:
     r"""Run the grid and return the table: one row per (B, step size), indexed by ``batch_size`` and
     ``step_size``; for each sampler ``s`` the columns
@@ -259,41 +249,39 @@ def reproduce(num_particles: int = 500, num_iterations: int = PAPER_NUM_ITERATIO
 
     ``num_particles`` chains (>= 23 in d = 20) each run ``num_iterations`` steps of the schedule
     :math:`\delta(1+t)^{-0.55}`. ``target_params`` override the linreg defaults (the paper's
-    setting). ``progress``: True for a progress bar, or a callable told the chain-steps done. ``record``: a
-    ``sgbench.bench.reproduce._record`` file keeping each finished (B, sampler), reused by a rerun of the same settings
-    (None: nothing kept).
+    setting). ``progress``: progress over the chain-steps on stderr (``sgbench.bench.reproduce._record.Units``).
+    ``record``: a ``sgbench.bench.reproduce._record`` file keeping each finished (B, sampler), reused by a rerun of the
+    same settings (None: nothing kept).
 
     ``table.attrs`` holds the setting, ``mc_reference_kl`` and ``mc_reference_se`` (the KL of the fit
     of ``num_particles`` exact posterior draws from ``seed``, the paper's "Monte Carlo reference"),
     ``expected_exact_kl`` (its expectation), the paper's references, ``seconds`` (wall time) and
     ``acceptance`` (:func:`acceptance`).
     """
-    from sgbench.bench.reproduce._record import cached
+    from sgbench.bench.reproduce._record import Units
 
     start = time.perf_counter()
     integer_at_least("num_particles", num_particles, 23)  # the expected exact-sampling KL in d = 20 needs n > d + 2
     integer_at_least("num_iterations", num_iterations, 1)
     batch_sizes, step_sizes, samplers = tuple(batch_sizes), tuple(step_sizes), tuple(samplers)
-    total = len(batch_sizes) * len(samplers) * len(step_sizes) * num_particles * num_iterations
-    callback, close = progress_callback(progress, total)
+    unit_steps = len(step_sizes) * num_particles * num_iterations
     settings = {"particles": num_particles, "iterations": num_iterations, "step_sizes": list(step_sizes),
                 "seed": seed, "dtype": dtype, "target_params": dict(target_params or {})}
     rows = {(b, h): {} for b in batch_sizes for h in step_sizes}
     target = None
-    try:
+    with Units("sglrw-table1", record, len(batch_sizes) * len(samplers) * unit_steps, "chain-step",
+               progress) as units:
         for b in batch_sizes:
             target = targets.get("linreg", **{**(target_params or {}), "noise": "minibatch", "noise_batch_size": b})
             for name in samplers:
-                fits = cached(record, settings, (b, name), _unit_fits, name, target, step_sizes, num_particles,
-                              num_iterations, seed, dtype, callback)
+                fits = units.cached(settings, (b, name), _unit_fits, name, target, step_sizes, num_particles,
+                                    num_iterations, seed, dtype, units.update, size=unit_steps)
                 for h, (kl, se, diverged) in zip(step_sizes, fits):
                     rows[b, h].update({name: kl, f"{name}_se": se, f"{name}_diverged": diverged})
                     moments = prediction(name, target, h, num_iterations) if predict else None
                     if moments is not None:
                         rows[b, h][f"{name}_predicted"] = expected_fit_kl(target.truth, *moments, num_particles)
                         rows[b, h][f"{name}_predicted_limit"] = expected_fit_kl(target.truth, *moments)
-    finally:
-        close()
     floor = exact_sampling_kl(target.dim, num_particles)
     paper_floor = exact_sampling_kl(target.dim, PAPER_NUM_PARTICLES)
     mc_kl, mc_se, _ = fit_kl(target.truth, np.asarray(target.sample(jax.random.key(seed), num_particles)),
@@ -525,6 +513,7 @@ REPRODUCTION = register(Reproduction(
     scales={"quick": f"{QUICK_NUM_PARTICLES} particles x 10,000 iterations (about 6 minutes on 2 cores)",
             "paper": f"{PAPER_NUM_PARTICLES} particles x 10,000 iterations"},
     run=run,
+    keeps="record",
     options=(PARTICLES_OPTION,
              ITERATIONS_OPTION,
              SEED_OPTION),

@@ -9,6 +9,9 @@ The paper runs 5000 particles and averages 5 seeds; ``--scale paper`` does the s
 square root of their number; with one seed, the bootstrap standard error of the fit). A KL above ``INF_KL`` or a
 fit of fewer than d + 1 finite particles is the paper's "inf". The acceptance check is the paper's summary
 (appendix A.5.1): SGLRW's KL below SGLD's at the largest step δ = 1 for every B, where SGLD fails.
+
+Kept on interruption: each finished (seed, B, sampler), in ``sglrw_table2_runs.jsonl`` beside the results store;
+progress over the chain-steps (``sgbench.bench.reproduce._record.Units``).
 """
 
 from __future__ import annotations
@@ -62,7 +65,7 @@ def compute(num_particles: int, seeds, batch_sizes=BATCH_SIZES, step_sizes=STEP_
         step_sizes: the base step sizes δ (default: the paper's).
         samplers: the samplers (default: SGLD, SGLRW, Clipped-SGLD).
         num_iterations: steps per particle (the paper: 1000).
-        progress: a progress bar of chain-steps.
+        progress: progress over the chain-steps on stderr (``sgbench.bench.reproduce._record.Units``).
         record: a ``sgbench.bench.reproduce._record`` file keeping each finished (seed, B, sampler), reused by a rerun
             of the same settings (None: nothing kept).
 
@@ -70,20 +73,19 @@ def compute(num_particles: int, seeds, batch_sizes=BATCH_SIZES, step_sizes=STEP_
         one row per (batch_size, step_size, sampler, seed): ``kl`` (inf past ``INF_KL`` or with too few finite
         particles), its bootstrap ``se`` and the ``diverged`` particles.
     """
-    from tqdm.auto import tqdm
+    from sgbench.bench.reproduce._record import Units
 
-    from sgbench.bench.reproduce._record import cached
-
-    reference = _reference_fit()
     settings = {"particles": num_particles, "step_sizes": list(step_sizes), "iterations": num_iterations}
     rows = []
-    total = len(seeds) * len(batch_sizes) * len(samplers) * len(step_sizes) * num_particles * num_iterations
-    with tqdm(total=total, unit="chain-step", unit_scale=True, desc="SGLRW Table 2", disable=not progress) as bar:
+    unit_steps = len(step_sizes) * num_particles * num_iterations
+    total = len(seeds) * len(batch_sizes) * len(samplers) * unit_steps
+    with Units("sglrw-table2", record, total, "chain-step", progress) as units:
+        reference = _reference_fit()
         for seed in seeds:
             for b in batch_sizes:
                 for sampler in samplers:
-                    rows += cached(record, settings, (seed, b, sampler), _unit_rows, reference, seed, b, sampler,
-                                   num_particles, step_sizes, num_iterations, bar.update)
+                    rows += units.cached(settings, (seed, b, sampler), _unit_rows, reference, seed, b, sampler,
+                                         num_particles, step_sizes, num_iterations, units.update, size=unit_steps)
     return pd.DataFrame(rows)
 
 
@@ -206,6 +208,7 @@ REPRODUCTION = register(Reproduction(
             "paper": f"{SCALES['paper']['particles']} particles x 1000 steps, {SCALES['paper']['seeds']} seeds "
                      "(the paper's)"},
     run=run,
+    keeps="record",
     options=(PARTICLES_OPTION,
              Option("--seeds", "sglrw-table2: independent runs averaged (default: 2 quick, 5 paper)")),
 ))

@@ -11,6 +11,9 @@ first two coordinates counts as visited when a kept sample lies within 3 compone
 centre (``sgbench.bench.reproduce.px_modes.modes_visited``). The paper's Figure 4 shows the samples; its claims are the
 acceptance checks: a single pSMILE-naive chain traverses the barriers (visits more than one mode), and 10 chains
 together recover all 25 modes.
+
+Kept on interruption: nothing (the figure and the mode counts need the runs' samples, 2 x 10^5 per run, too many
+to record); progress over the four runs (``sgbench.bench.reproduce._record.Units``).
 """
 
 from __future__ import annotations
@@ -64,9 +67,10 @@ def matched_csgld_step(target, reference_norm: float, seed: int, pilot_steps: in
     return step, pilot
 
 
-def compute(steps: int, seed: int = 0) -> dict:
+def compute(steps: int, seed: int = 0, progress: bool = False) -> dict:
     """pSMILE-naive at step 0.6 and the matched cSGLD (pilot runs of ``min(PILOT_STEPS, steps)``), 10 chains of
-    ``steps`` each.
+    ``steps`` each; ``progress``: progress over the four runs on stderr (``sgbench.bench.reproduce._record.Units``;
+    nothing is kept: the figure needs the runs' samples, too many to record).
 
     Returns:
         ``{"samples": {label: (chains, kept, dim)}, "modes": {label: per-chain modes}, "pooled": {label: modes of
@@ -74,24 +78,30 @@ def compute(steps: int, seed: int = 0) -> dict:
         "b2": {label: b^2 averaged over dims and chains}, "thin": int}``.
     """
     from sgbench import targets
+    from sgbench.bench.reproduce._record import Units
     from sgbench.bench.running import run as running
 
     target = targets.get("gmm", **TARGET)
     centres = mixture_centres(target)
     radius = MODE_RADIUS * math.sqrt(target.component_variance)
     pilot_steps = min(PILOT_STEPS, steps)
-    pilot_smile = running.run("psmile_naive", target, params={"step_size": PSMILE_STEP}, num_chains=2,
-                              num_steps=pilot_steps, seed=seed, keep_samples=True, dtype="float32")
-    smile_norm = _mean_update_norm(np.asarray(pilot_smile.samples, dtype=np.float64))
-    csgld_step, pilot = matched_csgld_step(target, smile_norm, seed, pilot_steps)
     thin = _thin(steps)
-    runs = {"pSMILE-naive": running.run("psmile_naive", target, params={"step_size": PSMILE_STEP},
-                                        num_chains=NUM_CHAINS, num_steps=steps, thin=thin, seed=seed,
-                                        keep_samples=True, dtype="float32"),
-            "cSGLD": running.run("csgld", target, params={"step_size": csgld_step, "schedule": CYCLE,
-                                                       "exploration_fraction": EXPLORATION},
-                                 num_chains=NUM_CHAINS, num_steps=steps, thin=thin, seed=seed, keep_samples=True,
-                                 dtype="float32")}
+    with Units("smile-gmm", None, 4, "run", progress) as units:
+        pilot_smile = units.cached({}, ("pilot", "pSMILE-naive"), running.run, "psmile_naive", target,
+                                   params={"step_size": PSMILE_STEP}, num_chains=2, num_steps=pilot_steps, seed=seed,
+                                   keep_samples=True, dtype="float32")
+        smile_norm = _mean_update_norm(np.asarray(pilot_smile.samples, dtype=np.float64))
+        csgld_step, pilot = units.cached({}, ("pilot", "cSGLD"), matched_csgld_step, target, smile_norm, seed,
+                                         pilot_steps)
+        runs = {"pSMILE-naive": units.cached({}, ("pSMILE-naive",), running.run, "psmile_naive", target,
+                                             params={"step_size": PSMILE_STEP}, num_chains=NUM_CHAINS,
+                                             num_steps=steps, thin=thin, seed=seed, keep_samples=True,
+                                             dtype="float32"),
+                "cSGLD": units.cached({}, ("cSGLD",), running.run, "csgld", target,
+                                      params={"step_size": csgld_step, "schedule": CYCLE,
+                                              "exploration_fraction": EXPLORATION},
+                                      num_chains=NUM_CHAINS, num_steps=steps, thin=thin, seed=seed, keep_samples=True,
+                                      dtype="float32")}
     samples = {label: np.asarray(run.samples, dtype=np.float64)[..., :2] for label, run in runs.items()}
     return {"samples": samples,
             "modes": {label: [modes_visited(s[c], centres, radius) for c in range(len(s))] for label, s in
@@ -148,13 +158,14 @@ def figure(result: dict) -> bytes:
 
 def run(scale: str, options: dict, db, out, progress: bool) -> Outcome:
     """``sgbench reproduce smile-gmm``: :func:`compute` at ``scale`` (``--steps`` and ``--seed`` override it).
-    ``db`` is not used: the modes are counted from kept samples, which the store does not hold."""
+    ``db`` is not used and nothing is kept: the modes are counted from kept samples, which the store does not
+    hold."""
     from sgbench.base.arguments import integer_at_least
     from sgbench.bench.running.config import MAX_TOTAL_STEPS
 
     steps = integer_at_least("--steps", options.get("steps", SCALES[scale]), 1000, MAX_TOTAL_STEPS)
     seed = seed_of(options)
-    result, seconds = timed(compute, steps, seed)
+    result, seconds = timed(compute, steps, seed, progress)
     return Outcome(
         name="smile-gmm", title="SMILE paper, appendix D: the 25-mode Gaussian mixture in 10-d",
         table=table(result), checks=checks(result),
@@ -176,6 +187,7 @@ REPRODUCTION = register(Reproduction(
     source="SMILE paper, appendix D and Figure 4",
     scales={"quick": "10 chains x 10^5 steps each", "paper": "10 chains x 10^6 steps each (the paper's)"},
     run=run,
+    keeps="nothing",
     options=(Option("--steps", "steps per chain (default: the scale's)"),
              SEED_OPTION),
 ))

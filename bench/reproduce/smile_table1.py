@@ -21,6 +21,9 @@ resumes; ``--jobs N`` shares the work between N processes through the store's cl
 each run a task on Dask distributed (``sgbench.bench.sweeps.dask_tasks``). The acceptance check is the
 paper's claim that pSMILE-naive has the lowest bias under anisotropic noise, per target on average over the three
 anisotropic noises.
+
+Kept on interruption: every finished compiled call's runs, in the results store (suite ``smile-table1``); progress:
+the sweep's, over chain-steps.
 """
 
 from __future__ import annotations
@@ -357,6 +360,7 @@ REPRODUCTION = register(Reproduction(
                      "on 2 cores, most of it compilation)",
             "paper": "10 chains x 10^6 steps per step size, the paper's scale (15.5 minutes on 2 cores with --jobs 2)"},
     run=run,
+    keeps="store",
     options=(Option("--steps", "smile-table1: steps per chain (default: 20,000 quick, 10^6 paper)"),
              SEED_OPTION,
              Option("--jobs", "processes sharing the runs through the results store (default: 1)"),
