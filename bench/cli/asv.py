@@ -61,10 +61,9 @@ def execute(args, argv) -> int:
     except KeyboardInterrupt:  # run_asv has stopped asv
         from sgbench.bench.perf.dashboard import asv_dirs
 
-        print(f"sgbench: asv interrupted: asv keeps a commit's results only once all its benchmarks have run, so "
-              f"nothing of this run was added to {asv_dirs(config)[0]}; run it again (--bench REGEX runs a "
-              "part)", file=sys.stderr)
-        return 130
+        raise KeyboardInterrupt(f"sgbench: asv interrupted: asv keeps a commit's results only once all its benchmarks "
+                                f"have run, so nothing of this run was added to {asv_dirs(config)[0]}; run it again "
+                                "(--bench REGEX runs a part)") from None
 
 
 

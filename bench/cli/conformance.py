@@ -8,7 +8,6 @@ FAILED adapters are findings about the libraries, not about this run), 2 bad inp
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 from sgbench.base.arguments import integer_at_least
@@ -56,9 +55,8 @@ def execute(args, argv) -> int:
         with executor_client(args) as client:
             rows, not_run = conformance(libraries, args.scale, args.seed, record, client=client, progress=progress)
     except KeyboardInterrupt:
-        print(f"sgbench: conformance interrupted: {len(finished(record))} finished tasks are kept in {record}; "
-              "the same command resumes", file=sys.stderr)
-        return 130
+        raise KeyboardInterrupt(f"sgbench: conformance interrupted: {len(finished(record))} finished tasks are kept in "
+                                f"{record}; the same command resumes") from None
     json_path, page = conformance_page.write(rows, not_run, args.scale, args.seed, args.out)
     outcomes = [row["outcome"] for row in rows]
     print(f"conformance ({args.scale}): {len(rows)} rows: " +

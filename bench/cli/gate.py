@@ -9,7 +9,6 @@ failure rate over N fresh runs; ``--power``: which layer catches each planted bu
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 from sgbench.base.arguments import integer_at_least
@@ -81,8 +80,6 @@ def execute(args, argv) -> int:
         return 0
     store_file(args.db)
     outcome = resumable_gate(args, args.db, args.seed, args.baseline, use_baseline)
-    if outcome is None:
-        return 130
     verdict, page, _ = record_gate(outcome, args.db, args.out, echo=True)
     cell_record.clear(cell_record.record_path(args.db, args.suite))
     print(verdict)
@@ -122,7 +119,10 @@ def resumable_gate(args, db: Path, seed: int = 0, baseline: Path | None = None, 
         seed, baseline, use_baseline: the gate run's (``run_gate``).
 
     Returns:
-        the GateOutcome, or None when interrupted.
+        the GateOutcome.
+
+    Raises:
+        KeyboardInterrupt: interrupted, with the line saying what was kept (``sgbench.bench.cli.main`` prints it).
     """
     from sgbench.bench.gate import cell_record
     from sgbench.bench.gate.runner import record_settings, run_gate, suite
@@ -143,10 +143,9 @@ def resumable_gate(args, db: Path, seed: int = 0, baseline: Path | None = None, 
                                 record=record, on_cell=store_runs)
         except KeyboardInterrupt:
             kept = len(cell_record.finished_cells(record, record_settings(suite_name, seed, baseline, use_baseline)))
-            print(f"sgbench: {args.command} interrupted: {kept} of the {len(suite(suite_name))} gate cells finished "
-                  f"and are kept in {record} (their runs in {db}); the same command resumes from them",
-                  file=sys.stderr)
-            return None
+            raise KeyboardInterrupt(f"sgbench: {args.command} interrupted: {kept} of the {len(suite(suite_name))} gate "
+                                    f"cells finished and are kept in {record} (their runs in {db}); the same command "
+                                    "resumes from them") from None
 
 
 def record_gate(outcome, db: Path, out: Path, echo: bool = False):

@@ -144,8 +144,6 @@ def execute(args, argv) -> int:
     print(f"nightly at {head[:8]}, last nightly run at {last[:8] if last else 'none'}")
 
     outcome = resumable_gate(args, results / "results.sqlite")
-    if outcome is None:
-        return 130
     gate_verdict, gate_page, failed = record_gate(outcome, results / "results.sqlite", results)
     print(gate_verdict)
     gate_failures = failed[failed["name"] != "baseline"]
@@ -162,11 +160,11 @@ def execute(args, argv) -> int:
         except (RuntimeError, ValueError, dashboard.DashboardError) as error:
             problems.append(f"asv: {error}")
         except KeyboardInterrupt:
-            print(f"sgbench: nightly interrupted after its gate, whose cells are kept in "
-                  f"{cell_record.record_path(results / 'results.sqlite', args.suite)}; asv keeps each commit's "
-                  "results once all its benchmarks have run; the same command reuses the gate's cells and runs "
-                  "asv again, skipping the commits it kept", file=sys.stderr)
-            return 130
+            record = cell_record.record_path(results / "results.sqlite", args.suite)
+            raise KeyboardInterrupt(f"sgbench: nightly interrupted after its gate, whose cells are kept in {record}; "
+                                    "asv keeps each commit's results once all its benchmarks have run; the same "
+                                    "command reuses the gate's cells and runs asv again, skipping the commits it "
+                                    "kept") from None
     slower = speed[speed["change"].isin(["slower", "failed"])] if len(speed) else speed
     regressed = {"gate": len(gate_failures), "quality": len(quality), "inconclusive": undecided,
                  "speed": len(slower), "asv": len(problems)}

@@ -3,7 +3,6 @@ or an ad-hoc step-size sweep into the results store, then its table and HTML rep
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 from sgbench.bench.cli._common import (
@@ -120,9 +119,8 @@ def execute(args, argv) -> int:
                                 client=client, per_task=args.per_task)
         except KeyboardInterrupt:
             kept = len(store.runs_of(keys))
-            print(f"sgbench: run interrupted: {kept} of the {len(keys)} runs it asks for are in {args.db}; the same "
-                  "command resumes", file=sys.stderr)
-            return 130
+            raise KeyboardInterrupt(f"sgbench: run interrupted: {kept} of the {len(keys)} runs it asks for are in "
+                                    f"{args.db}; the same command resumes") from None
         frame = store.runs_of(keys)
     print(f"{len(outcome.new)} new runs, {outcome.already_stored} already in {args.db}"
           + (f", {outcome.by_others} computed meanwhile by another sgbench process" if outcome.by_others else ""))

@@ -4,8 +4,6 @@ per-chain-step times of every sampler against its random-number floor, SGLD agai
 
 from __future__ import annotations
 
-import sys
-
 from sgbench.bench.cli._common import UsageError, output_folder, progress
 from sgbench.bench.cli._report_folders import add_out_option
 
@@ -45,10 +43,9 @@ def execute(args, argv) -> int:
         report = speed.measure(names, args.steps, args.numpy_steps, args.grid_steps or None, not args.no_bnn,
                                args.repeats, progress=progress)
     except KeyboardInterrupt:
-        print("sgbench: speed interrupted: nothing was written (its tables and page are written once every timing "
-              "has finished: timings are compared only within one run); run it again, or time a part with "
-              "--sampler, --grid-steps 0, --no-bnn", file=sys.stderr)
-        return 130
+        raise KeyboardInterrupt("sgbench: speed interrupted: nothing was written (its tables and page are written once "
+                                "every timing has finished: timings are compared only within one run); run it again, "
+                                "or time a part with --sampler, --grid-steps 0, --no-bnn") from None
     print(report.sgld.round(4).to_string())
     print(report.samplers.round(4).to_string())
     for part in (report.grid, report.bnn):

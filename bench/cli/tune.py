@@ -136,9 +136,9 @@ def execute(args, argv) -> int:
                 arm = tuner.heuristic_arm(first.runner.target_by_arm[0])
                 tunings.append(tuner.heuristic(build(arms=[arm])))
         except KeyboardInterrupt:
-            print(f"sgbench: tune interrupted: {len(store) - before} arm runs were stored in {args.db} before it "
-                  "stopped; the tuning itself is not resumed (run it again)", file=sys.stderr)
-            return 130
+            raise KeyboardInterrupt(f"sgbench: tune interrupted: {len(store) - before} arm runs were stored in "
+                                    f"{args.db} before it stopped; the tuning itself is not resumed (run it "
+                                    "again)") from None
     for tuning in tunings:
         print(winner_line(tuning))
     page = write_page(args.out / "tune.html", tunings, command_line(argv))

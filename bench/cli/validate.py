@@ -119,8 +119,7 @@ def execute(args, argv) -> int:
         verdict = _validated(sampler, args.seed, args.out, told, options)
     except KeyboardInterrupt:
         done = f" ({'; '.join(decided)} decided, printed above)" if decided else ""
-        print(f"sgbench: validate interrupted: no verdict and no page{done}", file=sys.stderr)
-        return 130
+        raise KeyboardInterrupt(f"sgbench: validate interrupted: no verdict and no page{done}") from None
     print(verdict.summary())
     return verdict.outcome.exit_status
 
@@ -152,9 +151,8 @@ def _reseed(sampler, options: dict, args) -> int:
                       settings, range(args.seed, args.seed + args.reseed), record, progress=progress)
     except KeyboardInterrupt:
         kept = len(finished(record, settings_key(settings)))
-        print(f"sgbench: validate --reseed interrupted: {kept} finished runs are in {record}; run the same command "
-              "again to resume", file=sys.stderr)
-        return 130
+        raise KeyboardInterrupt(f"sgbench: validate --reseed interrupted: {kept} finished runs are in {record}; run "
+                                "the same command again to resume") from None
     pd.set_option("display.width", 200)
     print(summary(runs).to_string(index=False))
     per_target = pd.DataFrame(list(runs["outcomes"])).apply(lambda c: c.value_counts()).fillna(0).astype(int)
