@@ -54,3 +54,26 @@ def test_the_terminal_bar_ticks_without_updates(monkeypatch):
     assert isinstance(progress_bar(10, "run"), TickingBar)
     monkeypatch.setattr(sys, "stderr", io.StringIO())
     assert isinstance(progress_bar(10, "run"), ProgressLines)
+
+
+def test_a_signal_swallowed_during_a_garbage_collection_stops_the_next_progress_update(monkeypatch):
+    """The console script records each signal (``bench/running/interruption.py``); an update of either bar, or a
+    progress line, raises it again, so a signal whose KeyboardInterrupt a garbage-collection callback ate still stops
+    the command."""
+    import io
+
+    import pytest
+
+    from sgbench.bench.cli._common import progress
+    from sgbench.bench.running import interruption
+    from sgbench.bench.running.progress_lines import ProgressLines, TickingBar
+
+    bars = [ProgressLines(10, stream=io.StringIO()), TickingBar(10, stream=io.StringIO())]
+    for bar in bars:
+        bar.update(1)  # no signal: nothing raised
+    monkeypatch.setattr(interruption, "RECEIVED", [2])
+    for bar in bars:
+        with pytest.raises(KeyboardInterrupt):
+            bar.update(1)
+    with pytest.raises(KeyboardInterrupt):
+        progress("[1/2] done")

@@ -61,8 +61,9 @@ from sgbench.bench.cli import (
     tune,
     validate,
 )
-from sgbench.bench.cli._common import SIGNALS_RECEIVED, Parser, heartbeat, one_line
+from sgbench.bench.cli._common import Parser, heartbeat, one_line
 from sgbench.bench.cli._warnings import summarised_warnings
+from sgbench.bench.running import interruption
 
 COMMANDS = (listing, run, report, reproduce, tune, reference, gate, baseline, design_bias, validate, conformance,
             asv, dashboard, nightly, speed, px_overhead, nuts_speed)
@@ -88,8 +89,8 @@ def console() -> None:
     """The ``sgbench`` console script: :func:`main` in this process, with SIGINT and SIGTERM raising
     KeyboardInterrupt (:class:`Terminated` for SIGTERM) where Python handles signals, so that every command's
     interruption path runs; a signal that arrives during a garbage collection (whose callbacks, XLA's among them,
-    would print and ignore the exception) is raised at the command's next progress line instead
-    (``sgbench.bench.cli._common.progress``). The status is 130
+    would print and ignore the exception) is raised at the command's next progress line or progress-bar update
+    instead (``sgbench.bench.running.interruption``). The status is 130
     (128 + SIGINT) or 143 (128 + SIGTERM). After an interruption the process ends with ``os._exit`` once the output
     is flushed: what the command keeps is already written (records are appended and stores committed as results
     finish), while the interpreter's own shutdown, with XLA's threads stopped in the middle of a call, can crash
@@ -98,7 +99,7 @@ def console() -> None:
     collecting = [False]  # inside a garbage collection, whose callbacks (XLA's) would swallow the exception
 
     def on_signal(signum, frame):
-        SIGNALS_RECEIVED.append(signum)
+        interruption.RECEIVED.append(signum)
         if not collecting[0]:  # else the next progress line raises it
             raise Terminated if signum == signal.SIGTERM else KeyboardInterrupt
 
@@ -110,7 +111,7 @@ def console() -> None:
     if status == INTERRUPTED:
         sys.stdout.flush()
         sys.stderr.flush()
-        os._exit(128 + signal.SIGTERM if signal.SIGTERM in SIGNALS_RECEIVED else INTERRUPTED)
+        os._exit(128 + signal.SIGTERM if signal.SIGTERM in interruption.RECEIVED else INTERRUPTED)
     sys.exit(status)
 
 
@@ -134,8 +135,8 @@ def main(argv=None) -> int:
         beating = heartbeat(args.command) if beats else contextlib.nullcontext()
         with summarised_warnings(), beating:
             return in_float64_mode(args.handler)(args, argv)
-    except KeyboardInterrupt as interruption:  # its message: the command's own line (what it kept), printed last
-        print(str(interruption) or f"sgbench: {args.command} interrupted before it finished", file=sys.stderr)
+    except KeyboardInterrupt as stopped:  # its message: the command's own line (what it kept), printed last
+        print(str(stopped) or f"sgbench: {args.command} interrupted before it finished", file=sys.stderr)
         return INTERRUPTED
     except BrokenPipeError:  # the reader went away (sgbench ... | head): stop quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

@@ -9,9 +9,11 @@ import math
 import os
 import re
 import sys
-import threading
 import time
 from pathlib import Path
+
+from sgbench.bench.running.interruption import raise_if_signalled
+from sgbench.bench.running.progress_lines import Ticker
 
 DEFAULT_DB = Path("reports") / "results.sqlite"
 DEFAULT_OUT = Path("reports") / "latest"
@@ -146,7 +148,6 @@ def parse_key_values(pairs, option: str) -> dict:
     return params
 
 
-SIGNALS_RECEIVED: list[int] = []  # the console script's SIGINT and SIGTERM, in order (``sgbench.bench.cli.console``)
 
 
 _LAST_LINE = {"text": "", "at": time.monotonic()}  # the last progress line, for the heartbeat
@@ -160,8 +161,7 @@ def progress(message: str) -> None:
     raised again here, so that the command stops at its next finished unit of work."""
     print(message, file=sys.stderr, flush=True)
     _LAST_LINE.update(text=message, at=time.monotonic())
-    if SIGNALS_RECEIVED:
-        raise KeyboardInterrupt
+    raise_if_signalled()
 
 
 def still_working(command: str, started: float, now: float) -> str:
@@ -189,23 +189,20 @@ def heartbeat(command: str, every: float = HEARTBEAT_SECONDS):
     """
     started = time.monotonic()
     _LAST_LINE.update(text="", at=started)
-    stop = threading.Event()
+    beaten = [started]
 
     def beat() -> None:
-        beaten = started
-        while not stop.wait(min(1.0, every)):
-            now = time.monotonic()
-            if now - max(_LAST_LINE["at"], beaten) >= every:
-                print(still_working(command, started, now), file=sys.stderr, flush=True)
-                beaten = now
+        now = time.monotonic()
+        if now - max(_LAST_LINE["at"], beaten[0]) >= every:
+            print(still_working(command, started, now), file=sys.stderr, flush=True)
+            beaten[0] = now
 
-    thread = threading.Thread(target=beat, daemon=True)
-    thread.start()
+    ticker = Ticker(beat, min(1.0, every))
+    ticker.start()
     try:
         yield
     finally:
-        stop.set()
-        thread.join()
+        ticker.stop()
 
 
 def command_line(argv) -> str:

@@ -10,11 +10,13 @@ import sys
 import threading
 import time
 
+from sgbench.bench.running.interruption import raise_if_signalled
+
 EVERY_SECONDS = 10.0  # the longest silence when stderr is not a terminal
 TICK_SECONDS = 1.0  # how often the terminal bar is redrawn
 
 
-class _Heartbeat:
+class Ticker:
     """A daemon thread calling ``beat()`` every ``every`` seconds from :meth:`start` until :meth:`stop`.
 
     Args:
@@ -57,7 +59,7 @@ class ProgressLines:
         self.stream = sys.stderr if stream is None else stream
         self.n, self.description = 0.0, ""
         self._started = time.monotonic()
-        self._heartbeat = _Heartbeat(self._say, every)
+        self._heartbeat = Ticker(self._say, every)
 
     def line(self) -> str:
         """"progress: 40 % (4e+05 of 1e+06 chain-steps) in 12 s, about 18 s left, DESCRIPTION"."""
@@ -77,6 +79,7 @@ class ProgressLines:
 
     def update(self, n: float = 1) -> None:
         self.n += n
+        raise_if_signalled()
 
     def set_description(self, description: str) -> None:
         self.description = description
@@ -108,7 +111,7 @@ class TickingBar:
 
         self.stream = sys.stderr if stream is None else stream
         self.bar = tqdm(total=total, unit=unit, unit_scale=total >= 10_000, file=self.stream)  # 4/10 runs, 2.1M/4M
-        self._heartbeat = _Heartbeat(self.bar.refresh, every)
+        self._heartbeat = Ticker(self.bar.refresh, every)
 
     @property
     def n(self) -> float:
@@ -121,6 +124,7 @@ class TickingBar:
 
     def update(self, n: float = 1) -> None:
         self.bar.update(n)
+        raise_if_signalled()
 
     def set_description(self, description: str) -> None:
         self.bar.set_description(description)
@@ -144,6 +148,7 @@ class _Silent:
 
     def update(self, n: float = 1) -> None:
         self.n += n
+        raise_if_signalled()
 
     def set_description(self, description: str) -> None:
         pass
