@@ -92,8 +92,7 @@ def test_commits_since_the_last_night_are_measured_by_asv_with_head_last(monkeyp
     head, last, between = "b" * 40, "a" * 40, "c" * 40
     commands = []
     monkeypatch.setattr("sgbench.bench.perf.asv_machine.register_machine", lambda config, name=None: "box")
-    monkeypatch.setattr(nightly.subprocess, "run", lambda command, check=False: (
-        commands.append(command), subprocess.CompletedProcess(command, 0))[1])
+    monkeypatch.setattr("sgbench.bench.cli.asv.run_asv", lambda command: commands.append(command) or 0)
     monkeypatch.setattr(nightly, "_git", lambda *args: f"{between}\n{head}" if args[:2] == ("rev-list", "--reverse")
                         and args[2] == f"{last}..{head}" else pytest.fail(f"unexpected git {args}"))
     args = Namespace(machine=None, bench=None, here=False, quick=False, steps=4)

@@ -101,7 +101,6 @@ def execute(args, argv) -> int:
     if os.getcwd() not in sys.path:  # MODULE is found in the current folder, as `python -m` finds it
         sys.path.insert(0, os.getcwd())
     sampler = load_sampler(args.sampler)
-    progress(f"validate {args.sampler}: planning its runs")
     options = dict(params=parse_key_values(args.param, "--param"), claims=args.claims, targets=args.targets,
                    num_chains=args.chains, num_steps=args.steps, warmup=args.warmup, detect=args.detect,
                    thorough=args.thorough, rename=_names(args.map),

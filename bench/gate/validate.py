@@ -233,6 +233,7 @@ def validate(sampler, params: dict | None = None, claims: str | None = None, tar
     plans = [plan(sampler, claim, t, per_target[t.key], num_chains, num_steps, warmup) for t in chosen]
     alpha = ALPHA_RUN / max(1, sum(p.statistical_checks for p in plans))
     session = _Session(sampler, claim, alpha, seed, progress)
+    progress(f"validating {getattr(sampler, 'name', sampler)} on {', '.join(p.key for p in plans)}")
     outcomes, reasons = {}, {}
     for p in plans:
         evidence = session.examine(p)
