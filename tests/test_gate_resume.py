@@ -5,13 +5,10 @@ says how many cells it kept, the record's count."""
 
 from __future__ import annotations
 
-import signal
-import subprocess
-import sys
-
 import pytest
 
 from sgbench.bench.gate import cell_record, runner
+from tests._signalled import sgbench, signalled_when
 
 
 @pytest.fixture
@@ -82,17 +79,9 @@ def test_the_cli_keeps_runs_as_cells_finish_and_removes_the_record_when_whole(tm
 
 def test_sgbench_gate_signalled_says_how_many_cells_it_kept(tmp_path):
     db = tmp_path / "r.sqlite"
-    command = [sys.executable, "-m", "sgbench.bench.cli", "gate", "--db", str(db), "--out", str(tmp_path / "out")]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    lines = []
-    for line in process.stderr:
-        lines.append(line)
-        if line.startswith("[1/"):
-            process.send_signal(signal.SIGINT)
-            break
-    stderr = "".join(lines) + process.communicate(timeout=120)[1]
-    assert process.returncode == 130 and "Traceback" not in stderr, stderr
+    returncode, stderr = signalled_when(sgbench("gate", "--db", db, "--out", tmp_path / "out"),
+                                        lambda line: line.startswith("[1/"))
+    assert returncode == 130 and "Traceback" not in stderr, stderr
     record = tmp_path / "gate_quick_cells.jsonl"
     kept = len(record.read_text().splitlines())
     total = len(runner.suite("quick"))

@@ -8,27 +8,19 @@ from __future__ import annotations
 
 import signal
 import subprocess
-import sys
 
 import pytest
+
+from tests._signalled import sgbench, signalled_when
 
 
 def interrupted(tmp_path, signum):
     """``sgbench conformance --scale quick --library blackjax`` signalled after its first progress line about a
     finished task; (exit status, stderr, the record's path)."""
     record = tmp_path / "records.jsonl"
-    command = [sys.executable, "-m", "sgbench.bench.cli", "conformance", "--scale", "quick", "--library", "blackjax",
-               "--out", str(tmp_path / "out"), "--record", str(record)]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    lines = []
-    for line in process.stderr:
-        lines.append(line)
-        if line.startswith("[1/"):
-            process.send_signal(signum)
-            break
-    rest = process.communicate(timeout=120)[1]
-    return process.returncode, "".join(lines) + rest, record
+    command = sgbench("conformance", "--scale", "quick", "--library", "blackjax", "--out", tmp_path / "out",
+                      "--record", record)
+    return *signalled_when(command, lambda line: line.startswith("[1/"), signum), record
 
 
 @pytest.mark.parametrize("signum, status", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
@@ -48,17 +40,9 @@ def test_an_interrupted_sweep_keeps_each_finished_call_and_resumes(tmp_path):
     from sgbench.bench.sweeps.store import ResultsStore
 
     db = tmp_path / "r.sqlite"
-    command = [sys.executable, "-m", "sgbench.bench.cli", "run", "--db", str(db), "--out", str(tmp_path / "out")]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    lines = []
-    for line in process.stderr:  # progress lines: stderr is not a terminal
-        lines.append(line)
-        if "points 6-10 of 10" in line:
-            process.send_signal(signal.SIGINT)
-            break
-    stderr = "".join(lines) + process.communicate(timeout=120)[1]
-    assert process.returncode == 130 and "Traceback" not in stderr, stderr
+    command = sgbench("run", "--db", db, "--out", tmp_path / "out")
+    returncode, stderr = signalled_when(command, lambda line: "points 6-10 of 10" in line)  # piped: progress lines
+    assert returncode == 130 and "Traceback" not in stderr, stderr
     with ResultsStore(db) as store:
         kept = len(store)
     assert kept == 5
@@ -84,26 +68,11 @@ def test_a_quiet_command_says_it_is_still_working_with_an_estimate(capsys):
     assert "s left at this pace; last: [1/4] first cell: passed (0 s ago)" in lines[2]
 
 
-def signalled_after(command, first_words: str, signum=signal.SIGINT, stream="stderr"):
-    """``command`` signalled once a line of ``stream`` starts with ``first_words``: (exit status, its stderr)."""
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    lines = []
-    for line in getattr(process, stream):
-        lines.append(line)
-        if line.lstrip("[ .0-9%]·").startswith(first_words):
-            process.send_signal(signum)
-            break
-    out, err = process.communicate(timeout=120)
-    return process.returncode, ("".join(lines) + err) if stream == "stderr" else err
-
-
 def test_an_interrupted_speed_run_writes_nothing_and_says_so(tmp_path):
     out = tmp_path / "out"
-    command = [sys.executable, "-m", "sgbench.bench.cli", "speed", "--steps", "2000", "--numpy-steps", "50",
-               "--grid-steps", "0", "--no-bnn", "--repeats", "1", "--sampler", "sgld", "--sampler", "sghmc",
-               "--out", str(out)]
-    returncode, stderr = signalled_after(command, "sgld: JAX", signal.SIGTERM)
+    command = sgbench("speed", "--steps", 2000, "--numpy-steps", 50, "--grid-steps", 0, "--no-bnn", "--repeats", 1,
+                      "--sampler", "sgld", "--sampler", "sghmc", "--out", out)
+    returncode, stderr = signalled_when(command, lambda line: line.startswith("sgld: JAX"), signal.SIGTERM)
     assert returncode == 143 and "Traceback" not in stderr, stderr
     assert stderr.rstrip().splitlines()[-1].startswith("sgbench: speed interrupted: nothing was written")
     assert not (out / "speed.html").exists()
@@ -116,17 +85,11 @@ def test_an_interrupted_asv_run_stops_asv_and_says_nothing_was_kept(tmp_path):
     from tests.test_dashboard import write_config
 
     config = write_config(tmp_path)
-    command = [sys.executable, "-m", "sgbench.bench.cli", "asv", "--quick", "--config", str(config), "--machine",
-               "sgbench-signal-test", "--bench", r"samplers\.TimeRun\.time_run\('sg\w+', 'jax', 10, 10, 'icg'\)"]
-    env = {**os.environ, "HOME": str(tmp_path)}
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
-                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    for line in process.stdout:
-        if "Benchmarking" in line:
-            process.send_signal(signal.SIGINT)
-            break
-    stderr = process.communicate(timeout=120)[1]
-    assert process.returncode == 130 and "Traceback" not in stderr, stderr
+    command = sgbench("asv", "--quick", "--config", config, "--machine", "sgbench-signal-test", "--bench",
+                      r"samplers\.TimeRun\.time_run\('sg\w+', 'jax', 10, 10, 'icg'\)")
+    returncode, stderr = signalled_when(command, lambda line: "Benchmarking" in line, stream="stdout",
+                                        env={**os.environ, "HOME": str(tmp_path)})  # asv's machine file
+    assert returncode == 130 and "Traceback" not in stderr, stderr
     assert stderr.rstrip().splitlines()[-1] == (
         "sgbench: asv interrupted: asv keeps a commit's results only once all its benchmarks have run, so nothing of "
         f"this run was added to {tmp_path / 'results'}; run it again (--bench REGEX runs a part)")
@@ -136,19 +99,9 @@ def test_an_interrupted_asv_run_stops_asv_and_says_nothing_was_kept(tmp_path):
 def reproduce_mile_table5(tmp_path, signum, when: str):
     """``sgbench reproduce mile-table5`` (its two runs are the units of its record) signalled at its first stderr
     line containing ``when``; (exit status, stderr, the record's path, the command)."""
-    db = tmp_path / "r.sqlite"
-    command = [sys.executable, "-m", "sgbench.bench.cli", "reproduce", "mile-table5", "--db", str(db), "--out",
-               str(tmp_path / "out")]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    lines = []
-    for line in process.stderr:  # stderr is not a terminal: progress lines
-        lines.append(line)
-        if when in line:
-            process.send_signal(signum)
-            break
-    stderr = "".join(lines) + process.communicate(timeout=120)[1]
-    return process.returncode, stderr, tmp_path / "mile_table5_runs.jsonl", command
+    command = sgbench("reproduce", "mile-table5", "--db", tmp_path / "r.sqlite", "--out", tmp_path / "out")
+    returncode, stderr = signalled_when(command, lambda line: when in line, signum)  # piped: progress lines
+    return returncode, stderr, tmp_path / "mile_table5_runs.jsonl", command
 
 
 @pytest.mark.long  # 55-60 s alone on 2 cores (two runs' compilation, the rerun's one), 94 s beside other jobs
@@ -178,3 +131,25 @@ def test_a_reproduction_terminated_before_its_first_unit_says_nothing_was_kept(t
     assert stderr.rstrip().splitlines()[-1] == (f"sgbench: reproduce mile-table5 interrupted: nothing was kept: no "
                                                 f"unit had finished (finished units are kept in {record}); the same "
                                                 "command starts again")
+
+
+def test_interrupted_design_bias_and_baseline_updates_say_what_they_wrote(monkeypatch, capsys):
+    """``sgbench design-bias`` writes its file after each cell (it counts the cells written); ``sgbench baseline
+    update`` writes only at the end (nothing changed)."""
+    from sgbench.bench.cli import main
+    from sgbench.bench.gate import design_bias, runner
+
+    def two_cells_then_ctrl_c(*args, progress, **kwargs):
+        progress("[1/9] a: relative second-moment bias ...")
+        progress("[2/9] b: relative second-moment bias ...")
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(design_bias, "build", two_cells_then_ctrl_c)
+    assert main(["design-bias"]) == 130
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        f"sgbench: design-bias interrupted: the 2 cells it measured are written to {design_bias.PATH}; the same "
+        "command without --remeasure measures only the others")
+    monkeypatch.setattr(runner, "update_baseline", two_cells_then_ctrl_c)
+    assert main(["baseline", "update", "--why", "a test"]) == 130
+    assert capsys.readouterr().err.splitlines()[-1].startswith("sgbench: baseline update interrupted: the baselines "
+                                                               "are written only when every cell is measured")

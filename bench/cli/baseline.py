@@ -43,7 +43,12 @@ def execute(args, argv) -> int:
         baselines.checked_why(args.why)
         path = design_bias.build(args.suite, args.groups, command=command, sampler=args.sampler, progress=progress)
         print(f"design bias written: {path}")
-    path = update_baseline(args.suite, args.why, command, seeds=args.seeds, path=args.path, names=args.cell,
-                           sampler=args.sampler, progress=progress)
+    try:
+        path = update_baseline(args.suite, args.why, command, seeds=args.seeds, path=args.path, names=args.cell,
+                               sampler=args.sampler, progress=progress)
+    except KeyboardInterrupt:
+        raise KeyboardInterrupt("sgbench: baseline update interrupted: the baselines are written only when every cell "
+                                "is measured, so none changed (design biases measured before are kept); run it "
+                                "again") from None
     print(f"baselines written: {path}")
     return 0

@@ -22,7 +22,19 @@ def execute(args, argv) -> int:
     from sgbench.bench.gate import design_bias
 
     integer_at_least("--groups", args.groups, 1)
-    path = design_bias.build(args.suite, args.groups, command=command_line(argv), remeasure=args.remeasure,
-                             sampler=args.sampler, progress=progress)
+    measured = []  # a "[k/N] CELL: ..." line follows each cell written to the file
+
+    def told(line: str) -> None:
+        if line.startswith("["):
+            measured.append(line)
+        progress(line)
+
+    try:
+        path = design_bias.build(args.suite, args.groups, command=command_line(argv), remeasure=args.remeasure,
+                                 sampler=args.sampler, progress=told)
+    except KeyboardInterrupt:
+        raise KeyboardInterrupt(f"sgbench: design-bias interrupted: the {len(measured)} cells it measured are written "
+                                f"to {design_bias.PATH}; the same command without --remeasure measures only the "
+                                "others") from None
     print(f"design bias written: {path}")
     return 0
