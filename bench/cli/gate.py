@@ -116,7 +116,9 @@ def resumable_gate(args, db: Path, seed: int = 0, baseline: Path | None = None, 
     Args:
         args: the command line: ``command`` (named in the interruption line), ``suite`` and the executor options.
         db: the results store.
-        seed, baseline, use_baseline: the gate run's (``run_gate``).
+        seed: the run's seed (``run_gate``).
+        baseline: the baselines (``run_gate``'s ``baseline_path``).
+        use_baseline: False for truth checks only (``run_gate``).
 
     Returns:
         the GateOutcome.
