@@ -86,33 +86,52 @@ class Terminated(KeyboardInterrupt):
 
 
 def console() -> None:
-    """The ``sgbench`` console script: :func:`main` in this process, with SIGINT and SIGTERM raising
-    KeyboardInterrupt (:class:`Terminated` for SIGTERM) where Python handles signals, so that every command's
-    interruption path runs; a signal that arrives during a garbage collection (whose callbacks, XLA's among them,
-    would print and ignore the exception) is raised at the command's next progress line or progress-bar update
-    instead (``sgbench.bench.running.interruption``). The status is 130
-    (128 + SIGINT) or 143 (128 + SIGTERM). After an interruption the process ends with ``os._exit`` once the output
-    is flushed: what the command keeps is already written (records are appended and stores committed as results
-    finish), while the interpreter's own shutdown, with XLA's threads stopped in the middle of a call, can crash
-    (SIGSEGV, exit 139, measured on ``sgbench conformance``)."""
-
-    collecting = [False]  # inside a garbage collection, whose callbacks (XLA's) would swallow the exception
-
-    def on_signal(signum, frame):
-        interruption.RECEIVED.append(signum)
-        if not collecting[0]:  # else the next progress line raises it
-            raise Terminated if signum == signal.SIGTERM else KeyboardInterrupt
-
-    gc.callbacks.insert(0, lambda phase, info: phase == "start" and collecting.__setitem__(0, True))
-    gc.callbacks.append(lambda phase, info: phase == "stop" and collecting.__setitem__(0, False))
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(signum, on_signal)
+    """The ``sgbench`` console script: :func:`main` in this process, with SIGINT and SIGTERM stopping the command
+    (:func:`stop_on_signals`). The status is 130 (128 + SIGINT) or 143 (128 + SIGTERM). After an interruption the
+    process ends with ``os._exit`` once the output is flushed: what the command keeps is already written (records
+    are appended and stores committed as results finish), while the interpreter's own shutdown, with XLA's threads
+    stopped in the middle of a call, can crash (SIGSEGV, exit 139, measured on ``sgbench conformance``)."""
+    stop_on_signals()
     status = main()
     if status == INTERRUPTED:
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(128 + signal.SIGTERM if signal.SIGTERM in interruption.RECEIVED else INTERRUPTED)
     sys.exit(status)
+
+
+def stop_on_signals():
+    """Make SIGINT and SIGTERM raise KeyboardInterrupt (:class:`Terminated` for SIGTERM) where Python handles
+    signals, so that every command's interruption path runs, and record them (``sgbench.bench.running.interruption``).
+    A signal that arrives during a garbage collection is recorded only: the collection's callbacks (XLA's among them,
+    and the two added here that mark the collection's start and end) would print the exception as "Exception ignored"
+    with a traceback and swallow it; the command's next progress line or progress-bar update raises it instead.
+
+    Returns:
+        the signal handler (for tests).
+    """
+    collecting = [False]  # inside a garbage collection
+
+    def first_gc_callback(phase, info):
+        if phase == "start":
+            collecting[0] = True
+
+    def last_gc_callback(phase, info):
+        if phase == "stop":
+            collecting[0] = False
+
+    ours = (first_gc_callback.__code__, last_gc_callback.__code__)  # gc callbacks too, before or after the flag
+
+    def on_signal(signum, frame):
+        interruption.RECEIVED.append(signum)
+        if not collecting[0] and (frame is None or frame.f_code not in ours):
+            raise Terminated if signum == signal.SIGTERM else KeyboardInterrupt
+
+    gc.callbacks.insert(0, first_gc_callback)
+    gc.callbacks.append(last_gc_callback)
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, on_signal)
+    return on_signal
 
 
 def main(argv=None) -> int:

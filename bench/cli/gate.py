@@ -50,8 +50,6 @@ def add_parser(commands) -> None:
 
 def execute(args, argv) -> int:
     from sgbench.bench.gate import cell_record
-    from sgbench.bench.gate.runner import reseed
-    from sgbench.bench.html import write_page
 
     integer_at_least("--seed", args.seed, 0, MAX_GATE_SEED)
     integer_at_least("--reseed", args.reseed, 0, MAX_RESEED)
@@ -59,25 +57,14 @@ def execute(args, argv) -> int:
     use_baseline = not args.no_baseline
     if args.executor != "local" and (args.power or args.reseed):
         raise ValueError("--executor dask runs the gate's cells; --reseed and --power run in this process")
-    if args.power:
-        return _power(args)
-    if args.reseed:
-        from sgbench.reference.checks import rate_upper_bound
-
-        per_check, runs = reseed(args.suite, args.reseed, args.baseline, use_baseline, first_seed=args.seed + 1,
-                                 names=args.cell, progress=progress)
-        failed, inconclusive = int(runs["failed"].sum()), int(runs["inconclusive"].sum())
-        verdict = (f"{failed} of {len(runs)} reseeded gate runs FAILED (95% upper bound on the run failure "
-                   f"rate {rate_upper_bound(failed, len(runs)):.3g}), {inconclusive} INCONCLUSIVE (bound "
-                   f"{rate_upper_bound(inconclusive, len(runs)):.3g}); {int(per_check['failures'].sum())} check "
-                   f"failures in all")
-        print(per_check.to_string(index=False))
-        print(verdict)
-        page = write_page(args.out / f"gate_{args.suite}_reseed.html",
-                          f"Gate '{args.suite}': {len(runs)} reseeded runs", verdict, failed == 0,
-                          {"Failure rate per check": per_check}, {})
-        print(f"report: {page}")
-        return 0
+    if args.power or args.reseed:
+        mode = "--power" if args.power else "--reseed"
+        try:
+            return _power(args) if args.power else _reseed(args, use_baseline)
+        except KeyboardInterrupt:
+            raise KeyboardInterrupt(f"sgbench: gate {mode} interrupted: nothing was kept (its rates are counted and "
+                                    "written once every cell has run); run it again, or a part of it with "
+                                    f"{'--bug' if args.power else '--cell'} NAME") from None
     store_file(args.db)
     outcome = resumable_gate(args, args.db, args.seed, args.baseline, use_baseline)
     verdict, page, _ = record_gate(outcome, args.db, args.out, echo=True)
@@ -200,6 +187,29 @@ def record_gate(outcome, db: Path, out: Path, echo: bool = False):
                       legends={"Outcome per cell": CELL_LEGEND, "Failed checks": CHECK_LEGEND,
                                "All checks": CHECK_LEGEND})
     return verdict, page, failed
+
+
+def _reseed(args, use_baseline: bool) -> int:
+    """``sgbench gate --reseed N``: each check's empirical failure rate over N fresh seeds; exit 0 (a
+    measurement)."""
+    from sgbench.bench.gate.runner import reseed
+    from sgbench.bench.html import write_page
+    from sgbench.reference.checks import rate_upper_bound
+
+    per_check, runs = reseed(args.suite, args.reseed, args.baseline, use_baseline, first_seed=args.seed + 1,
+                             names=args.cell, progress=progress)
+    failed, inconclusive = int(runs["failed"].sum()), int(runs["inconclusive"].sum())
+    verdict = (f"{failed} of {len(runs)} reseeded gate runs FAILED (95% upper bound on the run failure "
+               f"rate {rate_upper_bound(failed, len(runs)):.3g}), {inconclusive} INCONCLUSIVE (bound "
+               f"{rate_upper_bound(inconclusive, len(runs)):.3g}); {int(per_check['failures'].sum())} check "
+               f"failures in all")
+    print(per_check.to_string(index=False))
+    print(verdict)
+    page = write_page(args.out / f"gate_{args.suite}_reseed.html",
+                      f"Gate '{args.suite}': {len(runs)} reseeded runs", verdict, failed == 0,
+                      {"Failure rate per check": per_check}, {})
+    print(f"report: {page}")
+    return 0
 
 
 def _power(args) -> int:
