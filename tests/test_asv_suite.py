@@ -127,12 +127,12 @@ def test_sgbench_asv_registers_the_machine_and_returns_asv_status(monkeypatch):
         calls["register"] = (config, name)
         return name or "host-cpu-2cores"
 
-    def fake_run(command, check):
+    def fake_run(command):
         calls["run"] = command
-        return subprocess.CompletedProcess(command, 3)
+        return 3
 
     monkeypatch.setattr(asv_command, "register_machine", fake_register)
-    monkeypatch.setattr(asv_command.subprocess, "run", fake_run)
+    monkeypatch.setattr(asv_command, "run_asv", fake_run)
     monkeypatch.chdir(REPO)
     assert main(["asv", "--quick", "--bench", "ksd"]) == 3
     assert calls["register"] == (CONFIG, None)
@@ -153,3 +153,10 @@ def test_bad_asv_options_exit_2(argv, words, capsys, monkeypatch):
     assert main(["asv", *argv]) == 2
     error = capsys.readouterr().err
     assert error.count("\n") == 1 and words in error
+
+
+def test_run_asv_returns_the_commands_status():
+    """``run_asv`` runs its command in a process group of its own and returns the exit status (its interruption,
+    which stops the group: ``tests/test_signals.py``)."""
+    assert asv_command.run_asv([sys.executable, "-c", "raise SystemExit(3)"]) == 3
+    assert asv_command.run_asv([sys.executable, "-c", "import os; assert os.getpgid(0) == os.getpid()"]) == 0

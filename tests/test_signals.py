@@ -200,3 +200,22 @@ def test_interrupted_gate_measurements_say_nothing_was_kept(monkeypatch, capsys)
         assert capsys.readouterr().err.splitlines()[-1] == (
             f"sgbench: gate {flags[0]} interrupted: nothing was kept (its rates are counted and written once every "
             f"cell has run); run it again, or a part of it with {part} NAME")
+
+
+@pytest.mark.parametrize("args, moment, last", [
+    (["validate", "sgbench.bench.adapters.blackjax:sgld", "--param", "step_size=0.02", "--targets", "icg"],
+     "on icg: running", "sgbench: validate interrupted: no verdict and no page"),
+    (["tune", "sgld", "--target", "icg"], "sgld on icg:", "sgbench: tune interrupted: {rows} arm runs were stored in "
+     "{db} before it stopped; the tuning itself is not resumed (run it again)"),
+])
+def test_validate_and_tune_signalled_at_their_first_run_say_what_they_kept(tmp_path, args, moment, last):
+    """The count a command says it kept is the store's."""
+    import sqlite3
+
+    db = tmp_path / "r.sqlite"
+    extra = ["--db", db] if args[0] == "tune" else []
+    returncode, stderr = signalled_when(sgbench(*args, *extra, "--out", tmp_path / "out"),
+                                        lambda line: line.startswith(moment))
+    assert returncode == 130 and "Traceback" not in stderr, stderr
+    rows = sqlite3.connect(db).execute("SELECT COUNT(*) FROM runs").fetchone()[0] if db.exists() else 0
+    assert stderr.rstrip().splitlines()[-1] == last.format(rows=rows, db=db)
