@@ -35,11 +35,14 @@ lines (``sgbench.bench.cli._common.progress``): it then says it is still working
 
 from __future__ import annotations
 
+import _thread
 import contextlib
 import gc
 import os
 import signal
 import sys
+import threading
+import time
 
 from sgbench.bench.cli import (
     _report_folders,
@@ -103,14 +106,17 @@ def console() -> None:
 def stop_on_signals():
     """Make SIGINT and SIGTERM raise KeyboardInterrupt (:class:`Terminated` for SIGTERM) where Python handles
     signals, so that every command's interruption path runs, and record them (``sgbench.bench.running.interruption``).
-    A signal that arrives during a garbage collection is recorded only: the collection's callbacks (XLA's among them,
-    and the two added here that mark the collection's start and end) would print the exception as "Exception ignored"
-    with a traceback and swallow it; the command's next progress line or progress-bar update raises it instead.
+    A signal that arrives during a garbage collection is not raised there: the collection's callbacks (XLA's among
+    them, and the two added here that mark the collection's start and end) would print the exception as "Exception
+    ignored" with a traceback and swallow it. It is delivered again once the collection has ended (a thread waits for
+    the end and calls ``_thread.interrupt_main``), and, should that fail, the command's next progress line or
+    progress-bar update raises it.
 
     Returns:
         the signal handler (for tests).
     """
     collecting = [False]  # inside a garbage collection
+    redelivered = []  # a signal being delivered again: recorded already
 
     def first_gc_callback(phase, info):
         if phase == "start":
@@ -122,10 +128,21 @@ def stop_on_signals():
 
     ours = (first_gc_callback.__code__, last_gc_callback.__code__)  # gc callbacks too, before or after the flag
 
+    def deliver_after_collection(signum):
+        while collecting[0]:
+            time.sleep(0.01)
+        redelivered.append(signum)
+        _thread.interrupt_main(signum)
+
     def on_signal(signum, frame):
-        interruption.RECEIVED.append(signum)
-        if not collecting[0] and (frame is None or frame.f_code not in ours):
-            raise Terminated if signum == signal.SIGTERM else KeyboardInterrupt
+        if redelivered:
+            redelivered.clear()
+        else:
+            interruption.RECEIVED.append(signum)
+        if collecting[0] or (frame is not None and frame.f_code in ours):
+            threading.Thread(target=deliver_after_collection, args=(signum,), daemon=True).start()
+            return
+        raise Terminated if signum == signal.SIGTERM else KeyboardInterrupt
 
     gc.callbacks.insert(0, first_gc_callback)
     gc.callbacks.append(last_gc_callback)
