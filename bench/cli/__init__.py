@@ -108,15 +108,15 @@ def stop_on_signals():
     signals, so that every command's interruption path runs, and record them (``sgbench.bench.running.interruption``).
     A signal that arrives during a garbage collection is not raised there: the collection's callbacks (XLA's among
     them, and the two added here that mark the collection's start and end) would print the exception as "Exception
-    ignored" with a traceback and swallow it. It is delivered again once the collection has ended (a thread waits for
-    the end and calls ``_thread.interrupt_main``), and, should that fail, the command's next progress line or
-    progress-bar update raises it.
+    ignored" with a traceback and swallow it. It is delivered again once the collection has ended (a daemon thread
+    waits for the end and calls ``_thread.interrupt_main``; delivered inside a collection again, it is held again),
+    and, should that fail, the command's next progress line or progress-bar update raises it.
 
     Returns:
         the signal handler (for tests).
     """
     collecting = [False]  # inside a garbage collection
-    redelivered = []  # a signal being delivered again: recorded already
+    wake, again = threading.Event(), threading.Event()  # a held signal to deliver; the delivery under way
 
     def first_gc_callback(phase, info):
         if phase == "start":
@@ -126,24 +126,43 @@ def stop_on_signals():
         if phase == "stop":
             collecting[0] = False
 
-    ours = (first_gc_callback.__code__, last_gc_callback.__code__)  # gc callbacks too, before or after the flag
+    ours = (first_gc_callback.__code__, last_gc_callback.__code__)
 
-    def deliver_after_collection(signum):
-        while collecting[0]:
+    def inside_our_callbacks(frame) -> bool:
+        """Whether ``frame`` runs in one of the two callbacks (which are gc callbacks too), at any depth."""
+        while frame is not None:
+            if frame.f_code in ours:
+                return True
+            frame = frame.f_back
+        return False
+
+    def deliver_held() -> None:
+        """A daemon thread: once woken, wait for the collection to end and deliver the held signal again."""
+        while True:
+            wake.wait()
+            wake.clear()
             time.sleep(0.01)
-        redelivered.append(signum)
-        _thread.interrupt_main(signum)
+            while collecting[0]:
+                time.sleep(0.01)
+            if interruption.PENDING:
+                again.set()
+                _thread.interrupt_main(interruption.PENDING[-1])
 
     def on_signal(signum, frame):
-        if redelivered:
-            redelivered.clear()
+        if again.is_set():  # a held signal delivered again: received already
+            again.clear()
         else:
-            interruption.RECEIVED.append(signum)
-        if collecting[0] or (frame is not None and frame.f_code in ours):
-            threading.Thread(target=deliver_after_collection, args=(signum,), daemon=True).start()
+            interruption.received(signum)
+        if collecting[0] or inside_our_callbacks(frame):
+            if frame is not None and frame.f_code is first_gc_callback.__code__:
+                collecting[0] = True  # a collection is starting: hold the signal until it ends
+            wake.set()
             return
-        raise Terminated if signum == signal.SIGTERM else KeyboardInterrupt
+        taken = interruption.take()
+        if taken is not None:  # else raised already, at a progress update
+            raise Terminated if taken == signal.SIGTERM else KeyboardInterrupt
 
+    threading.Thread(target=deliver_held, daemon=True).start()
     gc.callbacks.insert(0, first_gc_callback)
     gc.callbacks.append(last_gc_callback)
     for signum in (signal.SIGINT, signal.SIGTERM):

@@ -114,16 +114,17 @@ def execute(args, argv) -> int:
     planned = [points(entry) for entry in entries]  # validated before the store is made
     keys = {(p.config_hash, p.seed) for entry_points in planned for p in entry_points}
     with executor_client(args) as client, ResultsStore(args.db) as store:
-        try:
+        try:  # the sweep, then its table and report: interrupted in either, the line counts what is stored
             outcome = run_suite(entries, store, suite_name, progress=not args.no_progress, planned=planned,
                                 client=client, per_task=args.per_task)
+            frame = store.runs_of(keys)
+            print(f"{len(outcome.new)} new runs, {outcome.already_stored} already in {args.db}"
+                  + (f", {outcome.by_others} computed meanwhile by another sgbench process" if outcome.by_others
+                     else ""))
+            print(format_table(frame))
+            print(f"report: {write_report(frame, args.out)}")
         except KeyboardInterrupt:
             kept = len(store.runs_of(keys))
             raise KeyboardInterrupt(f"sgbench: run interrupted: {kept} of the {len(keys)} runs it asks for are in "
                                     f"{args.db}; the same command resumes") from None
-        frame = store.runs_of(keys)
-    print(f"{len(outcome.new)} new runs, {outcome.already_stored} already in {args.db}"
-          + (f", {outcome.by_others} computed meanwhile by another sgbench process" if outcome.by_others else ""))
-    print(format_table(frame))
-    print(f"report: {write_report(frame, args.out)}")
     return 0

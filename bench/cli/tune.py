@@ -135,12 +135,11 @@ def execute(args, argv) -> int:
                 first = problems[0]
                 arm = tuner.heuristic_arm(first.runner.target_by_arm[0])
                 tunings.append(tuner.heuristic(build(arms=[arm])))
-        except KeyboardInterrupt:
+            for tuning in tunings:
+                print(winner_line(tuning))
+            print(f"report: {write_page(args.out / 'tune.html', tunings, command_line(argv))}")
+        except KeyboardInterrupt:  # in the tuning or while writing its page
             raise KeyboardInterrupt(f"sgbench: tune interrupted: {len(store) - before} arm runs were stored in "
                                     f"{args.db} before it stopped; the tuning itself is not resumed (run it "
                                     "again)") from None
-    for tuning in tunings:
-        print(winner_line(tuning))
-    page = write_page(args.out / "tune.html", tunings, command_line(argv))
-    print(f"report: {page}")
     return 0
