@@ -237,3 +237,16 @@ def test_validate_and_tune_signalled_at_their_first_run_say_what_they_kept(tmp_p
     assert returncode == 130 and "Traceback" not in stderr, stderr
     rows = sqlite3.connect(db).execute("SELECT COUNT(*) FROM runs").fetchone()[0] if db.exists() else 0
     assert stderr.rstrip().splitlines()[-1] == last.format(rows=rows, db=db)
+
+
+def test_an_interruption_while_the_command_line_is_read_is_one_line(monkeypatch, capsys):
+    """``sgbench reproduce NAME`` loads every reproduction's module to know their options (seconds): a fuzz trial
+    signalled then printed a traceback."""
+    from sgbench.bench import cli
+
+    def ctrl_c(self, args=None, namespace=None):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli.Parser, "parse_known_args", ctrl_c)
+    assert cli.main(["reproduce", "mile-table5"]) == 130
+    assert capsys.readouterr().err == "sgbench: interrupted while reading the command line; nothing was done\n"

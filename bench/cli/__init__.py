@@ -177,9 +177,12 @@ def main(argv=None) -> int:
     else a generic one; printed after the summary of warnings, so that it is the last line."""
     parser = build_parser()
     try:
-        args = parser.parse_args(argv)
+        args = parser.parse_args(argv)  # NAME's options load the reproductions' modules: seconds
     except SystemExit as exit_:
         return exit_.code
+    except KeyboardInterrupt:
+        print("sgbench: interrupted while reading the command line; nothing was done", file=sys.stderr)
+        return INTERRUPTED
     new_folder = getattr(args, "out", None) is _report_folders.NEW_FOLDER
     try:
         if new_folder:
