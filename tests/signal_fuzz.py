@@ -9,7 +9,7 @@ time and the longest silence on stderr.
 COMMAND: any of ``COMMANDS`` (default: all, in turn). A signalled trial passes when the command printed no traceback,
 the kept count (where its line gives one) is what the record or store holds, and it either stopped (exit 130 or 143,
 its "sgbench: ..." line last) or, signalled as it was ending, finished normally (exit 0, 1 or 3); a crash status
-(negative, 134, 139) fails. The summary counts them. Run from the repository root; each trial's folder (store, record, stderr) stays in ``--out``.
+(negative, 134, 139) fails. The summary counts them. Each trial's folder (store, record, stderr) stays in ``--out``.
 """
 
 from __future__ import annotations
