@@ -120,7 +120,8 @@ def record_settings(suite_name: str, seed: int = 0, baseline_path: Path | None =
 
 
 def run_gate(suite_name: str = "quick", seed: int = 0, baseline_path: Path | None = None, use_baseline=True,
-             progress=print, client=None, record: Path | None = None, on_cell=None) -> GateOutcome:
+             progress=print, client=None, record: Path | None = None, on_cell=None, dtype: str = "float64",
+             only=None) -> GateOutcome:
     """Run every cell of ``suite_name`` once with ``seed`` and check it.
 
     Args:
@@ -134,24 +135,32 @@ def run_gate(suite_name: str = "quick", seed: int = 0, baseline_path: Path | Non
         record: the record of finished cells (``sgbench.bench.gate.cell_record``): cells finished there under
             this run's settings are reused, each cell computed is appended as it finishes; None keeps nothing.
         on_cell: called with each computed cell's ``Replicates`` as it finishes (the CLI stores its runs).
+        dtype: the JAX driver's dtype (``RunConfig.dtype``) for every cell's runs; the NumPy reference's cells run
+            in float64 whatever it is. A record keeps the cells of each dtype apart.
+        only: the cells ``c`` with ``only(c)`` true alone (None: every cell of the suite).
 
     Returns:
         the :class:`GateOutcome`.
     """
     cells = suite(suite_name)
+    if only is not None:
+        cells = tuple(cell for cell in cells if only(cell))
+        if not cells:
+            raise ValueError(f"only: none of the gate suite {suite_name!r}'s cells was selected")
     document, base, alpha = references(suite_name, baseline_path, use_baseline)
-    under = cell_record.settings(suite_name, seed, base, document)
+    under = {**cell_record.settings(suite_name, seed, base, document), **({} if dtype == "float64" else
+                                                                             {"dtype": dtype})}
     kept = cell_record.finished_cells(record, under) if record is not None else {}
     to_compute = [cell for cell in cells if cell.name not in kept]
     progress(f"gate '{suite_name}': {len(cells)} cells" + (f", {len(kept)} of them kept from an interrupted run"
                                                            if kept else ""))
     start = time.perf_counter()
     if client is None:
-        computed = (run_cell(cell, seed=seed) for cell in to_compute)
+        computed = (run_cell(cell, seed=seed, dtype=dtype) for cell in to_compute)
     else:
         from sgbench.bench.sweeps.dask_tasks import results_in_order
 
-        computed = results_in_order(client, run_cell, to_compute, seed=seed)
+        computed = results_in_order(client, run_cell, to_compute, seed=seed, dtype=dtype)
     rows, moved, outcomes, errors = [], [], [], ([], [], [])
     for k, cell in enumerate(cells):
         entry = kept.get(cell.name)
