@@ -25,6 +25,7 @@ import pytest
 
 from sgbench.bench.cli import main
 from sgbench.bench.perf import dashboard
+from sgbench.bench.perf.asv_config import write_config
 
 REPO = Path(__file__).resolve().parents[1]
 CHROMIUM = shutil.which("chromium")
@@ -37,21 +38,6 @@ needs_chromium = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not on
 # (older builds: `CONSOLE(LINE)]`).
 CONSOLE_LINE = re.compile(r"CONSOLE[(:]\d*\)?\]\s*\"(?P<message>.*)\", source: (?P<source>\S*)")
 PAGE_ERROR = re.compile(r"uncaught|error", re.IGNORECASE)
-
-
-def write_config(folder: Path) -> Path:
-    """An asv config in ``folder`` for this repository's benchmarks, with results and site kept in ``folder``."""
-    # asv graphs the commits of the config's branches: the one checked out (or "HEAD" when detached).
-    branch = subprocess.run(["git", "rev-parse", "--abbrev-ref", "HEAD"], cwd=REPO, capture_output=True, text=True,
-                            check=True).stdout.strip()
-    config = folder / "asv.conf.json"
-    config.write_text(json.dumps({
-        "version": 1, "project": "sgmcmc-bench", "repo": str(REPO), "dvcs": "git", "branches": [branch],
-        "environment_type": "virtualenv", "pythons": ["3.11"], "matrix": {},
-        "benchmark_dir": str(REPO / "bench" / "perf" / "asv" / "benchmarks"), "env_dir": str(folder / "env"),
-        "results_dir": str(folder / "results"), "html_dir": str(folder / "html"), "default_benchmark_timeout": 120,
-    }), encoding="utf-8")
-    return config
 
 
 @pytest.fixture(scope="module")
