@@ -46,7 +46,7 @@ BNN_HIDDEN = 280
 BNN_STEPS = 200
 
 
-def _driver_and_floor(sampler, target, params, config: RunConfig, positions, repeats: int) -> tuple[float, float]:
+def driver_and_floor(sampler, target, params, config: RunConfig, positions, repeats: int) -> tuple[float, float]:
     """µs per chain-step of the JAX driver's run and of its random numbers alone (both compiled first)."""
     program = CompiledGrid(sampler, target, [params], config, positions)
     program()
@@ -66,7 +66,7 @@ def sampler_table(names, num_steps: int, numpy_steps: int, repeats: int = 3, pro
     rows = []
     for name in names:
         sampler, target, params, positions = problem(name)
-        jax_us, rng_us = _driver_and_floor(sampler, target, params, jax_config, positions, repeats)
+        jax_us, rng_us = driver_and_floor(sampler, target, params, jax_config, positions, repeats)
         numpy_run = functools.partial(numpy_driver.run_chains, sampler, target, params, numpy_config, positions)
         numpy_us = 1e6 * floors.best_seconds(numpy_run, 1) / (NUM_CHAINS * numpy_steps)
         rows.append({"sampler": name, "gradients per step": gradient_evaluations(sampler, target, params)[1],
@@ -146,7 +146,7 @@ def bnn_overhead(num_steps: int = BNN_STEPS, repeats: int = 3, progress=print) -
     # one step per block: a block of 10^6 numbers per step leaves the cache (measured: 940 µs per
     # chain-step at block_size 1, 1900 at 8, 2700 at 64)
     config = RunConfig(num_chains=NUM_CHAINS, num_steps=num_steps, seed=SEED, dtype=JAX_DTYPE, block_size=1)
-    step_us, rng_us = _driver_and_floor(sampler, target, params, config, positions, repeats)
+    step_us, rng_us = driver_and_floor(sampler, target, params, config, positions, repeats)
     keys = jax.random.split(jax.random.key(SEED + 1), NUM_CHAINS)
     x0 = jnp.asarray(positions, JAX_DTYPE)
 
