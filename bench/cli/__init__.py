@@ -19,6 +19,7 @@ One module per command:
     sgbench speed [--steps N] [--numpy-steps N] [--grid-steps N] [--no-bnn] [--sampler S ...]
     sgbench px-overhead [--chains N] [--steps N] [--batch-size B]
     sgbench nuts-speed [--draws N] [--out PNG]
+    sgbench device-check [--quick] [--skip scaling|bnn|asv|gate ...] [--out DIR] [--repeats N] [--machine NAME]
 
 ``gate``, ``validate`` and ``reproduce`` exit with status 1 when a check fails, ``nightly`` on a regression; ``asv``
 exits with asv's status.
@@ -51,6 +52,7 @@ from sgbench.bench.cli import (
     conformance,
     dashboard,
     design_bias,
+    device_check,
     gate,
     listing,
     nightly,
@@ -69,7 +71,7 @@ from sgbench.bench.cli._warnings import summarised_warnings
 from sgbench.bench.running import interruption
 
 COMMANDS = (listing, run, report, reproduce, tune, reference, gate, baseline, design_bias, validate, conformance,
-            asv, dashboard, nightly, speed, px_overhead, nuts_speed)
+            asv, dashboard, nightly, speed, px_overhead, nuts_speed, device_check)
 
 
 def build_parser() -> Parser:

@@ -27,6 +27,11 @@ from sgbench.bench.perf.asv_machine import AsvError, register_machine
 
 DEFAULT_CONFIG = Path("bench") / "perf" / "asv" / "asv.conf.json"
 MACHINE_NAME = re.compile(r"[A-Za-z0-9._-]+")
+# The one-minute subset of `tox -e asv-quick` (tox.ini repeats these; tests/test_device_check.py compares them):
+# SGLD's whole run on the 10-d icg (JAX and NumPy drivers), its peak memory at 10^4 chains, its statistical quality
+QUICK_BENCHMARKS = (r"samplers\.Time\w+\.time_\w+\('sgld', '(jax|numpy)', 10, 10, 'icg'\)",
+                    r"samplers\.PeakMemRun\.peakmem_run\('sgld', 'jax', 10000\)",
+                    r"quality\.TrackICG\.track_\w+\('sgld', 'jax'\)")
 STOP_SECONDS = 10  # an interrupted asv gets this long to stop after SIGTERM, then SIGKILL
 
 
