@@ -1,0 +1,88 @@
+"""``sgbench device-check`` (issue 46): its environment report, its steps rule, the gate's dtype option, its bad
+input, and (integration) the whole ``--quick`` run on a CPU."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from sgbench.bench.cli import main
+from sgbench.bench.cli.asv import QUICK_BENCHMARKS
+from sgbench.bench.gate.cells import suite
+from sgbench.bench.gate.runner import run_cell
+from sgbench.bench.perf import chain_scaling, device_environment
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_environment_on_a_cpu_says_cpu(monkeypatch):
+    monkeypatch.setattr(device_environment, "nvidia_smi", lambda: "not found")
+    found = device_environment.report()
+    assert found["jax_backend"] == "cpu" and found["accelerator"] is None and found["label"] == "CPU only"
+    assert set(found["cuda_packages"]) == set(device_environment.CUDA_PACKAGES)
+    assert {"jax", "jaxlib"} <= set(found["libraries"])
+    json.dumps(found)
+
+
+def test_nvidia_smi_missing_is_not_found():
+    assert device_environment.nvidia_smi(("no-such-program-sgbench", "-q")) == "not found"
+
+
+@pytest.mark.parametrize(("chains", "budget", "steps"), [(10, 10**6, 100_000), (1_000, 10**6, 1_000),
+                                                        (100_000, 10**6, 100), (10**7, 10**6, 100), (3, 10, 100)])
+def test_steps_keep_the_chain_steps_about_the_budget(chains, budget, steps):
+    assert chain_scaling.steps_for(chains, budget) == steps
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_the_gate_dtype_reaches_the_runs(dtype):
+    cell = next(c for c in suite("quick") if c.sampler == "sgld" and c.backend == "jax")
+    rep = run_cell(cell, dtype=dtype)
+    assert all(result.config.dtype == dtype for result in rep.results)
+    assert np.asarray(rep.results[0].trace.samples).dtype == np.dtype(dtype)
+
+
+@pytest.mark.parametrize(("argv", "words"), [(["--skip", "gpu"], "--skip must be one of scaling, bnn, asv, gate"),
+                                             (["--repeats", "0"], "--repeats"),
+                                             (["--machine", "a b"], "--machine")])
+def test_bad_input_is_one_line_and_status_2(argv, words, capsys, tmp_path):
+    assert main(["device-check", *argv, "--out", str(tmp_path / "out")]) == 2
+    error = capsys.readouterr().err.strip()
+    assert "\n" not in error and words in error
+    assert not (tmp_path / "out").exists()
+
+
+def test_tox_asv_quick_runs_the_same_benchmarks():
+    tox = (REPO / "tox.ini").read_text(encoding="utf-8")
+    section = tox.split("[testenv:asv-quick]")[1].split("\n[")[0]
+    assert tuple(re.findall(r'--bench "([^"]+)"', section)) == QUICK_BENCHMARKS
+
+
+@pytest.mark.integration
+def test_quick_device_check_on_a_cpu(tmp_path):
+    """The whole ``sgbench device-check --quick`` on this CPU into ``tmp_path``: 1 min 51 s (111 s) on 2 cores,
+    about 20 of them the asv subset."""
+    out, home = tmp_path / "check", tmp_path / "home"
+    home.mkdir()
+    env = {**os.environ, "JAX_PLATFORMS": "cpu", "HOME": str(home), "PYTHONPATH": str(REPO)}
+    started = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", "sgbench.bench.cli", "device-check", "--quick", "--out", str(out)],
+                          cwd=REPO, env=env, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    print(f"device-check --quick: {time.perf_counter() - started:.0f} s")
+    names = {path.name for path in out.iterdir()}
+    assert {"env.json", "chain_scaling.csv", "bnn_overhead.csv", "gate_dtypes.csv", "device_check.html",
+            "asv"} <= names
+    environment = json.loads((out / "env.json").read_text(encoding="utf-8"))
+    assert environment["label"] == "CPU only" and environment["machine"].endswith("cores")
+    assert list((out / "asv" / "results").rglob("*.json"))
+    page = (out / "device_check.html").read_text(encoding="utf-8")
+    assert "CPU only" in page and "float32" in page and "float64" in page
