@@ -60,6 +60,21 @@ def test_bad_input_is_one_line_and_status_2(argv, words, capsys, tmp_path):
     assert not (tmp_path / "out").exists()
 
 
+def test_an_interruption_says_what_was_kept(monkeypatch, capsys, tmp_path):
+    import pandas as pd
+
+    def interrupted(names, counts, budget, repeats, progress, on_row):
+        on_row(pd.DataFrame([{"sampler": "sgld", "chains": 10, "µs per chain-step": 0.2}]))
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(chain_scaling, "measure", interrupted)
+    out = tmp_path / "out"
+    assert main(["device-check", "--quick", "--skip", "asv", "--skip", "gate", "--out", str(out)]) == 130
+    said = capsys.readouterr().err.strip().splitlines()[-1]
+    assert said.startswith("sgbench: device-check interrupted during scaling") and "chain_scaling.csv" in said
+    assert {"env.json", "chain_scaling.csv", "device_check.html"} <= {path.name for path in out.iterdir()}
+
+
 def test_tox_asv_quick_runs_the_same_benchmarks():
     tox = (REPO / "tox.ini").read_text(encoding="utf-8")
     section = tox.split("[testenv:asv-quick]")[1].split("\n[")[0]
