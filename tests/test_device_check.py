@@ -17,7 +17,7 @@ import pytest
 from sgbench.bench.cli import main
 from sgbench.bench.cli.asv import QUICK_BENCHMARKS
 from sgbench.bench.gate.cells import suite
-from sgbench.bench.gate.runner import run_cell
+from sgbench.bench.gate.runner import run_cell, run_cell_in
 from sgbench.bench.perf import chain_scaling, device_environment
 
 REPO = Path(__file__).resolve().parents[1]
@@ -48,6 +48,11 @@ def test_the_gate_dtype_reaches_the_runs(dtype):
     rep = run_cell(cell, dtype=dtype)
     assert all(result.config.dtype == dtype for result in rep.results)
     assert np.asarray(rep.results[0].trace.samples).dtype == np.dtype(dtype)
+
+
+def test_a_reference_cell_runs_in_float64_whatever_the_dtype():
+    cell = next(c for c in suite("quick") if c.sampler == "sgld" and c.backend == "numpy")
+    assert all(result.config.dtype == "float64" for result in run_cell_in(cell, dtype="float32").results)
 
 
 @pytest.mark.parametrize(("argv", "words"), [(["--skip", "gpu"], "--skip must be one of scaling, bnn, asv, gate"),

@@ -74,6 +74,12 @@ def run_cell(cell: Cell, groups: int = 1, seed: int = 0, **options) -> Replicate
                           keep_every=cell.keep_every, **options)
 
 
+def run_cell_in(cell: Cell, seed: int = 0, dtype: str = "float64") -> Replicates:
+    """:func:`run_cell` with the JAX driver in ``dtype``; a cell of the NumPy reference runs in float64 (the only
+    dtype it has) whatever ``dtype`` is."""
+    return run_cell(cell, seed=seed, dtype=dtype if cell.backend == "jax" else "float64")
+
+
 def moves_row(cell: Cell, travel: Travel) -> dict:
     """The ``moves`` row of a cell's checks: fails when its chains do not move (``sgbench.bench.gate.start``);
     ``statistic`` the median standardised distance from start to end in the least-moving coordinate,
@@ -156,11 +162,11 @@ def run_gate(suite_name: str = "quick", seed: int = 0, baseline_path: Path | Non
                                                            if kept else ""))
     start = time.perf_counter()
     if client is None:
-        computed = (run_cell(cell, seed=seed, dtype=dtype) for cell in to_compute)
+        computed = (run_cell_in(cell, seed=seed, dtype=dtype) for cell in to_compute)
     else:
         from sgbench.bench.sweeps.dask_tasks import results_in_order
 
-        computed = results_in_order(client, run_cell, to_compute, seed=seed, dtype=dtype)
+        computed = results_in_order(client, run_cell_in, to_compute, seed=seed, dtype=dtype)
     rows, moved, outcomes, errors = [], [], [], ([], [], [])
     for k, cell in enumerate(cells):
         entry = kept.get(cell.name)
