@@ -1,6 +1,6 @@
 """The gate in several dtypes of the JAX driver: does a cell still sample its target in float32 (issue 46)?
 
-:func:`gate_by_dtype` runs the quick gate's cells once per dtype (``run_gate(..., dtype=...)``; a NumPy reference cell, were one selected, runs in float64) and returns one
+:func:`gate_by_dtype` runs the quick gate's cells once per dtype (``run_gate(..., dtype=...)``) and returns one
 row per dtype. It runs without baselines: the stored baselines are float64 runs, so a float32 run would be flagged
 for moves that are the dtype's; the truth checks alone say whether a cell samples its target. It runs the cells of
 the JAX driver only (the NumPy reference's cells run in float64 on the CPU whatever the dtype or device);
