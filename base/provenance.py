@@ -3,8 +3,9 @@
 Every fact is computed here and nowhere else:
 
 - the code: :func:`git_commit` (the package's checkout, ``+dirty`` with uncommitted changes to tracked files),
-  :func:`head_commit` (the commit checked out in a folder) and :func:`source_fingerprint` (a hash of the package's
-  source, which tells two working trees apart where a dirty commit cannot);
+  :func:`head_commit` (the commit checked out in a folder), :func:`checked_out_branch` and
+  :func:`source_fingerprint` (a hash of the package's source, which tells two working trees apart where a dirty
+  commit cannot);
 - the machine: :func:`host_name`, :func:`processor`, :func:`cpu_model`, :func:`cpu_count`, :func:`usable_cores`,
   :func:`operating_system`, :func:`architecture`, :func:`ram_text`, and JAX's view of it, :func:`jax_backend`,
   :func:`jax_devices` and :func:`accelerator`;
@@ -60,6 +61,21 @@ def head_commit(directory=None) -> str:
         OSError, subprocess.SubprocessError: git is missing or ``directory`` is not in a checkout.
     """
     return _git(directory, "rev-parse", "HEAD")
+
+
+def checked_out_branch(directory=None) -> str:
+    """The branch checked out in a git checkout (asv graphs the commits of its config's branches).
+
+    Args:
+        directory: a folder inside the checkout (None: the working directory).
+
+    Returns:
+        the branch's name, ``"HEAD"`` when detached.
+
+    Raises:
+        OSError, subprocess.SubprocessError: git is missing or ``directory`` is not in a checkout.
+    """
+    return _git(directory, "rev-parse", "--abbrev-ref", "HEAD")
 
 
 @functools.cache

@@ -10,19 +10,13 @@ the tests use it for a throw-away asv run.
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
+
+from sgbench.base import provenance
 
 REPOSITORY = Path(__file__).resolve().parents[2]  # bench/perf/ -> the repository (sgbench/bench links to bench/)
 BENCHMARKS = Path("bench") / "perf" / "asv" / "benchmarks"
 TIMEOUT_SECONDS = 120
-
-
-def checked_out_branch(repository: Path = REPOSITORY) -> str:
-    """The branch checked out in ``repository`` (``"HEAD"`` when detached): asv graphs the commits of its config's
-    branches."""
-    return subprocess.run(["git", "rev-parse", "--abbrev-ref", "HEAD"], cwd=repository, capture_output=True, text=True,
-                          check=True).stdout.strip()
 
 
 def write_config(folder: Path, repository: Path = REPOSITORY, timeout_seconds: int = TIMEOUT_SECONDS) -> Path:
@@ -46,7 +40,7 @@ def write_config(folder: Path, repository: Path = REPOSITORY, timeout_seconds: i
     config = folder / "asv.conf.json"
     config.write_text(json.dumps({
         "version": 1, "project": "sgmcmc-bench", "repo": str(repository), "dvcs": "git",
-        "branches": [checked_out_branch(repository)], "environment_type": "virtualenv", "pythons": ["3.11"],
+        "branches": [provenance.checked_out_branch(repository)], "environment_type": "virtualenv", "pythons": ["3.11"],
         "matrix": {}, "benchmark_dir": str(benchmarks), "env_dir": str(folder / "env"),
         "results_dir": str(folder / "results"), "html_dir": str(folder / "html"),
         "default_benchmark_timeout": timeout_seconds,
