@@ -31,6 +31,24 @@ def plain(value):
     return value.item() if isinstance(value, np.generic) else value
 
 
+def entries(record: Path | None):
+    """The complete lines of ``record``, parsed, in order; a line cut short by an interruption is skipped.
+
+    Args:
+        record: the JSON-lines file (None or a missing file: none).
+
+    Yields:
+        each complete line's JSON value.
+    """
+    if record is None or not Path(record).is_file():
+        return
+    for line in Path(record).read_text().splitlines():
+        try:
+            yield json.loads(line)
+        except json.JSONDecodeError:
+            continue
+
+
 def finished(record: Path | None, settings: dict) -> dict:
     """The finished units of ``record`` under ``settings``.
 
@@ -42,14 +60,8 @@ def finished(record: Path | None, settings: dict) -> dict:
         unit key (a tuple) -> result; a last line cut short by an interruption is ignored, and a later line of the
         same key replaces an earlier one.
     """
-    if record is None or not Path(record).is_file():
-        return {}
     settings, out = plain(settings), {}
-    for line in Path(record).read_text().splitlines():
-        try:
-            entry = json.loads(line)
-        except json.JSONDecodeError:
-            continue
+    for entry in entries(record):
         if isinstance(entry, dict) and entry.get("settings") == settings and "key" in entry:
             out[tuple(entry["key"])] = entry["result"]
     return out

@@ -60,16 +60,9 @@ COMMANDS = tuple(commands(Path("."), Path(".")))
 
 def complete_lines(path: Path) -> int:
     """The complete JSON lines of a record (0 when it is missing)."""
-    if not path.is_file():
-        return 0
-    count = 0
-    for line in path.read_text().splitlines():
-        try:
-            json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        count += 1
-    return count
+    from sgbench.base.unit_record import entries
+
+    return sum(1 for _ in entries(path))
 
 
 def kept_matches(last: str, folder: Path) -> bool | None:

@@ -114,12 +114,14 @@ def stop_on_signals():
     them, and the two added here that mark the collection's start and end) would print the exception as "Exception
     ignored" with a traceback and swallow it. It is delivered again once the collection has ended (a daemon thread
     waits for the end and calls ``_thread.interrupt_main``; delivered inside a collection again, it is held again),
-    and, should that fail, the command's next progress line or progress-bar update raises it.
+    unless the command's next progress line or progress-bar update has raised it first; a raised exception that is
+    lost is raised again there too (``sgbench.bench.running.interruption``).
 
     Returns:
         the signal handler (for tests).
     """
     collecting = [False]  # inside a garbage collection
+    held = [0]  # the raises so far when a signal was held: it is delivered again only if none came since
     wake, again = threading.Event(), threading.Event()  # a held signal to deliver; the delivery under way
 
     def first_gc_callback(phase, info):
@@ -141,16 +143,17 @@ def stop_on_signals():
         return False
 
     def deliver_held() -> None:
-        """A daemon thread: once woken, wait for the collection to end and deliver the held signal again."""
+        """A daemon thread: once woken, wait for the collection to end and deliver the held signal again, unless a
+        progress update has raised it meanwhile."""
         while True:
             wake.wait()
             wake.clear()
             time.sleep(0.01)
             while collecting[0]:
                 time.sleep(0.01)
-            if interruption.PENDING:
+            if len(interruption.RAISED) == held[0]:
                 again.set()
-                _thread.interrupt_main(interruption.PENDING[-1])
+                _thread.interrupt_main(interruption.RECEIVED[-1])
 
     def on_signal(signum, frame):
         if again.is_set():  # a held signal delivered again: received already
@@ -160,11 +163,11 @@ def stop_on_signals():
         if collecting[0] or inside_our_callbacks(frame):
             if frame is not None and frame.f_code is first_gc_callback.__code__:
                 collecting[0] = True  # a collection is starting: hold the signal until it ends
+            held[0] = len(interruption.RAISED)
             wake.set()
             return
-        taken = interruption.take()
-        if taken is not None:  # else raised already, at a progress update
-            raise Terminated if taken == signal.SIGTERM else KeyboardInterrupt
+        interruption.RAISED.append(signum)
+        raise Terminated if signum == signal.SIGTERM else KeyboardInterrupt
 
     threading.Thread(target=deliver_held, daemon=True).start()
     gc.callbacks.insert(0, first_gc_callback)

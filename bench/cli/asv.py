@@ -71,7 +71,6 @@ def execute(args, argv) -> int:
                                 "(--bench REGEX runs a part)") from None
 
 
-
 def run_asv(command: list[str]) -> int:
     """Run an asv command line to its end and return its exit status; on an interruption (KeyboardInterrupt here)
     stop asv and the benchmark processes it started (SIGTERM to its process group, SIGKILL after

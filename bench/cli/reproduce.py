@@ -8,7 +8,6 @@ suite), counted there, or that nothing was kept; the same command resumes from w
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 from sgbench.bench.cli._common import DEFAULT_DB, UsageError, output_folder, store_file
@@ -81,19 +80,11 @@ def _kept(entry, db: Path) -> tuple[int, Path | None]:
     of its record (``sgbench.bench.reproduce._record.record_path``) or the store's runs of its suite by this code
     version; ``(0, None)`` when it keeps nothing."""
     if entry.keeps == "record":
+        from sgbench.base.unit_record import entries
         from sgbench.bench.reproduce._record import record_path
 
         path = record_path(db, entry.name)
-        if not path.is_file():
-            return 0, path
-        complete = 0
-        for line in path.read_text().splitlines():
-            try:
-                json.loads(line)
-            except json.JSONDecodeError:  # cut short by an interruption: not kept
-                continue
-            complete += 1
-        return complete, path
+        return sum(1 for _ in entries(path)), path
     if entry.keeps == "store":
         from sgbench.bench.sweeps.store import ResultsStore
 

@@ -2,9 +2,9 @@
 resumes: JSON lines beside the results store (``gate_SUITE_cells.jsonl``), one per finished cell with its check rows,
 what moved, its outcome and its per-coordinate errors, written as the cell finishes (``sgbench.base.unit_record``).
 
-A cell is reused only by a run that would compute exactly it again: the same suite, seed, baselines and design
-biases, the same source code (``sgbench.base.provenance.source_fingerprint``: a gate checks the code as it is now,
-so an edit between the interruption and the rerun recomputes every cell) and the same Python, JAX and NumPy. The
+A cell is reused only by a run that would compute exactly it again: the same suite, seed, JAX dtype, baselines and
+design biases, the same source code (``sgbench.base.provenance.source_fingerprint``: a gate checks the code as it is
+now, so an edit between the interruption and the rerun recomputes every cell) and the same Python, JAX and NumPy. The
 record is removed when the gate run finishes, so a finished gate is never reused: the next run measures again.
 """
 
@@ -38,7 +38,7 @@ def _digest(value) -> str | None:
     return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()
 
 
-def settings(suite_name: str, seed: int, baselines: dict | None, design_biases: dict) -> dict:
+def settings(suite_name: str, seed: int, baselines: dict | None, design_biases: dict, dtype: str = "float64") -> dict:
     """What a finished cell's checks depend on; a cell is reused only under equal settings.
 
     Args:
@@ -46,12 +46,14 @@ def settings(suite_name: str, seed: int, baselines: dict | None, design_biases: 
         seed: the run's seed.
         baselines: the baselines document, None without baselines.
         design_biases: the stored design biases document.
+        dtype: the JAX driver's dtype of the run's cells.
 
     Returns:
         a JSON-ready dict: the suite, the seed, digests of the two documents, the source fingerprint and the
         versions of Python, JAX, jaxlib and NumPy.
     """
-    return {"suite": suite_name, "seed": seed, "baselines": _digest(baselines), "design_biases": _digest(design_biases),
+    return {"suite": suite_name, "seed": seed, "dtype": dtype, "baselines": _digest(baselines),
+            "design_biases": _digest(design_biases),
             "source": provenance.source_fingerprint(),
             "libraries": provenance.library_versions(("jax", "jaxlib", "numpy"))}
 

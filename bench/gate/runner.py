@@ -119,10 +119,11 @@ def check_group(rep: Replicates, group: int, design: dict, document: dict | None
     return rows, moved, cell_outcome(rep.cell, rows, travel)
 
 
-def record_settings(suite_name: str, seed: int = 0, baseline_path: Path | None = None, use_baseline=True) -> dict:
+def record_settings(suite_name: str, seed: int = 0, baseline_path: Path | None = None, use_baseline=True,
+                    dtype: str = "float64") -> dict:
     """The settings under which a gate run's finished cells are kept and reused (``cell_record.settings``)."""
     document, base, _ = references(suite_name, baseline_path, use_baseline)
-    return cell_record.settings(suite_name, seed, base, document)
+    return cell_record.settings(suite_name, seed, base, document, dtype)
 
 
 def run_gate(suite_name: str = "quick", seed: int = 0, baseline_path: Path | None = None, use_baseline=True,
@@ -154,8 +155,7 @@ def run_gate(suite_name: str = "quick", seed: int = 0, baseline_path: Path | Non
         if not cells:
             raise ValueError(f"only: none of the gate suite {suite_name!r}'s cells was selected")
     document, base, alpha = references(suite_name, baseline_path, use_baseline)
-    under = {**cell_record.settings(suite_name, seed, base, document), **({} if dtype == "float64" else
-                                                                             {"dtype": dtype})}
+    under = cell_record.settings(suite_name, seed, base, document, dtype)
     kept = cell_record.finished_cells(record, under) if record is not None else {}
     to_compute = [cell for cell in cells if cell.name not in kept]
     progress(f"gate '{suite_name}': {len(cells)} cells" + (f", {len(kept)} of them kept from an interrupted run"

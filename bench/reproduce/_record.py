@@ -79,17 +79,17 @@ class Units:
         start = self.bar.n
         plain_key = tuple(plain(list(key)))
         label = ", ".join(str(part) for part in plain_key)
-        if plain_key in finished(self.record, settings):
+        done = finished(self.record, settings)
+        if plain_key in done:
             self.bar.write(f"{self.name}: {label}: taken from {self.record}")
-            done_line = None
+            result = done[plain_key]
         else:
             self.bar.set_description(label)
-            done_line = f"{self.name}: {label}: finished" + (f", kept in {self.record}" if self.record else "")
-        if self.record is None:  # nothing kept: the result as computed (not made JSON-ready)
             result = compute(*args, **kwargs)
-        else:
-            result = cached(self.record, settings, plain_key, compute, *args, **kwargs)
+            if self.record is not None:  # kept JSON-ready; without a record, the result as computed
+                result = plain(result)
+                append(self.record, settings, plain_key, result)
         self.bar.update(start + size - self.bar.n)
-        if done_line:
-            self.bar.write(done_line)
+        if plain_key not in done:
+            self.bar.write(f"{self.name}: {label}: finished" + (f", kept in {self.record}" if self.record else ""))
         return result

@@ -44,8 +44,8 @@ class Ticker:
 
 class ProgressLines:
     """tqdm's ``update``/``set_description``/``write``/``with`` for a stream that is not a terminal: one line on
-    entry, then a line every ``every`` seconds from a daemon thread (so that a long compilation is not silent), and
-    one at the end.
+    entry, one when a new unit of work begins (a new description), a line every ``every`` seconds from a daemon thread
+    (so that a long compilation is not silent), and one at the end.
 
     Args:
         total: the units of work in all (chain-steps).
@@ -57,7 +57,7 @@ class ProgressLines:
     def __init__(self, total: float, unit: str = "chain-step", stream=None, every: float = EVERY_SECONDS):
         self.total, self.unit, self.every = float(total), unit, every
         self.stream = sys.stderr if stream is None else stream
-        self.n, self.description = 0.0, ""
+        self.n, self.description, self._entered = 0.0, "", False
         self._started = time.monotonic()
         self._heartbeat = Ticker(self._say, every)
 
@@ -82,9 +82,14 @@ class ProgressLines:
         raise_if_signalled()
 
     def set_description(self, description: str) -> None:
+        """Name the work under way; once entered, a new description is said at once (a new unit has begun)."""
+        changed = description != self.description
         self.description = description
+        if changed and self._entered:
+            self._say()
 
     def __enter__(self) -> ProgressLines:
+        self._entered = True
         self._say()
         self._heartbeat.start()
         return self

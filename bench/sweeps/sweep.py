@@ -57,9 +57,9 @@ class SweepOutcome(NamedTuple):
     by_others: int
 
 
-# Points per compiled call of a sweep in this process: an interruption keeps every finished call. Measured on the
-# quick suite (10 step sizes of one entry, 2 cores, 2026-11-28): one call of 10 points 13.8-16.4 s, two of 5
-# 14.9 s, five of 2 20.1 s, ten of 1 34.8-38.3 s (a call of 1 point vectorises nothing across points).
+# Points per compiled call of a sweep in this process: an interruption keeps every finished call. Its cost, on the
+# quick suite (10 step sizes of one entry, 2 cores, nothing else running; docs/running.md names the command): two
+# calls of 5 took 19.1 and 18.3 s, one of 10 18.4 and 18.5 s, ten of 1 41.0 and 37.6 s (1 point vectorises nothing).
 CHUNK_POINTS = 5
 
 

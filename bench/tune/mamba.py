@@ -55,6 +55,7 @@ def _refuse_values_refused_everywhere(arms, skipped) -> None:
             name, value = pair
             raise ValueError(f"arm value {name}={value} is refused by the sampler: {reason[with_pair[0]]}")
 
+
 @dataclasses.dataclass(frozen=True)
 class ArmRecord:
     """One arm in one round: ``steps`` run so far, budget ``charged`` for this round's steps, the
