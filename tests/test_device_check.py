@@ -32,6 +32,22 @@ def test_environment_on_a_cpu_says_cpu(monkeypatch):
     json.dumps(found)
 
 
+def test_a_failed_asv_part_fails_the_page_headline(monkeypatch, tmp_path):
+    """asv missing (``pip install -e .`` without the gpu extra) left a green page with a status-1 row; the
+    headline now says asv FAILED."""
+    import pandas as pd
+
+    from sgbench.bench.perf.device_check import PAGE, DeviceCheckFolder
+
+    monkeypatch.setattr(device_environment, "nvidia_smi", lambda: "not found")
+    folder = DeviceCheckFolder(tmp_path, "box-cpu-2cores", device_environment.report())
+    folder.start()
+    folder.keep("asv", pd.DataFrame([{"asv status": 0, "machine": "box-cpu-2cores"}]))
+    assert "asv FAILED" not in (tmp_path / PAGE).read_text()
+    folder.keep("asv", pd.DataFrame([{"asv status": 1, "machine": "box-cpu-2cores"}]))
+    assert "CPU only: box-cpu-2cores — asv FAILED (status 1)" in (tmp_path / PAGE).read_text()
+
+
 def test_nvidia_smi_missing_is_not_found():
     assert device_environment.nvidia_smi(("no-such-program-sgbench", "-q")) == "not found"
 

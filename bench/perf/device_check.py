@@ -72,9 +72,12 @@ class DeviceCheckFolder:
         figures = {}
         if "scaling" in self.tables and len(self.tables["scaling"]):
             figures["µs per chain-step against chains"] = chain_scaling.figure(self.tables["scaling"])
-        gate = self.tables.get("gate")
-        passed = gate is None or bool(gate["passed"].all())
+        gate, asv = self.tables.get("gate"), self.tables.get("asv")
+        asv_failed = asv is not None and int(asv["asv status"].iloc[0]) != 0
+        passed = (gate is None or bool(gate["passed"].all())) and not asv_failed
         verdict = f"{environment['label']}: {self.machine}"
+        if asv_failed:
+            verdict += f" — asv FAILED (status {int(asv['asv status'].iloc[0])})"
         if gate is not None:
             verdict += " — gate " + ", ".join(f"{row.dtype} {row.outcome}" for row in gate.itertuples())
         return write_page(self.folder / PAGE, "sgmcmc-bench device check", verdict, passed, tables, figures,
