@@ -3,14 +3,40 @@ line a unit's result with the settings it depends on and the code's commit, flus
 with the same settings reads the finished units back and computes only the others, so an interrupted reproduction
 resumes; units of other settings are ignored, those of another commit are reused (each names its commit).
 :class:`Units` adds progress over the units: a line for each one taken from the record, and the bar of
-``sgbench.bench.running.progress_lines`` (lines every 10 s when stderr is not a terminal)."""
+``sgbench.bench.running.progress_lines`` (lines every 10 s when stderr is not a terminal). Under
+:func:`recorded_only` nothing is computed: a unit missing from the record raises :class:`NotRecorded` (the docs'
+tables are rendered so, from the records in the repository)."""
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 from pathlib import Path
 
 from sgbench.base.unit_record import append, finished, plain
 from sgbench.bench.running.progress_lines import progress_bar
+
+_RECORDED_ONLY = contextvars.ContextVar("recorded_only", default=False)
+
+
+class NotRecorded(LookupError):
+    """A unit asked for under :func:`recorded_only` that the record does not hold."""
+
+
+@contextlib.contextmanager
+def recorded_only():
+    """Within it, :func:`cached` and :meth:`Units.cached` compute nothing: a unit the record lacks raises
+    :class:`NotRecorded`."""
+    token = _RECORDED_ONLY.set(True)
+    try:
+        yield
+    finally:
+        _RECORDED_ONLY.reset(token)
+
+
+def _missing(record: Path | None, settings: dict, key: tuple) -> NotRecorded:
+    """The error for unit ``key`` missing from ``record`` under ``settings``."""
+    return NotRecorded(f"{record} holds no finished unit {list(key)} under the settings {settings}")
 
 
 def record_path(db, name: str) -> Path:
@@ -26,6 +52,8 @@ def cached(record: Path | None, settings: dict, key: tuple, compute, *args, **kw
     plain_key = tuple(plain(list(key)))
     if plain_key in done:
         return done[plain_key]
+    if _RECORDED_ONLY.get():
+        raise _missing(record, settings, plain_key)
     result = plain(compute(*args, **kwargs))
     append(record, settings, plain_key, result)
     return result
@@ -83,6 +111,8 @@ class Units:
         if plain_key in done:
             self.bar.write(f"{self.name}: {label}: taken from {self.record}")
             result = done[plain_key]
+        elif _RECORDED_ONLY.get():
+            raise _missing(self.record, settings, plain_key)
         else:
             self.bar.set_description(label)
             result = compute(*args, **kwargs)

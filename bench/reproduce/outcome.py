@@ -1,5 +1,6 @@
-"""What a reproduction reports: its table of ours beside the paper's with a verdict per cell, the checks whose
-failure makes ``sgbench reproduce`` exit 1, and its HTML page."""
+"""What a reproduction reports: the paper's claims with their verdicts (``sgbench.bench.reproduce.claims``; one
+contradicted makes ``sgbench reproduce`` exit 1), its table of ours beside the paper's with a verdict per cell, and
+its HTML page, which leads with the claims table."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import pandas as pd
 from markupsafe import Markup, escape
 
 from sgbench.bench.html import image, render_page, table as html_table
+from sgbench.bench.reproduce.claims import CONTRADICTED, HELD, Claim, claims_frame, tally
 
 WITHIN, DIFFERS, NO_PAPER_VALUE, NO_RESULT = "within", "differs", "no paper value", "no result"
 NO_INTERVAL = "no interval"  # neither value has a standard deviation (one run against a bare number)
@@ -76,6 +78,7 @@ class Outcome:
         name: the reproduction's name (the page is ``name`` with ``_`` for ``-``, ``.html``).
         title: the page's title.
         table: ours beside the paper's, a ``verdict`` column where there is a paper value per cell.
+        claims: the paper's claims with their verdicts (any contradicted: ``failed`` is True, the command exits 1).
         checks: the acceptance checks (any failed: ``failed`` is True and the command exits 1).
         intro: the setting in a sentence or two (scale, steps, time, commits).
         sections: further ``(heading, body)`` pairs of the page: a DataFrame, PNG bytes, or text/Markup.
@@ -85,6 +88,7 @@ class Outcome:
     name: str
     title: str
     table: pd.DataFrame
+    claims: tuple[Claim, ...] = ()
     checks: tuple[Check, ...] = ()
     intro: str = ""
     sections: tuple = ()
@@ -92,12 +96,23 @@ class Outcome:
 
     @property
     def failed(self) -> bool:
-        """Whether an acceptance check failed (one not resolved does not fail)."""
-        return any(check.passed is False for check in self.checks)
+        """Whether a claim is contradicted or an acceptance check failed (one not resolved does not fail)."""
+        return (any(claim.verdict == CONTRADICTED for claim in self.claims)
+                or any(check.passed is False for check in self.checks))
+
+    def claims_line(self) -> str:
+        """``claims: 2 held, 1 contradicted, 0 within noise, 1 not testable`` ("" without claims)."""
+        return f"claims: {tally(self.claims)}" if self.claims else ""
 
     def text(self) -> str:
-        """The table, the notes and the checks, as printed by ``sgbench reproduce``."""
-        lines = [self.title, "", self.table.to_string(index=False), ""]
+        """The claims table, the table, the notes and the checks, as printed by ``sgbench reproduce``."""
+        lines = [self.title, ""]
+        if self.claims:
+            lines += [self.claims_line()]
+            for number, claim in enumerate(self.claims, 1):
+                lines += claim.lines(number)
+            lines.append("")
+        lines += [self.table.to_string(index=False), ""]
         lines += list(self.text_notes)
         lines += [check.line() for check in self.checks]
         if self.intro:
@@ -105,8 +120,9 @@ class Outcome:
         return "\n".join(lines).rstrip() + "\n"
 
     def write_page(self, folder: Path) -> Path:
-        """Write ``folder/NAME.html``: the checks as its headline (red when one failed, green when all passed,
-        neutral otherwise), the table, then ``sections``."""
+        """Write ``folder/NAME.html``: the claims' tally (and the checks') as its headline (red when a claim is
+        contradicted or a check failed, green when every claim is held and every check passed, neutral
+        otherwise), the claims table, the table, then ``sections``."""
         def body(content):
             if isinstance(content, pd.DataFrame):
                 return html_table(content)
@@ -116,13 +132,17 @@ class Outcome:
 
         checks = Markup("<ul>" + "".join(f"<li>{escape(check.line())}</li>" for check in self.checks) + "</ul>")
         unresolved = sum(c.passed is None for c in self.checks)
-        headline = (f"{sum(c.passed is True for c in self.checks)} of {len(self.checks)} acceptance checks passed"
-                    + (f", {unresolved} not resolved at this scale" if unresolved else "") if self.checks else "")
-        sections = [("Ours beside the paper's", html_table(self.table))]
+        checked = (f"{sum(c.passed is True for c in self.checks)} of {len(self.checks)} acceptance checks passed"
+                   + (f", {unresolved} not resolved at this scale" if unresolved else "") if self.checks else "")
+        headline = "; ".join(part for part in (self.claims_line(), checked) if part)
+        all_held = all(claim.verdict == HELD for claim in self.claims)
+        sections = [("The paper's claims", html_table(claims_frame(self.claims)))] if self.claims else []
+        sections.append(("Ours beside the paper's", html_table(self.table)))
         if self.checks:
             sections.append(("Acceptance checks", checks))
         sections += [(heading, body(content)) for heading, content in self.sections]
         path = Path(folder) / f"{self.name.replace('-', '_')}.html"
         return render_page(path, self.title, sections, headline=headline,
-                           passed=False if self.failed else True if self.checks and unresolved == 0 else None,
+                           passed=False if self.failed else True if (self.checks or self.claims) and all_held
+                           and unresolved == 0 else None,
                            intro=self.intro)

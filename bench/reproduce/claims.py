@@ -1,0 +1,208 @@
+r"""A paper's claim as the paper states it, and what our numbers say about it.
+
+Every reproduction lists the claims its table or figure is meant to show, each quoted in the paper's words with
+the section and sentence it comes from, and gives each one of four verdicts:
+
+- ``held``: our numbers bear the claim out beyond their sampling noise, at every setting the paper states it for;
+- ``contradicted``: at some setting our numbers go against it beyond the noise (``sgbench reproduce`` exits 1);
+- ``within noise``: neither: somewhere the difference the claim is about is inside the noise (a larger scale
+  would tell);
+- ``not testable``: the suite cannot test it (the reason says why: data not shipped, a quantity not computed).
+
+A testable claim states its **error rate**: the probability that its check calls it contradicted when it is true
+(at the boundary of the claim, the worst case). Claims over several settings test every setting at once with the
+Bonferroni critical value :math:`z = \Phi^{-1}(1 - \alpha / m)` for ``m`` one-sided comparisons, so the family's
+false-contradiction rate is at most :math:`\alpha` (``FAMILY_RATE``, 5 %).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import pandas as pd
+
+HELD, CONTRADICTED, WITHIN_NOISE, NOT_TESTABLE = "held", "contradicted", "within noise", "not testable"
+VERDICTS = (HELD, CONTRADICTED, WITHIN_NOISE, NOT_TESTABLE)
+FAMILY_RATE = 0.05  # a claim's false-contradiction rate, over all the settings it is tested at
+
+
+@dataclasses.dataclass(frozen=True)
+class Claim:
+    """One claim of a paper and its verdict.
+
+    Attributes:
+        words: the claim in the paper's words (quoted; an ellipsis where words are left out).
+        where: where the paper states it: section or table, and which sentence ("appendix A.5.1, first sentence").
+        verdict: one of ``VERDICTS``.
+        paper: the paper's values behind the claim, as text ("" when it states none).
+        ours: our values behind the verdict, with their intervals.
+        reason: what the check tests and, where the verdict is not ``held``, why (required when not testable).
+        error_rate: the probability that the check calls the claim contradicted when it is true (0 for a claim
+            about an observed event, such as runs that diverged; None: not testable).
+    """
+
+    words: str
+    where: str
+    verdict: str
+    paper: str = ""
+    ours: str = ""
+    reason: str = ""
+    error_rate: float | None = None
+
+    def __post_init__(self):
+        if self.verdict not in VERDICTS:
+            raise ValueError(f"verdict must be one of {', '.join(VERDICTS)}, got {self.verdict!r}")
+        if self.verdict == NOT_TESTABLE:
+            if not self.reason or self.error_rate is not None:
+                raise ValueError("a claim that is not testable gives its reason and no error rate")
+        elif self.error_rate is None or not 0.0 <= self.error_rate < 1.0:
+            raise ValueError(f"a tested claim states its error rate in [0, 1), got {self.error_rate!r}")
+
+    def row(self) -> dict:
+        """The claim as a row of the claims table."""
+        rate = "" if self.error_rate is None else f"{100 * self.error_rate:.3g} %"
+        return {"claim": f"“{self.words}”", "where": self.where, "paper": self.paper, "ours": self.ours,
+                "verdict": self.verdict, "error rate": rate, "reason": self.reason}
+
+    def lines(self, number: int) -> list[str]:
+        """The claim as printed by ``sgbench reproduce``: its verdict, words and place, then its values and
+        reason, indented."""
+        rate = "" if self.error_rate is None else f" (error rate {100 * self.error_rate:.3g} %)"
+        out = [f"{number:>2}. {self.verdict.upper()}{rate}: “{self.words}” ({self.where})"]
+        out += [f"    {label}: {text}" for label, text in (("paper", self.paper), ("ours", self.ours),
+                                                             ("reason", self.reason)) if text]
+        return out
+
+
+def not_testable(words: str, where: str, reason: str, paper: str = "") -> Claim:
+    """A claim the suite cannot test, with the reason."""
+    return Claim(words, where, NOT_TESTABLE, paper=paper, reason=reason)
+
+
+@dataclasses.dataclass(frozen=True)
+class Comparison:
+    """One setting of an ordering claim: the value the claim says is lower and the one it says is higher, each
+    with its standard error (NaN: unknown, counted as 0; an infinite value, a failed run, is above any finite
+    one)."""
+
+    setting: str
+    lower: float
+    lower_se: float
+    higher: float
+    higher_se: float
+
+    def z(self) -> float:
+        """``(higher - lower) / sqrt(se_lower^2 + se_higher^2)``: positive when the ordering is as claimed;
+        ``±inf`` when one value is infinite or the standard errors are both 0 and the values differ; 0 when both
+        are infinite or equal."""
+        if math.isinf(self.lower) or math.isinf(self.higher):
+            if math.isinf(self.lower) and math.isinf(self.higher):
+                return 0.0
+            return -math.inf if math.isinf(self.lower) else math.inf
+        difference = self.higher - self.lower
+        spread = math.hypot(*(s if math.isfinite(s) else 0.0 for s in (self.lower_se, self.higher_se)))
+        if spread == 0.0:
+            return 0.0 if difference == 0.0 else math.copysign(math.inf, difference)
+        return difference / spread
+
+    def text(self, lower_label: str, higher_label: str) -> str:
+        """``setting: LOWER a ± s vs HIGHER b ± s (z = ...)``."""
+        def value(mean, se):
+            return f"{mean:.3g}" + (f" ± {se:.2g}" if math.isfinite(mean) and math.isfinite(se) and se > 0 else "")
+
+        return (f"{self.setting}: {lower_label} {value(self.lower, self.lower_se)} vs {higher_label} "
+                f"{value(self.higher, self.higher_se)} (z = {self.z():.2g})")
+
+
+def critical_z(comparisons: int, rate: float = FAMILY_RATE) -> float:
+    r"""The one-sided Bonferroni critical value :math:`\Phi^{-1}(1 - rate / comparisons)`."""
+    from sgbench.reference.checks import z_critical
+
+    return z_critical(rate, comparisons, two_sided=False)
+
+
+def ordering(words: str, where: str, comparisons, lower_label: str, higher_label: str, paper: str = "",
+             reason: str = "", rate: float = FAMILY_RATE) -> Claim:
+    """The claim "``lower_label``'s value is below ``higher_label``'s at every setting", tested at every setting
+    with the Bonferroni critical value of ``len(comparisons)`` one-sided comparisons (:func:`critical_z`):
+    contradicted when some setting's ``z`` (:meth:`Comparison.z`) is below ``-z``, held when every setting's is
+    above ``z``, within noise otherwise. Its error rate is ``rate``: where the claim is true, each setting's
+    ``z`` falls below ``-z`` with probability at most ``rate / m``.
+
+    Args:
+        words: the claim in the paper's words.
+        where: where the paper states it.
+        comparisons: the :class:`Comparison` of every setting the paper states the claim for (at least one).
+        lower_label: the name of what the claim says is lower ("SGLRW").
+        higher_label: the name of what the claim says is higher ("SGLD").
+        paper: the paper's values behind the claim.
+        reason: what else the reader needs (a setting the paper states it for that is not run, and why).
+        rate: the family's false-contradiction rate.
+
+    Returns:
+        the claim with its verdict; ``ours`` lists every setting's values and ``z``.
+    """
+    comparisons = list(comparisons)
+    if not comparisons:
+        raise ValueError("an ordering claim needs at least one setting's comparison")
+    z = critical_z(len(comparisons), rate)
+    scores = [c.z() for c in comparisons]
+    if min(scores) < -z:
+        verdict, against = CONTRADICTED, [c.setting for c, s in zip(comparisons, scores) if s < -z]
+        why = f"reversed beyond the noise at {', '.join(against)}"
+    elif min(scores) > z:
+        verdict, why = HELD, ""
+    else:
+        verdict = WITHIN_NOISE
+        why = f"inside the noise at {', '.join(c.setting for c, s in zip(comparisons, scores) if s <= z)}"
+    test = (f"one-sided z-test at each of {len(comparisons)} setting{'s' if len(comparisons) > 1 else ''}, "
+            f"critical |z| = {z:.2f} (Bonferroni)")
+    return Claim(words, where, verdict, paper=paper,
+                 ours="; ".join(c.text(lower_label, higher_label) for c in comparisons),
+                 reason="; ".join(part for part in (why, test, reason) if part), error_rate=rate)
+
+
+def somewhere(words: str, where: str, comparisons, lower_label: str, higher_label: str, paper: str = "",
+              reason: str = "", rate: float = FAMILY_RATE) -> Claim:
+    """The claim "``lower_label``'s value is below ``higher_label``'s at some setting" (the paper's "occasionally",
+    "in some cases"): held when some setting's ``z`` (:meth:`Comparison.z`) is above the Bonferroni critical value
+    of ``len(comparisons)`` one-sided comparisons, contradicted when every setting's is below its negative, within
+    noise otherwise. Where the claim is true at a setting, that setting's ``z`` falls below ``-z`` with probability
+    at most ``rate / m``, the error rate stated.
+
+    Args:
+        words, where, lower_label, higher_label, paper, reason: as for :func:`ordering`.
+        comparisons: the :class:`Comparison` of every setting the claim ranges over (at least one).
+        rate: the false-hold rate over the settings when the claim is false everywhere.
+
+    Returns:
+        the claim with its verdict.
+    """
+    comparisons = list(comparisons)
+    if not comparisons:
+        raise ValueError("an existence claim needs at least one setting's comparison")
+    z = critical_z(len(comparisons), rate)
+    scores = [c.z() for c in comparisons]
+    if max(scores) > z:
+        verdict, why = HELD, f"beyond the noise at {', '.join(c.setting for c, s in zip(comparisons, scores) if s > z)}"
+    elif max(scores) < -z:
+        verdict, why = CONTRADICTED, "reversed beyond the noise at every setting"
+    else:
+        verdict, why = WITHIN_NOISE, "nowhere beyond the noise in the claimed direction"
+    test = f"one-sided z-tests at {len(comparisons)} settings, critical |z| = {z:.2f} (Bonferroni)"
+    return Claim(words, where, verdict, paper=paper,
+                 ours="; ".join(c.text(lower_label, higher_label) for c in comparisons),
+                 reason="; ".join(part for part in (why, test, reason) if part), error_rate=rate / len(comparisons))
+
+
+def tally(claims) -> str:
+    """``"2 held, 1 contradicted, 0 within noise, 1 not testable"``."""
+    verdicts = [claim.verdict for claim in claims]
+    return ", ".join(f"{verdicts.count(v)} {v}" for v in VERDICTS)
+
+
+def claims_frame(claims) -> pd.DataFrame:
+    """The claims table: one row per claim (:meth:`Claim.row`)."""
+    return pd.DataFrame([claim.row() for claim in claims],
+                        columns=["claim", "where", "paper", "ours", "verdict", "error rate", "reason"])
