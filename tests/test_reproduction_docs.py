@@ -26,6 +26,13 @@ def test_every_generated_block_equals_its_record(command, body):
         "`python -m sgbench.bench.reproduce.docs_blocks` from the repository's root")
 
 
+def test_the_overview_block_tallies_every_block():
+    text = PAGE.read_text()
+    (body,) = [m.group(2) for m in docs_blocks.OVERVIEW.finditer(text)]
+    assert body == docs_blocks.overview(text)
+    assert body.count("\n") == len(BLOCKS) + 2  # the header, the rule, a row per block
+
+
 def test_a_unit_missing_from_the_record_is_not_computed(tmp_path):
     record = tmp_path / "demo_runs.jsonl"
     assert _record.cached(record, {"n": 1}, ("a",), lambda: {"x": 1.0}) == {"x": 1.0}

@@ -21,8 +21,8 @@ One module per command:
     sgbench nuts-speed [--draws N] [--out PNG]
     sgbench device-check [--quick] [--skip scaling|bnn|asv|gate ...] [--out DIR] [--repeats N] [--machine NAME]
 
-``gate``, ``validate`` and ``reproduce`` exit with status 1 when a check fails, ``nightly`` on a regression; ``asv``
-exits with asv's status.
+``gate`` and ``validate`` exit with status 1 when a check fails, ``reproduce`` when a paper's claim is
+contradicted, ``nightly`` on a regression; ``asv`` exits with asv's status.
 
 Bad input (unknown names, parameters out of range) prints one line to stderr and exits with
 status 2. Without ``--out``, a command's pages go to a folder of its own under ``reports/history/`` and

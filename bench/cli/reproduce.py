@@ -1,7 +1,8 @@
 """``sgbench reproduce NAME [--scale quick|paper] [--db PATH] [--out DIR] [its own options]`` and
-``sgbench reproduce --list``: a paper's table or figure, printed beside the paper's with a verdict per cell and
-written as an HTML page; exit status 1 when one of its acceptance checks fails. The reproductions are those
-registered in ``sgbench.bench.reproduce`` (one module each). Interrupted (SIGINT: 130, SIGTERM: 143), it says in one
+``sgbench reproduce --list``: a paper's table or figure, printed as the paper's claims with their verdicts
+(``sgbench.bench.reproduce.claims``), then ours beside the paper's with a verdict per cell, and written as an HTML
+page; exit status 1 when a claim is contradicted. The reproductions are those registered in
+``sgbench.bench.reproduce`` (one module each). Interrupted (SIGINT: 130, SIGTERM: 143), it says in one
 line how many finished units are kept and where (the reproduction's record, or the results store's runs of its
 suite), counted there, or that nothing was kept; the same command resumes from what is kept."""
 

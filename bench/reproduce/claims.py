@@ -107,7 +107,7 @@ class Comparison:
         return difference / spread
 
     def text(self, lower_label: str, higher_label: str) -> str:
-        """``setting: LOWER a ± s vs HIGHER b ± s (z = ...)``."""
+        """``setting: LOWER a ± s vs HIGHER b ± s (z = ...)`` (z to one decimal)."""
         def value(mean, se):
             return f"{mean:.3g}" + (f" ± {se:.2g}" if math.isfinite(mean) and math.isfinite(se) and se > 0 else "")
 
@@ -150,12 +150,12 @@ def ordering(words: str, where: str, comparisons, lower_label: str, higher_label
     scores = [c.z() for c in comparisons]
     if min(scores) < -z:
         verdict, against = CONTRADICTED, [c.setting for c, s in zip(comparisons, scores) if s < -z]
-        why = f"reversed beyond the noise at {', '.join(against)}"
+        why = f"reversed beyond the noise at {'; '.join(against)}"
     elif min(scores) > z:
         verdict, why = HELD, ""
     else:
         verdict = WITHIN_NOISE
-        why = f"inside the noise at {', '.join(c.setting for c, s in zip(comparisons, scores) if s <= z)}"
+        why = f"inside the noise at {'; '.join(c.setting for c, s in zip(comparisons, scores) if s <= z)}"
     test = (f"one-sided z-test at each of {len(comparisons)} setting{'s' if len(comparisons) > 1 else ''}, "
             f"critical |z| = {z:.2f} (Bonferroni)")
     return Claim(words, where, verdict, paper=paper,
@@ -185,7 +185,7 @@ def somewhere(words: str, where: str, comparisons, lower_label: str, higher_labe
     z = critical_z(len(comparisons), rate)
     scores = [c.z() for c in comparisons]
     if max(scores) > z:
-        verdict, why = HELD, f"beyond the noise at {', '.join(c.setting for c, s in zip(comparisons, scores) if s > z)}"
+        verdict, why = HELD, f"beyond the noise at {'; '.join(c.setting for c, s in zip(comparisons, scores) if s > z)}"
     elif max(scores) < -z:
         verdict, why = CONTRADICTED, "reversed beyond the noise at every setting"
     else:

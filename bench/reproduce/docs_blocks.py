@@ -8,6 +8,9 @@ it renders::
     ...the claims' tally, the claims table, the table of ours beside the paper's, the outcome's other tables...
     <!-- end generated -->
 
+A block ``<!-- generated: the claims of every block -->`` ... ``<!-- end generated -->`` holds the overview: each
+block's reproduction, the scale and options it was recorded with, and its claims' tally (:func:`overview`).
+
 That command, run from the repository's root, computes every unit missing from the record beside ``--db``
 (``reports/reproductions/NAME_runs.jsonl``) and appends it there; rendering runs the same reproduction under
 ``sgbench.bench.reproduce._record.recorded_only`` on a copy of the record, computing nothing, and writes the
@@ -30,6 +33,8 @@ from pathlib import Path
 import pandas as pd
 
 BLOCK = re.compile(r"(<!-- generated: (sgbench reproduce [^\n]*?) -->\n)(.*?)(<!-- end generated -->)", re.DOTALL)
+OVERVIEW = re.compile(r"(<!-- generated: the claims of every block -->\n)(.*?)(<!-- end generated -->)", re.DOTALL)
+TALLY = re.compile(r"^\*\*claims: (.*?)\*\*$", re.MULTILINE)
 DEFAULT_PAGE = Path("docs/reproductions.md")
 
 
@@ -126,9 +131,24 @@ def blocks(text: str) -> list[tuple[str, str]]:
     return [(match.group(2), match.group(3)) for match in BLOCK.finditer(text)]
 
 
+def overview(text: str) -> str:
+    """The body of the overview block of a page's ``text``: a table of every reproduction block's
+    ``sgbench reproduce`` name, the options it was recorded with (``--db`` left out) and its claims' tally (as its
+    body states it)."""
+    rows = []
+    for command, body in blocks(text):
+        words = shlex.split(command)
+        options = [f"{flag} {value}" for flag, value in zip(words[3::2], words[4::2]) if flag != "--db"]
+        tally = TALLY.search(body)
+        rows.append({"sgbench reproduce": words[2], "recorded with": " ".join(options),
+                     "claims": tally.group(1) if tally else "no claims"})
+    return markdown_table(pd.DataFrame(rows, columns=["sgbench reproduce", "recorded with", "claims"])) + "\n"
+
+
 def rewrite(text: str, root: Path) -> str:
-    """``text`` with every generated block's body rendered again."""
-    return BLOCK.sub(lambda m: m.group(1) + render(m.group(2), root) + m.group(4), text)
+    """``text`` with every generated block's body rendered again, then the overview block's from them."""
+    text = BLOCK.sub(lambda m: m.group(1) + render(m.group(2), root) + m.group(4), text)
+    return OVERVIEW.sub(lambda m: m.group(1) + overview(text) + m.group(3), text)
 
 
 def main(argv=None) -> int:
@@ -155,6 +175,7 @@ def main(argv=None) -> int:
                          else str(error))
         if new != text:
             stale += [command for (command, body), (_, fresh) in zip(blocks(text), blocks(new)) if body != fresh]
+            stale += ["the claims of every block"] * (OVERVIEW.findall(text) != OVERVIEW.findall(new))
             if not args.check:
                 page.write_text(new)
     for command in stale:

@@ -144,14 +144,17 @@ def _comparisons(summary: pd.DataFrame, lower: str, higher: str, cells) -> list[
 
 
 def _paper_cells(lower: str, higher: str, cells) -> str:
-    """Where the paper's own Table 2 has ``lower``'s KL below ``higher``'s among ``cells``, and where not."""
+    """How many of ``cells`` the paper's own Table 2 has ``lower``'s KL below ``higher``'s at, naming the fewer of
+    the cells where it is and where it is not."""
     names = {label: sampler for sampler, label in LABELS.items()}
     below = {(b, h): PAPER_TABLE2[b, h][names[lower]] < PAPER_TABLE2[b, h][names[higher]] for b, h in cells}
-    if all(below.values()):
-        return f"the paper's table has {lower} below {higher} at every one of these cells"
-    against = ", ".join(f"B={b}, δ={h:g}" for (b, h), is_below in below.items() if not is_below)
-    return f"the paper's own table has {lower} below {higher} at {sum(below.values())} of {len(below)} cells, " \
-           f"not at {against}"
+    count = sum(below.values())
+    if count in (0, len(below)):
+        return f"the paper's table has {lower} {'below' if count else 'above'} {higher} at every one of these cells"
+    named = count <= len(below) - count  # name the cells where it is below, or those where it is not
+    listed = "; ".join(f"B={b}, δ={h:g}" for (b, h), is_below in below.items() if is_below == named)
+    return (f"the paper's own table has {lower} below {higher} at {count} of {len(below)} cells, "
+            + (f"at {listed}" if named else f"not at {listed}"))
 
 
 def claims(summary: pd.DataFrame) -> tuple[Claim, ...]:
