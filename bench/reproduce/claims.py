@@ -112,7 +112,7 @@ class Comparison:
             return f"{mean:.3g}" + (f" ± {se:.2g}" if math.isfinite(mean) and math.isfinite(se) and se > 0 else "")
 
         return (f"{self.setting}: {lower_label} {value(self.lower, self.lower_se)} vs {higher_label} "
-                f"{value(self.higher, self.higher_se)} (z = {self.z():.2g})")
+                f"{value(self.higher, self.higher_se)} (z = {self.z():.1f})")
 
 
 def critical_z(comparisons: int, rate: float = FAMILY_RATE) -> float:
