@@ -34,6 +34,12 @@ def recorded_only():
         _RECORDED_ONLY.reset(token)
 
 
+def computing_allowed() -> bool:
+    """False within :func:`recorded_only` (a reproduction whose units do not go through :func:`cached` asks this
+    before computing one)."""
+    return not _RECORDED_ONLY.get()
+
+
 def _missing(record: Path | None, settings: dict, key: tuple) -> NotRecorded:
     """The error for unit ``key`` missing from ``record`` under ``settings``."""
     return NotRecorded(f"{record} holds no finished unit {list(key)} under the settings {settings}")

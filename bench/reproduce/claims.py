@@ -172,8 +172,13 @@ def somewhere(words: str, where: str, comparisons, lower_label: str, higher_labe
     at most ``rate / m``, the error rate stated.
 
     Args:
-        words, where, lower_label, higher_label, paper, reason: as for :func:`ordering`.
+        words: the claim in the paper's words.
+        where: where the paper states it.
         comparisons: the :class:`Comparison` of every setting the claim ranges over (at least one).
+        lower_label: the name of what the claim says is lower somewhere.
+        higher_label: the name of what it is compared with.
+        paper: the paper's values behind the claim.
+        reason: what else the reader needs.
         rate: the false-hold rate over the settings when the claim is false everywhere.
 
     Returns:
