@@ -1,6 +1,6 @@
 """``sgbench reproduce mamba-table1|mamba-table2|mamba-table3`` (``sgbench.bench.reproduce.mamba_tables``): a small
-run of each end to end, the summary and the paper's comparisons on a made-up frame, and options refused where they do
-not belong."""
+run of each end to end, the summary on a made-up frame, a record read back computing nothing (the docs' tables), and
+options refused where they do not belong. The paper's claims: ``tests/test_mamba_claims.py``."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from sgbench.bench.cli import main
-from sgbench.bench.reproduce import mamba_tables
+from sgbench.bench.reproduce import _record, mamba_tables
 from sgbench.bench.reproduce.mamba_tables import TABLE1, TABLE2, TABLE3
 
 
@@ -34,13 +34,14 @@ def test_the_command_keeps_its_record_beside_the_store_and_writes_verdicts(tmp_p
     argv = ["reproduce", "mamba-table1", "--runs", "1", "--sampler", "sgld", "--method", "heuristic",
             "--budget-grads", "300", "--final-grads", "300", "--db", str(tmp_path / "r.sqlite"), "--out",
             str(tmp_path / "out"), "--no-progress"]
-    assert main(argv) == 0  # these tables have no acceptance check: the orderings are reported
+    assert main(argv) == 0  # the heuristic alone: every claim compares methods not run, so none is contradicted
     out = capsys.readouterr().out
     assert "KSD verdict" in out and ("differs" in out or "within" in out)
+    assert "claims: 0 held, 0 contradicted, 0 within noise, 7 not testable" in out and "not run: no sampler" in out
     record = tmp_path / "mamba_table1_runs.jsonl"
     assert len(record.read_text().splitlines()) == 1
     page = (tmp_path / "out" / "mamba_table1.html").read_text()
-    assert "comparisons: which orderings hold" in page
+    assert "Every run" in page and "The code behind the runs" in page
     assert not re.search(r"[0-9a-f]{40}", page)  # commits as 12-digit hashes: the table of every run fits the page
     assert main(argv) == 0 and len(record.read_text().splitlines()) == 1  # the rerun reuses the finished cell
 
@@ -84,22 +85,37 @@ def test_table3_cell_scores_calibration_from_the_map():
     assert 0 <= row["ece_pct"] <= row["mce_pct"] <= 100 and row["accuracy_pct"] > 80
 
 
-def test_summary_and_orderings_follow_the_means():
+def test_summary_gives_means_extras_and_the_chosen_arms():
     rows = []
     for method, ksd, xi in (("mamba-ksd", 10.0, 50.0), ("grid", 20.0, 10.0)):
         for run, wiggle in enumerate((-1.0, 1.0)):
-            rows.append({"sampler": "sgld", "method": method, "run": run, "ksd": ksd + wiggle, "xi_x100": xi + wiggle})
-    summary = mamba_tables.summarise(TABLE1, pd.DataFrame(rows))
-    assert list(summary["ksd_mean"]) == [10.0, 20.0] and list(summary["ksd_paper"]) == [66, 106]
-    order = mamba_tables.orderings(TABLE1, summary).set_index("score")
-    # the paper: MAMBA-KSD has the lower KSD (66 < 106) and the higher xi (28.3 > 12.0) for SGLD
-    assert order.loc["KSD", "holds"] == "yes" and order.loc["KSD", "clear"] == "yes"
-    assert order.loc["xi x 100", "ours"] == "higher" and order.loc["xi x 100", "holds"] == "yes"
-    assert "±" in mamba_tables.render(TABLE1, summary).iloc[0, 2]
-    tied = pd.DataFrame([{**row, "ksd": 10.0 + (row["run"] - 0.5) * 2} for row in rows])  # both choose alike
-    tied_order = mamba_tables.orderings(TABLE1, mamba_tables.summarise(TABLE1, tied)).set_index("score")
-    assert tied_order.loc["KSD", "ours"] == "same" and tied_order.loc["KSD", "holds"] == "no"
-    assert tied_order.loc["KSD", "clear"] == "no (the same arms chosen)"
+            rows.append({"sampler": "sgld", "method": method, "run": run, "ksd": ksd + wiggle, "xi_x100": xi + wiggle,
+                         "rmse": 0.5, "step_size": 1e-4 * (1 + 9 * run), "batch_fraction": 0.01 * (1 + 9 * run)})
+    rows.append({**rows[-1], "sampler": "sghmc", "run": 0, "ksd": np.inf, "friction": 0.1})
+    summary = mamba_tables.summarise(TABLE2, pd.DataFrame(rows))
+    assert list(summary["ksd_mean"][:2]) == [10.0, 20.0] and list(summary["ksd_paper"]) == [213, 429, 3180]
+    assert list(summary["rmse_mean"][:2]) == [0.5, 0.5] and "rmse_paper" not in summary  # the paper's Table 2 has none
+    assert list(summary["diverged"]) == [0, 0, 1]
+    shown = mamba_tables.render(TABLE2, summary)
+    assert shown.loc[0, "KSD ours (paper)"] == "10 ± 1.4 (213)" and shown.loc[0, "test RMSE"] == "0.5 ± 0"
+    assert shown.loc[0, "chosen"] == "h 0.0001 to 0.001; batch 1 %, 10 %"
+    assert shown.loc[2, "KSD ours (paper)"] == "- (3180)"
+    assert shown.loc[2, "chosen"] == "h 0.001; batch 10 %; friction 0.1"
+
+
+def test_a_record_holding_every_cell_builds_nothing_and_a_missing_cell_is_not_computed(tmp_path, monkeypatch):
+    record = tmp_path / "mamba_table3_runs.jsonl"
+    budget = mamba_tables.Budget("grads", 300)
+    settings = mamba_tables._settings(TABLE3, budget, budget, TABLE3.target_params(None))
+    row = {"sampler": "sgld", "method": "heuristic", "run": 0, "ece_pct": 8.0, "mce_pct": 40.0, "commit": "abc"}
+    mamba_tables._append(record, settings, row)
+    monkeypatch.setattr(mamba_tables._Context, "build", lambda *a: pytest.fail("a context was built"))
+    options = dict(samplers=("sgld",), methods=("heuristic",), budget=300, final_budget=300, record=record)
+    with _record.recorded_only():
+        assert mamba_tables.reproduce(TABLE3, runs=1, **options).to_dict("records") == [row]
+        with pytest.raises(_record.NotRecorded, match=r"holds no finished cell \['sgld', 'heuristic', 1\].*1 of 2"):
+            mamba_tables.reproduce(TABLE3, runs=2, **options)
+    assert record.read_text().count("\n") == 1  # nothing appended
 
 
 @pytest.mark.parametrize("argv, message", [

@@ -16,11 +16,13 @@ and C.3), each one :class:`Table`:
 For each sampler, method and run r = 0..runs-1 (seed r): tune with the budget (``sgbench.bench.tune.mamba``), then run
 the chosen hyperparameters for ``final_budget`` gradient evaluations (the paper runs each for a fixed time) and
 score those draws (thinned to at most 1000). The summary gives the mean and standard deviation over the runs
-beside the paper's numbers; :func:`orderings` says which of the paper's comparisons hold. Each table's
-differences from the paper are in its ``differences`` and on its page.
+beside the paper's numbers and the hyperparameters chosen; the paper's claims about each table are tested on the
+runs by ``sgbench.bench.reproduce.mamba_claims``. Each table's differences from the paper are in its
+``differences`` and on its page.
 
 Kept on interruption: each finished cell, in ``mamba_tableN_runs.jsonl`` beside the results store; progress: a line per
-cell and ``progress_bar`` over the cells.
+cell and ``progress_bar`` over the cells. Under ``sgbench.bench.reproduce._record.recorded_only`` a cell missing from
+the record raises ``NotRecorded`` and nothing is built or computed (the docs' tables are rendered so).
 """
 
 from __future__ import annotations
@@ -28,7 +30,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
-import math
 import sys
 import time
 from collections.abc import Callable
@@ -44,6 +45,7 @@ from sgbench.base import provenance
 from sgbench.base.arguments import integer_at_least
 from sgbench.base.figures import png_bytes, subplots
 from sgbench.base.unit_record import write_line
+from sgbench.bench.reproduce import _record, mamba_claims
 from sgbench.bench.reproduce._record import record_path
 from sgbench.bench.reproduce._registry import EXECUTOR_OPTIONS, Option, Reproduction, executor_context, register
 from sgbench.bench.running.compilation_cache import enable_compilation_cache
@@ -90,8 +92,9 @@ class Table:
         paper: method -> sampler -> the paper's values of ``columns``.
         differences: what differs from the paper, in sentences.
         start_at_map: the chains start at the MAP (else at the target's ``initial_position``).
-        score: ``score(target, draws, reference) -> dict`` of the ``columns`` keys (and any extras).
+        score: ``score(target, draws, reference) -> dict`` of the ``columns`` keys and the ``extras`` keys.
         reference: ``reference(target) -> object`` handed to ``score`` (the NUTS draws, or None).
+        extras: (key, label) of further scores shown in the table, for which the paper's table has no value.
     """
 
     name: str
@@ -105,6 +108,7 @@ class Table:
     start_at_map: bool
     score: Callable
     reference: Callable
+    extras: tuple[tuple[str, str], ...] = ()
 
 
 def _ksd_and_xi(target, draws, nuts) -> dict:
@@ -184,6 +188,7 @@ TABLE2 = Table(
     start_at_map=True,
     score=_ksd_xi_and_rmse,
     reference=lambda target: reference_store.load_draws(target),
+    extras=(("rmse", "test RMSE"),),
 )
 
 TABLE3 = Table(
@@ -203,6 +208,7 @@ TABLE3 = Table(
     start_at_map=True,
     score=_calibration,
     reference=lambda target: None,
+    extras=(("accuracy_pct", "accuracy %"), ("ksd", "KSD")),
 )
 
 TABLES = {table.name: table for table in (TABLE1, TABLE2, TABLE3)}
@@ -342,7 +348,9 @@ def reproduce(table: Table, runs: int = 10, budget: float = DEFAULT_BUDGET, fina
     Each finished row is appended to ``record`` (JSON lines, flushed) with the settings it depends on (budgets,
     target parameters, sampler parameters, axes) and the code's commit; a rerun with the same settings takes those
     rows from it instead of running them again, so an interrupted reproduction resumes where it stopped. A cell's
-    row depends only on its (sampler, method, run) and the settings, not on ``jobs``.
+    row depends only on its (sampler, method, run) and the settings, not on ``jobs``. When the record holds every
+    cell nothing is built (no target, reference or MAP); under ``sgbench.bench.reproduce._record.recorded_only`` a
+    cell missing from it raises ``NotRecorded``.
 
     Args:
         table: a :class:`Table` (``TABLES``).
@@ -362,7 +370,7 @@ def reproduce(table: Table, runs: int = 10, budget: float = DEFAULT_BUDGET, fina
             record is written here.
 
     Returns:
-        a DataFrame, one row per (method, sampler, run) in that order; ``commit`` says which code produced it.
+        a DataFrame, one row per (sampler, method, run) in that order; ``commit`` says which code produced it.
     """
     integer_at_least("runs", runs, 1, 1000)
     integer_at_least("jobs", jobs, 1, 256)
@@ -372,6 +380,18 @@ def reproduce(table: Table, runs: int = 10, budget: float = DEFAULT_BUDGET, fina
         unknown = sorted(set(chosen) - set(allowed))
         if unknown or not chosen:
             raise ValueError(f"{name} must be a non-empty subset of {', '.join(allowed)}, got {list(chosen)}")
+    settings = _settings(table, budget, final_budget, table.target_params(num_data))
+    rows = finished_rows(record, settings)
+    cells = [(sampler, method, run) for sampler in samplers for method in methods for run in range(runs)]
+    missing = [cell for cell in cells if cell not in rows]
+    if not missing:  # everything from the record: no target, reference or MAP is built
+        if progress:
+            print(f"all {len(cells)} cells from the record {record}: nothing to compute", file=sys.stderr, flush=True)
+        return pd.DataFrame([rows[cell] for cell in cells])
+    if _record._RECORDED_ONLY.get():  # _record offers no public accessor of the mode; cells run in parallel here
+        raise _record.NotRecorded(f"{record} holds no finished cell {list(missing[0])} under the settings {settings} "
+                                  f"({len(missing)} of {len(cells)} cells missing)")
+    enable_compilation_cache()
     context = _Context.build(table, num_data)
     for sampler in samplers:  # a budget too small for some arm is refused before hours of runs, not after
         problem = functools.partial(_problem, table, sampler=sampler, target_params=context.target_params,
@@ -381,17 +401,13 @@ def reproduce(table: Table, runs: int = 10, budget: float = DEFAULT_BUDGET, fina
         if "grid" in methods:
             grid = problem(method="grid")
             grid.check_budget(budget.total / len(grid.arms), f"with {len(grid.arms)} arms sharing it equally (grid),")
-    settings = _settings(table, budget, final_budget, context.target_params)
-    rows = finished_rows(record, settings)
-    cells = [(sampler, method, run) for sampler in samplers for method in methods for run in range(runs)]
-    start, done = time.perf_counter(), sum(cell in rows for cell in cells)
+    start, done = time.perf_counter(), len(cells) - len(missing)
     if progress:
-        print(f"{len(cells) - done} of {len(cells)} cells to compute ({done} from the record), {jobs} at a time; "
-              "a line as each one finishes", file=sys.stderr, flush=True)
+        print(f"{len(missing)} of {len(cells)} cells to compute ({done} from the record), {jobs} at a time; a line as "
+              "each one finishes", file=sys.stderr, flush=True)
     with progress_bar(len(cells), "cell", progress) as bar:
         bar.update(done)
-        for cell, row in _computed(context, [c for c in cells if c not in rows], budget, final_budget, num_data,
-                                   jobs, client):
+        for cell, row in _computed(context, missing, budget, final_budget, num_data, jobs, client):
             label = row.pop("arm_label")
             rows[cell] = row
             done += 1
@@ -403,67 +419,53 @@ def reproduce(table: Table, runs: int = 10, budget: float = DEFAULT_BUDGET, fina
     return pd.DataFrame([rows[cell] for cell in cells])
 
 
+def _chosen(group: pd.DataFrame) -> str:
+    """The hyperparameters a method chose over its runs: ``h 3.2e-06 to 3.2e-05; batch 1 %, 10 %`` (and the friction
+    where the sampler has one)."""
+    steps = sorted(set(group["step_size"]))
+    parts = [f"h {steps[0]:.2g}" + (f" to {steps[-1]:.2g}" if len(steps) > 1 else "")]
+    parts.append("batch " + ", ".join(f"{100 * b:g} %" for b in sorted(set(group["batch_fraction"]))))
+    if "friction" in group and group["friction"].notna().all():
+        parts.append("friction " + ", ".join(f"{f:g}" for f in sorted(set(group["friction"]))))
+    return "; ".join(parts)
+
+
 def summarise(table: Table, frame: pd.DataFrame) -> pd.DataFrame:
     """Per (method, sampler): the runs, how many diverged (a non-finite score: the final run left the finite
-    numbers), and the mean and standard deviation of each score over the other runs, beside the paper's value."""
+    numbers), the mean and standard deviation of each score (the table's columns and extras) over the other runs,
+    beside the paper's value, and the hyperparameters chosen (:func:`_chosen`)."""
     rows = []
     for (method, sampler), group in frame.groupby(["method", "sampler"], sort=False):
         finite = group[np.all(np.isfinite(group[[key for key, _ in table.columns]]), axis=1)]
         row = {"method": method, "sampler": sampler, "runs": len(group), "diverged": len(group) - len(finite)}
-        for i, (key, _) in enumerate(table.columns):
+        for i, (key, _) in enumerate(table.columns + table.extras):
             row[f"{key}_mean"] = finite[key].mean() if len(finite) else np.nan
             row[f"{key}_std"] = finite[key].std() if len(finite) > 1 else np.nan
-            row[f"{key}_paper"] = table.paper[method][sampler][i]
+            if i < len(table.columns):
+                row[f"{key}_paper"] = table.paper[method][sampler][i]
+        row["chosen"] = _chosen(group)
         rows.append(row)
     return pd.DataFrame(rows)
 
 
-def _direction(ours: float, theirs: float) -> str:
-    """"lower", "higher" or "same" (equal means: both methods chose the same arm in every run)."""
-    return "same" if ours == theirs else "lower" if ours < theirs else "higher"
-
-
-def orderings(table: Table, summary: pd.DataFrame) -> pd.DataFrame:
-    """Each comparison of the paper's table between MAMBA-KSD and another method, per sampler and score: the
-    paper's direction, ours (by the means; "same" where they are equal, which does not hold), and whether ours is
-    clear (the means differ by more than two standard errors of their difference)."""
-    rows = []
-    indexed = summary.set_index(["method", "sampler"])
-    for sampler in summary["sampler"].unique():
-        for other in table.methods[1:]:
-            if ("mamba-ksd", sampler) not in indexed.index or (other, sampler) not in indexed.index:
-                continue
-            a, b = indexed.loc[("mamba-ksd", sampler)], indexed.loc[(other, sampler)]
-            finite_runs = (a["runs"] - a["diverged"], b["runs"] - b["diverged"])
-            for key, label in table.columns:
-                paper = "lower" if a[f"{key}_paper"] < b[f"{key}_paper"] else "higher"
-                means = (a[f"{key}_mean"], b[f"{key}_mean"])
-                ours = "n/a" if min(finite_runs) == 0 else _direction(*means)
-                holds = "n/a" if ours == "n/a" else "yes" if ours == paper else "no"
-                if min(finite_runs) < 2:  # no mean or no spread on one side
-                    clear = "n/a (under 2 finite runs)"
-                elif ours == "same":
-                    clear = "no (the same arms chosen)"
-                else:
-                    se = math.sqrt(a[f"{key}_std"] ** 2 / finite_runs[0] + b[f"{key}_std"] ** 2 / finite_runs[1])
-                    clear = "yes" if abs(means[0] - means[1]) > 2 * se else "no (within 2 se)"
-                rows.append({"sampler": sampler, "score": label, "comparison": f"mamba-ksd vs {other}", "paper": paper,
-                             "ours": ours, "holds": holds, "clear": clear})
-    return pd.DataFrame(rows)
+def _mean_std(mean: float, std: float) -> str:
+    """``mean ± std`` to 3 significant digits (``-`` without a finite mean, the mean alone without a spread)."""
+    if not np.isfinite(mean):
+        return "-"
+    return f"{mean:.3g} ± {std:.2g}" if np.isfinite(std) else f"{mean:.3g}"
 
 
 def render(table: Table, summary: pd.DataFrame) -> pd.DataFrame:
-    """The summary as printed: "mean ± std (paper)" per score over the finite runs, and the diverged runs."""
-    def cell(mean, std, paper):
-        if not np.isfinite(mean):
-            return f"- ({paper:g})"
-        return f"{mean:.3g} ± {std:.2g} ({paper:g})" if np.isfinite(std) else f"{mean:.3g} ({paper:g})"
-
+    """The summary as printed: "mean ± std (paper)" per score over the finite runs, "mean ± std" per extra score,
+    the diverged runs and the hyperparameters chosen."""
     shown = {"method": summary["method"], "sampler": summary["sampler"]}
     for key, label in table.columns:
-        shown[f"{label} ours (paper)"] = [cell(*v) for v in zip(summary[f"{key}_mean"], summary[f"{key}_std"],
-                                                                 summary[f"{key}_paper"])]
+        shown[f"{label} ours (paper)"] = [f"{_mean_std(m, s)} ({p:g})" for m, s, p in
+                                          zip(summary[f"{key}_mean"], summary[f"{key}_std"], summary[f"{key}_paper"])]
+    for key, label in table.extras:
+        shown[label] = [_mean_std(m, s) for m, s in zip(summary[f"{key}_mean"], summary[f"{key}_std"])]
     shown["diverged"] = [f"{d} of {n}" for d, n in zip(summary["diverged"], summary["runs"])]
+    shown["chosen"] = summary["chosen"]
     return pd.DataFrame(shown)
 
 
@@ -508,11 +510,24 @@ def _verdicts(table: Table, summary: pd.DataFrame) -> pd.DataFrame:
     return shown
 
 
+def _short_commits(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with each commit cut to 12 hex digits (``+dirty`` kept)."""
+    return frame.assign(commit=frame["commit"].str.replace(r"^([0-9a-f]{12})[0-9a-f]{28}", r"\1", regex=True))
+
+
+def _commits(frame: pd.DataFrame) -> pd.DataFrame:
+    """The code behind the runs: per commit (:func:`_short_commits`), its runs and their samplers."""
+    return pd.DataFrame([{"commit": commit, "runs": len(group), "samplers": ", ".join(dict.fromkeys(group["sampler"]))}
+                         for commit, group in _short_commits(frame).groupby("commit", sort=True)])
+
+
 def run_table(table: Table, scale: str, options: dict, db, out, progress: bool):
     """``sgbench reproduce mamba-tableN``: :func:`reproduce` at ``scale`` (``SCALES``; ``--runs``,
     ``--budget-grads``, ``--final-grads`` override it), its finished cells kept in ``mamba_tableN_runs.jsonl``
-    beside the results store ``db``, so that a rerun resumes; the page holds the table with a verdict per score,
-    the figure, the paper's comparisons (which of its orderings hold) and every run."""
+    beside the results store ``db``, so that a rerun resumes; the outcome holds the paper's claims
+    (``sgbench.bench.reproduce.mamba_claims``), the table with a verdict per score, the code behind the runs, and
+    on the page the figure, the differences from the paper and every run."""
+    from sgbench.bench.html import table as html_table
     from sgbench.bench.reproduce.outcome import Outcome, timed
 
     settings = {**SCALES[scale], **{k: v for k, v in options.items() if k in SCALES[scale]}}
@@ -530,7 +545,6 @@ def run_table(table: Table, scale: str, options: dict, db, out, progress: bool):
         for value in chosen:
             if value not in allowed:
                 raise ValueError(f"{flag} must be one of {', '.join(allowed)}, got {value!r}")
-    enable_compilation_cache()
     record = record_path(db, table.name)
     with executor_context(options, jobs) as client:
         frame, seconds = timed(reproduce, table, runs=runs, budget=settings["budget_grads"],
@@ -538,19 +552,19 @@ def run_table(table: Table, scale: str, options: dict, db, out, progress: bool):
                                num_data=options.get("num_data"), progress=progress, record=record, jobs=jobs,
                                client=client)
     summary = summarise(table, frame)
-    commits = frame["commit"].str.replace(r"^([0-9a-f]{12})[0-9a-f]{28}", r"\1", regex=True)  # "+dirty" kept
+    commits = _commits(frame)
     intro = (f"{runs} tuning run{'s' if runs > 1 else ''} per cell, tuning budget {settings['budget_grads']:g} and "
              f"final run {settings['final_grads']:g} full-data gradient evaluations (paper: seconds); mean ± std "
              f"over runs (paper's value); {seconds:.0f} s in this invocation. Code: "
-             f"{', '.join(sorted(set(commits)))}; finished runs are kept in {record} and a "
+             f"{', '.join(commits['commit'])}; finished runs are kept in {record} and a "
              f"rerun with the same settings reuses them. Verdict: within 2 std of the paper's value, or differs.")
-    return Outcome(name=table.name, title=table.title, table=_verdicts(table, summary), intro=intro,
-                   sections=(("Ours beside the paper's, per sampler", figure(table, summary)),
+    return Outcome(name=table.name, title=table.title, table=_verdicts(table, summary),
+                   claims=mamba_claims.claims(table, frame), intro=intro,
+                   sections=(("The code behind the runs", commits),
+                             ("Ours beside the paper's, per sampler", figure(table, summary)),
                              ("Differences from the paper",
                               Markup("<ul>" + "".join(f"<li>{escape(d)}</li>" for d in table.differences) + "</ul>")),
-                             ("The paper's comparisons: which orderings hold", orderings(table, summary)),
-                             ("Every run", frame.assign(commit=commits))),
-                   text_notes=(orderings(table, summary).to_string(index=False),))
+                             ("Every run", html_table(_short_commits(frame)))))
 
 
 def _register(table: Table, source: str, summary: str):
