@@ -388,7 +388,7 @@ def reproduce(table: Table, runs: int = 10, budget: float = DEFAULT_BUDGET, fina
         if progress:
             print(f"all {len(cells)} cells from the record {record}: nothing to compute", file=sys.stderr, flush=True)
         return pd.DataFrame([rows[cell] for cell in cells])
-    if _record._RECORDED_ONLY.get():  # _record offers no public accessor of the mode; cells run in parallel here
+    if not _record.computing_allowed():  # the cells run in parallel, outside _record.cached
         raise _record.NotRecorded(f"{record} holds no finished cell {list(missing[0])} under the settings {settings} "
                                   f"({len(missing)} of {len(cells)} cells missing)")
     enable_compilation_cache()
