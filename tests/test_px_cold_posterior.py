@@ -1,5 +1,7 @@
-"""The PX cold-posterior reproduction (``bench/reproduce/px_cold_posterior.py``): the step-size choice, the checks'
-three outcomes, and a tiny run through the command."""
+"""The PX cold-posterior reproduction (``bench/reproduce/px_cold_posterior.py``): the step-size choice, the claims of
+appendix B.4, Table 4 and Table 10 on constructed chains (held, contradicted, within noise, at every temperature and
+metric they name), the tables beside the paper's, the rendering from the record alone, and a tiny run through the
+command."""
 
 from __future__ import annotations
 
@@ -9,7 +11,8 @@ import pandas as pd
 import pytest
 
 from sgbench.bench.cli import main
-from sgbench.bench.reproduce import px_cold_posterior as pxc
+from sgbench.bench.reproduce import _record, docs_blocks, px_cold_posterior as pxc
+from sgbench.bench.reproduce.claims import CONTRADICTED, HELD, NOT_TESTABLE, WITHIN_NOISE
 
 
 def test_the_best_step_is_the_lowest_validation_nll_among_those_that_did_not_diverge():
@@ -18,21 +21,81 @@ def test_the_best_step_is_the_lowest_validation_nll_among_those_that_did_not_div
     assert pxc.best_steps(tuning) == {"sghmc": 1e-3, "px_sghmc": None}
 
 
-def _table(px_nll, sghmc_nll, px_amb, sghmc_amb, sd=0.01):
-    rows = [{"T": 1.0, "sampler": "px_sghmc", "NLL": px_nll, "AMB": px_amb},
-            {"T": 1.0, "sampler": "sghmc", "NLL": sghmc_nll, "AMB": sghmc_amb}]
-    return pd.DataFrame(rows).assign(NLL_sd=sd, AMB_sd=sd)
+SPREAD = (-0.003, -0.001, 0.001, 0.003)  # 4 chains around each mean: sd 0.0026
 
 
-@pytest.mark.parametrize("values, nll_passed, amb_passed", [
-    ((0.30, 0.40, 0.3, 0.2), True, True),
-    ((0.405, 0.40, 0.19, 0.2), None, None),   # against the claim within 2 se (0.014 with 2 chains)
-    ((0.50, 0.40, 0.1, 0.2), False, False),
-    ((math.nan, 0.40, math.nan, 0.2), False, False),  # PX diverged everywhere
-])
-def test_checks(values, nll_passed, amb_passed):
-    nll_check, amb_check = pxc.checks(_table(*values), chains=2)
-    assert (nll_check.passed, amb_check.passed) == (nll_passed, amb_passed)
+def _frame(scores):
+    """Chains' rows from ``scores``: (T, schedule, sampler) -> {score: mean} (the same on both splits), 4 chains
+    each spread by ``SPREAD``; a missing run is left out, a NaN mean is a failed run."""
+    rows = []
+    for (t, schedule, sampler), means in scores.items():
+        for chain, d in enumerate(SPREAD):
+            rows += [{"T": t, "schedule": schedule, "sampler": sampler, "chain": chain, "split": split,
+                      **{k: v + d for k, v in means.items()}} for split in pxc.SPLITS]
+    return pd.DataFrame(rows)
+
+
+def _scores(px, sghmc, px_constant=None):
+    """Every run of the reproduction: PX-SGHMC's and SGHMC's (ERR, NLL, AMB) per temperature (cyclical), and
+    PX-SGHMC's with the constant schedule at T = 1 (default: its cyclical one)."""
+    out = {}
+    for t, p, s in zip(pxc.TEMPERATURES, px, sghmc):
+        out[t, pxc.CYCLICAL, "px_sghmc"] = dict(zip(pxc.SCORES, p))
+        out[t, pxc.CYCLICAL, "sghmc"] = dict(zip(pxc.SCORES, s))
+    out[1.0, pxc.CONSTANT, "px_sghmc"] = dict(zip(pxc.SCORES, px_constant or px[0]))
+    out[1.0, pxc.CONSTANT, "sghmc"] = dict(zip(pxc.SCORES, sghmc[0]))
+    return out
+
+
+def test_claims_at_every_temperature_and_metric_they_name():
+    px = [(0.03, 0.15, 0.5)] * 3
+    sghmc = [(0.04, 0.18, 0.2)] * 3
+    err, nll, amb, orthogonal, table4_amb, table4, table10 = pxc.claims(_frame(_scores(px, sghmc)))
+    assert [c.verdict for c in (err, nll, amb, table4_amb, table4, table10)] == [HELD] * 6
+    assert orthogonal.verdict == NOT_TESTABLE
+    assert all(f"T={t:g} (ERR): PX-SGHMC" in err.ours for t in pxc.TEMPERATURES) and "T=0.01 (NLL)" in nll.ours
+    assert "critical t = 2.75, 2.75, 2.75" in nll.reason  # t_6(1 - 0.05 / 3)
+    assert table4_amb.ours.startswith("AMB: PX-SGHMC 0.5") and "validation split" in table4_amb.reason
+    assert "ERR: PX-SGHMC constant 0.03" in table10.ours and "SGHMC cyclical 0.04" in table10.ours
+    assert err.where.startswith("appendix B.4") and table10.where.startswith("appendix B.9")
+    # ERR reversed beyond the noise at the cold temperatures; NLL reversed inside the noise at T = 0.01; AMB lower
+    # at T = 1 (on both splits); PX-SGHMC's constant run failed
+    px = [(0.03, 0.15, 0.1), (0.05, 0.15, 0.5), (0.05, 0.183, 0.5)]
+    err, nll, amb, _, table4_amb, table4, table10 = pxc.claims(_frame(_scores(
+        px, sghmc, px_constant=(math.nan,) * 3)))
+    assert err.verdict == CONTRADICTED and "reversed beyond the noise at T=0.1 (ERR), T=0.01 (ERR)" in err.reason
+    assert nll.verdict == WITHIN_NOISE and "inside the noise at T=0.01 (NLL)" in nll.reason
+    assert amb.verdict == CONTRADICTED and table4_amb.verdict == CONTRADICTED and table4.verdict == HELD
+    assert table10.verdict == CONTRADICTED and "PX-SGHMC constant failed" in table10.ours
+
+
+def _fake_chains(target, sampler, step_size, temperature, chains, cycle_length, cycles, seed, splits=pxc.SPLITS,
+                 schedule=pxc.CYCLICAL):
+    """A stand-in for the runs: PX-SGHMC diverges above 2e-4; its scores beat SGHMC's at every setting."""
+    if sampler == "px_sghmc" and step_size > 2e-4:
+        return None
+    base = {"ERR": 0.05, "NLL": 0.2, "AMB": 0.2} if sampler == "sghmc" else {"ERR": 0.03, "NLL": 0.1, "AMB": 0.5}
+    return [{split: {k: v * (1 + 0.01 * c) - step_size for k, v in base.items()} for split in splits}
+            for c in range(chains)]
+
+
+def test_the_outcome_renders_from_the_record_alone(tmp_path, monkeypatch):
+    monkeypatch.setattr(pxc, "run_chains", _fake_chains)
+    db = tmp_path / "results.sqlite"
+    first = docs_blocks.outcome_markdown(pxc.run("quick", {}, db, tmp_path, progress=False))
+    assert "**claims: 6 held, 0 contradicted, 0 within noise, 1 not testable**" in first
+    assert "| 1 | PX-SGHMC | 0.0002 |" in first  # the largest step below divergence has the lowest fake NLL
+    assert "**Constant and cyclical schedules at T = 1" in first
+    assert "| PX-SGHMC | constant | 0.0001 |" in first and "| PX-SGHMC | cyclical | 0.0002 |" in first  # half the peak
+
+    def no_run(*args, **kwargs):
+        raise AssertionError("a recorded run was computed again")
+
+    monkeypatch.setattr(pxc, "run_chains", no_run)
+    with _record.recorded_only():
+        assert docs_blocks.outcome_markdown(pxc.run("quick", {}, db, tmp_path, progress=False)) == first
+        with pytest.raises(_record.NotRecorded):
+            pxc.run("quick", {"seed": 1}, db, tmp_path, progress=False)
 
 
 @pytest.mark.integration
@@ -43,8 +106,8 @@ def test_tiny_run_through_the_command(tmp_path, capsys, monkeypatch):
             "--no-progress"]
     status = main(argv)
     out = capsys.readouterr().out
-    assert "PX-SGHMC's ensemble ambiguity above SGHMC's at every temperature" in out
-    assert status == (1 if "\nFAILED: " in out else 0), out
+    assert "claims: " in out and "consistently outperforms the SGHMC baseline" in out
+    assert status == (1 if "CONTRADICTED" in out else 0), out
     page = (tmp_path / "px_cold_posterior.html").read_text()
     assert "Step-size search" in page and "data:image/png;base64" in page
     # an interrupted or repeated reproduction resumes: every run is in the record beside the store, none reruns

@@ -172,8 +172,6 @@ def test_ks_distance_of_the_multimodal_target():
 
 
 @pytest.mark.parametrize("argv, printed, page_holds", [
-    pytest.param(["px-modes", "--chains", "2", "--steps", "2000"], "PX-SGLD (3, 0) visits more modes than SGLD",
-                 "chains in one mode", marks=pytest.mark.integration),
     pytest.param(["sglrw-multimodal", "--chains", "8", "--steps", "500"], "SGLRW's KS distance below SGLD's",
                  "KS distance", marks=pytest.mark.integration),
     pytest.param(["smile-gmm", "--steps", "2000"], "10 pSMILE-naive chains together visit all 25 modes",
