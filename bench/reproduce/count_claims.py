@@ -30,24 +30,28 @@ def share_text(count: int, total: int, rate: float = FAMILY_RATE) -> str:
 
 
 def between_error_rate(total: int, low: float, high: float, rate: float = FAMILY_RATE) -> float:
-    r"""The false-contradiction rate of :func:`share_between` at ``total`` trials: at most
-    :math:`P(X \le c_- \mid low) + P(X \ge c_+ \mid high)` for :math:`X \sim` Binomial(``total``, :math:`p`),
-    :math:`p` anywhere in ``[low, high]``, where :math:`c_-` is the largest count whose lower tail at ``low`` is
-    at most ``rate / 2`` and :math:`c_+` the smallest whose upper tail at ``high`` is (each tail only shrinks as
-    :math:`p` moves into the interval); at most ``rate``, less at small ``total`` (the counts are discrete).
+    r"""The false-contradiction rate of :func:`share_between` at ``total`` trials, exactly: the largest probability,
+    over shares :math:`p` in ``[low, high]``, that :math:`X \sim` Binomial(``total``, :math:`p`) falls in its
+    rejection region :math:`\{X \le c_-\} \cup \{X \ge c_+\}` (:math:`c_-` the largest count whose lower tail at
+    ``low`` is at most ``rate / 2``, :math:`c_+` the smallest whose upper tail at ``high`` is). That probability is
+    quasi-convex in :math:`p` (its derivative, :math:`n` times the Binomial(:math:`n - 1`, :math:`p`) mass at
+    :math:`c_+ - 1` less that at :math:`c_-`, changes sign at most once, from - to +, as their ratio grows with
+    :math:`p`), so its largest value is at ``low`` or ``high``; at most ``rate``, less at small ``total`` (the
+    counts are discrete).
 
     Args:
         total: the number of trials.
-        low, high: the claimed range of the share, ``0 <= low <= high <= 1``.
+        low: the lower end of the claimed range of the share, ``0 <= low <= high``.
+        high: its upper end, ``high <= 1``.
         rate: the test's level (the two tails get half each).
 
     Returns:
-        the rate, exactly as the sum of the two attained tail probabilities.
+        the rate.
     """
     counts = np.arange(total + 1)
-    lower = scipy.stats.binom.cdf(counts, total, low)  # P(X <= c | low)
-    upper = scipy.stats.binom.sf(counts - 1, total, high)  # P(X >= c | high)
-    return float(lower[lower <= rate / 2].max(initial=0.0) + upper[upper <= rate / 2].max(initial=0.0))
+    rejected = ((scipy.stats.binom.cdf(counts, total, low) <= rate / 2)
+                | (scipy.stats.binom.sf(counts - 1, total, high) <= rate / 2))
+    return float(max(scipy.stats.binom.pmf(counts, total, p)[rejected].sum() for p in (low, high)))
 
 
 def share_between(words: str, where: str, count: int, total: int, low: float, high: float, label: str,
@@ -63,7 +67,8 @@ def share_between(words: str, where: str, count: int, total: int, low: float, hi
         where: where the paper states it.
         count: the trials with the event (``k``).
         total: the trials (``n``, at least 1).
-        low, high: the claimed range, ``0 <= low <= high <= 1``.
+        low: the lower end of the claimed range, ``0 <= low <= high``.
+        high: its upper end, ``high <= 1``.
         label: what the share is of ("naive MCLMC's NaN chains").
         paper: the paper's values behind the claim.
         reason: what else the reader needs.
@@ -101,10 +106,14 @@ def share_below(words: str, where: str, lower: tuple[int, int], higher: tuple[in
     conditionally on the margins, conservative unconditionally), the error rate stated.
 
     Args:
-        words, where, paper, reason: as for :func:`share_between`.
+        words: the claim in the paper's words.
+        where: where the paper states it.
         lower: ``(count, total)`` of what the claim says has the lower share.
         higher: ``(count, total)`` of what the claim says has the higher share.
-        lower_label, higher_label: their names.
+        lower_label: the name of the first.
+        higher_label: the name of the second.
+        paper: the paper's values behind the claim.
+        reason: what else the reader needs.
         rate: the test's level.
 
     Returns:

@@ -121,8 +121,13 @@ def paired_somewhere(words: str, where: str, settings, label: str, paper: str = 
     ``rate / m``, the error rate stated.
 
     Args:
-        words, where, label, paper, reason, rate: as for :func:`paired_ordering`.
+        words: the claim in the paper's words.
+        where: where the paper states it.
         settings: the :class:`Paired` of every setting the claim ranges over (at least one).
+        label: what the differences are.
+        paper: the paper's values behind the claim.
+        reason: what else the reader needs.
+        rate: the false-hold rate over the settings when the claim is false everywhere.
 
     Returns:
         the claim with its verdict.
