@@ -29,14 +29,17 @@ def test_summary_averages_seeds_and_judges_infinities():
     summary = sglrw_table2.summarise(_runs([
         (1, 1.0, "sgld", 0, 30.0), (1, 1.0, "sgld", 1, 50.0),      # finite where the paper's failed
         (2, 1.0, "sgld", 0, math.inf), (2, 1.0, "sgld", 1, 5.0),    # one seed failed: inf, as the paper's
-        (1, 1.0, "sglrw", 0, 8.0), (1, 1.0, "sglrw", 1, 9.0),
+        (1, 1.0, "sglrw", 0, 8.3), (1, 1.0, "sglrw", 1, 8.5),
         (2, 1.0, "sglrw", 0, 7.0), (2, 1.0, "sglrw", 1, 7.0)]))
     rows = summary.set_index(["B", "sampler"])
-    assert rows.loc[(1, "SGLD"), "KL ours"] == 40.0 and math.isclose(rows.loc[(1, "SGLD"), "se"], 10.0)
+    # the mean's standard error from the seeds' bootstrap errors: sqrt(0.1^2 + 0.1^2) / 2
+    assert rows.loc[(1, "SGLD"), "KL ours"] == 40.0 and math.isclose(rows.loc[(1, "SGLD"), "se"], math.sqrt(0.02) / 2)
     assert rows.loc[(1, "SGLD"), "verdict"].startswith("differs (the paper's run failed")
     assert rows.loc[(2, "SGLD"), "verdict"] == "within (both inf)"
-    assert rows.loc[(1, "SGLRW"), "verdict"] == "within"  # |8.5 - 8.35| < 2 x 0.5
-    assert rows.loc[(2, "SGLRW"), "verdict"] == "differs"  # 7 against 7.67 with no spread over seeds
+    assert rows.loc[(1, "SGLRW"), "verdict"] == "within"  # |8.4 - 8.35| < 2 x 0.071
+    assert rows.loc[(2, "SGLRW"), "verdict"] == "differs"  # 7 against 7.67 ± 0.071
+    agreement = sglrw_table2.seed_agreement(_runs([(1, 1.0, "sgld", 0, 30.0), (1, 1.0, "sgld", 1, 30.2)]))
+    assert agreement["differences"].item() == 2 and math.isclose(agreement["largest"].item(), 0.2 / math.sqrt(0.02))
 
 
 def _claims(sglrw, sgld, clipped, se=0.1):
