@@ -106,10 +106,8 @@ def test_sgbench_run_on_a_scheduler_stores_the_suite(tmp_path, client, capsys, p
 
 @pytest.mark.parametrize("flags, message", [
     (["--executor", "dask", "--jobs", "2"], "--jobs shares the runs between local processes"),
-    (["--per-task", "entry", "--executor", "local"], "--per-task needs --executor dask"),
     (["--scheduler", "tcp://127.0.0.1:8786"], "--scheduler needs --executor dask"),
     (["--executor", "spark"], "--executor must be one of ['dask', 'local'], got 'spark'"),
-    (["--per-task", "entry"], "--per-task needs --executor dask"),
 ])
 def test_smile_table1_checks_its_executor_options(tmp_path, capsys, flags, message):
     status = main(["reproduce", "smile-table1", "--steps", "10", "--db", str(tmp_path / "r.sqlite"), "--out",

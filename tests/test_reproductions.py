@@ -1,17 +1,15 @@
 """``sgbench reproduce`` (``bench/cli/reproduce.py``), the reproductions' registry and outcome
-(``bench/reproduce/_registry.py``, ``outcome.py``), and SMILE Table 1 at a tiny scale (``smile_table1.py``)."""
+(``bench/reproduce/_registry.py``, ``outcome.py``); SMILE's reproductions are tested in ``tests/test_smile_table1.py``
+and ``tests/test_smile_gmm.py``."""
 
 from __future__ import annotations
-
-import math
-import sqlite3
 
 import numpy as np
 import pandas as pd
 import pytest
 
 from sgbench.bench.cli import main
-from sgbench.bench.reproduce import _registry, smile_table1
+from sgbench.bench.reproduce import _registry
 from sgbench.bench.reproduce.outcome import Check, Outcome, verdict
 
 
@@ -78,68 +76,6 @@ def test_outcome_fails_when_a_check_fails_and_writes_its_page(tmp_path):
     assert (tmp_path / "demo_table.html").exists() and "1 of 2 acceptance checks passed" in page
 
 
-def _row(target, noise, sampler, b2):
-    return {"target": target, "noise": noise, "sampler": sampler, "h": 0.1, "b2": b2, "b2_sd": 0.01,
-            "paper": math.nan, "paper_sd": math.nan, "grid": []}
-
-
-def test_the_check_averages_the_anisotropic_noises_per_target():
-    rows = [_row("icg", noise, "psmile_naive", b2) for noise, b2 in
-            (("diagonal", 0.05), ("correlated", 0.30), ("spatial", 0.05))]  # mean 0.133
-    rows += [_row("icg", noise, "sgld", 0.15) for noise in smile_table1.ANISOTROPIC]
-    rows += [_row("icg", "isotropic", "psmile_naive", 9.0)]  # isotropic noise does not count
-    (check,) = smile_table1.checks(pd.DataFrame(rows))
-    assert check.passed and "pSMILE-naive 0.133" in check.detail
-    # below pSMILE-naive by 0.013, within 2 combined sds (2 x sqrt(2 x 3 x 0.01^2) / 3 = 0.016): not resolved
-    close = rows + [_row("icg", noise, "smile_naive", 0.12) for noise in smile_table1.ANISOTROPIC]
-    assert smile_table1.checks(pd.DataFrame(close))[0].passed is None
-    rows += [_row("icg", noise, "smile_naive", 0.10) for noise in smile_table1.ANISOTROPIC]  # 0.033: beyond
-    assert smile_table1.checks(pd.DataFrame(rows))[0].passed is False
-    diverged = [r if r["sampler"] != "psmile_naive" or r["noise"] != "diagonal" else {**r, "b2": math.nan}
-                for r in rows[:7]]
-    assert smile_table1.checks(pd.DataFrame(diverged))[0].passed is False  # a diverged cell counts as worse
-    assert smile_table1.checks(pd.DataFrame(rows[:3])) == ()  # nothing to compare with
-
-
-def test_paper_table_and_search_grid():
-    assert len(smile_table1.PAPER) == 12 and all(len(v) == 4 for v in smile_table1.PAPER.values())
-    assert smile_table1.PAPER["funnel", "correlated"][3] == (0.004, 0.002)  # pSMILE-naive, the table's last column
-    assert smile_table1.FIRST_STAGE == (1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1.0)
-    refined = smile_table1.second_stage(1e-3)
-    assert len(refined) == 15 and math.isclose(refined[0], 1e-4) and math.isclose(refined[-1], 1e-2)
-    assert math.isclose(refined[7], 1e-3)
-
-
-def test_smile_table1_blocks_fit_the_caches_and_divide_the_steps():
-    from sgbench.bench.running.jax_driver import CACHED_BLOCK_NUMBERS
-
-    # 15 step sizes x 10 chains of SGLD draw 20 numbers and emit 10 coordinates a step: 466 steps fit, 400 divides
-    refined = smile_table1._entry(("icg", "diagonal", "sgld"), smile_table1.second_stage(1e-3), 10**6, 0)
-    assert refined.config.block_size == 400 and 150 * 400 * 30 <= CACHED_BLOCK_NUMBERS
-    # SMILE-naive draws only the gradient's noise; both stages get the second stage's block
-    first = smile_table1._entry(("funnel", "spatial", "smile_naive"), smile_table1.FIRST_STAGE, 10**6, 0)
-    assert first.config.block_size == 625
-    assert smile_table1._entry(("icg", "diagonal", "sgld"), smile_table1.FIRST_STAGE, 10**6, 0).config == refined.config
-    assert smile_table1._entry(("icg", "diagonal", "sgld"), smile_table1.FIRST_STAGE, 200, 0).config.block_size == 200
-
-
-@pytest.mark.integration
-def test_smile_table1_tiny_run_lands_in_the_store_and_resumes(tmp_path, capsys):
-    db = tmp_path / "r.sqlite"
-    argv = ["reproduce", "smile-table1", "--steps", "200", "--target", "icg", "--noise", "diagonal", "--noise",
-            "correlated", "--noise", "spatial", "--sampler", "sgld", "--sampler", "psmile_naive", "--db", str(db),
-            "--out", str(tmp_path / "out"), "--no-progress"]
-    status = main(argv)
-    out = capsys.readouterr().out
-    runs = sqlite3.connect(db).execute("SELECT COUNT(*) FROM runs").fetchone()[0]
-    # 3 noises x 2 samplers + the baseline; 7, then 15 step sizes of which 3 (10^(i-1), 10^i, 10^(i+1)) are stored
-    assert runs == 7 * (7 + 15 - 3)
-    assert status == (1 if "\nFAILED: ICG" in out else 0) and "ICG: pSMILE-naive has the lowest b²" in out
-    assert out.count(" ICG ") >= 7 and "none (baseline)" in out
-    page = (tmp_path / "out" / "smile_table1.html").read_text()
-    assert "data:image/png;base64" in page and "acceptance checks passed" in page
-    assert main(argv) == status  # every run is in the store: nothing computed again
-    assert sqlite3.connect(db).execute("SELECT COUNT(*) FROM runs").fetchone()[0] == runs
 
 
 def test_ks_distance_of_the_multimodal_target():
@@ -163,8 +99,6 @@ def test_ks_distance_of_the_multimodal_target():
 @pytest.mark.parametrize("argv, printed, page_holds", [
     pytest.param(["sglrw-multimodal", "--chains", "8", "--steps", "500"], "SGLRW's KS distance below SGLD's",
                  "KS distance", marks=pytest.mark.integration),
-    pytest.param(["smile-gmm", "--steps", "2000"], "10 pSMILE-naive chains together visit all 25 modes",
-                 "Pilot runs of cSGLD", marks=pytest.mark.integration),
 ])
 def test_tiny_run_prints_its_checks_and_writes_its_page(tmp_path, capsys, argv, printed, page_holds):
     status = main(["reproduce", *argv, "--out", str(tmp_path), "--db", str(tmp_path / "r.sqlite"), "--no-progress"])

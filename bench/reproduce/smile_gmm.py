@@ -6,14 +6,21 @@ other eight are standard normal (``targets.get("gmm")``), with the isotropic inj
 pSMILE-naive runs at the paper's fixed step 0.6; cSGLD (cosine cycles of 5000 steps, the first third of each
 cycle exploration: SMILE's cSGLD baseline) at a step size tuned so that its mean update norm per step matches
 pSMILE-naive's, as the paper does: pilot runs over a grid of step sizes, then the step whose update norm is
-interpolated (log-log) to pSMILE-naive's. Each chain starts at the target's initial position. A mode of the
-first two coordinates counts as visited when a kept sample lies within 3 component standard deviations of its
-centre (``sgbench.bench.reproduce.px_modes.modes_visited``). The paper's Figure 4 shows the samples; its claims are the
-acceptance checks: a single pSMILE-naive chain traverses the barriers (visits more than one mode), and 10 chains
-together recover all 25 modes.
+interpolated (log-log) to pSMILE-naive's. Each chain starts at the target's initial position; its draws are kept
+every ``steps // 10^4`` steps (draw k after (k + 1) x thin steps; cSGLD keeps none in its exploration stage).
 
-Kept on interruption: nothing (the figure and the mode counts need the runs' samples, 2 x 10^5 per run, too many
-to record); progress over the four runs (``sgbench.bench.reproduce._record.Units``).
+A kept draw of the first two coordinates is **in mode m** when centre m is its nearest centre and lies within 3
+component standard deviations of it (:func:`mode_of`; the modes then partition the draws, which the overlapping
+3-sd discs do not at this spacing). Per chain the record keeps the draws per mode, the step at which each mode was
+first visited, and the changes of mode between consecutive assigned draws; per run, b^2 and a 2-d histogram of the
+first two coordinates (the figure), so that the page is rendered from the record alone.
+
+The paper's claims (:func:`claims`) are those of appendix D and the last paragraph of section 3.2 about Figure 4;
+the comparative one, "performing comparably to the cSGLD baseline", is tested on the steps a single chain needs
+to visit all 25 modes, by the exact rank test :func:`rank_ordering` over the chains.
+
+Kept on interruption: each finished pilot and run (its summary), in ``smile_gmm_runs.jsonl`` beside the results
+store; progress over the four runs (``sgbench.bench.reproduce._record.Units``).
 """
 
 from __future__ import annotations
@@ -25,8 +32,16 @@ import pandas as pd
 
 from sgbench.base.figures import png_bytes, subplots
 from sgbench.bench.reproduce._registry import SEED_OPTION, Option, Reproduction, register, seed_of
-from sgbench.bench.reproduce.outcome import Check, Outcome, timed
-from sgbench.bench.reproduce.px_modes import MODE_RADIUS, mixture_centres, modes_visited
+from sgbench.bench.reproduce.claims import (
+    CONTRADICTED,
+    FAMILY_RATE,
+    HELD,
+    WITHIN_NOISE,
+    Claim,
+    not_testable,
+)
+from sgbench.bench.reproduce.outcome import Outcome, timed
+from sgbench.bench.reproduce.px_modes import MODE_RADIUS, mixture_centres
 
 TARGET = {"noise": "isotropic", "noise_variance": 256.0}  # targets.get("gmm") defaults: the paper's mixture
 PSMILE_STEP = 0.6
@@ -35,7 +50,9 @@ EXPLORATION = 1 / 3
 PILOT_STEPS = 20_000
 PILOT_GRID = tuple(np.logspace(-4, -1, 7))
 NUM_CHAINS = 10
+NUM_MODES = 25
 SCALES = {"quick": 100_000, "paper": 1_000_000}
+HISTOGRAM_EDGES = np.linspace(-6.0, 6.0, 61)  # bins of 0.2 over the figure's window
 
 
 def _thin(steps: int) -> int:
@@ -49,131 +66,356 @@ def _mean_update_norm(samples: np.ndarray) -> float:
     return float(np.mean(norms[np.isfinite(norms)])) if np.isfinite(norms).any() else math.nan
 
 
-def matched_csgld_step(target, reference_norm: float, seed: int, pilot_steps: int = PILOT_STEPS):
-    """cSGLD's step size whose mean update norm matches ``reference_norm``: pilot runs of ``pilot_steps`` at
-    ``PILOT_GRID`` (one vmapped program), then log-log interpolation between the two grid points around it (the
-    nearest end of the grid when it lies outside). Returns the step and the pilot table (a DataFrame)."""
+def _pilot_norm(target, seed: int, pilot_steps: int) -> dict:
+    """pSMILE-naive's mean update norm per step at ``PSMILE_STEP``: 2 chains of ``pilot_steps``, every step kept."""
     from sgbench.bench.running import run as running
 
-    grid = [{"step_size": float(h), "schedule": CYCLE, "exploration_fraction": EXPLORATION} for h in PILOT_GRID]
-    runs = running.run_grid("csgld", target, params_grid=grid, num_chains=2, num_steps=pilot_steps, seed=seed,
-                            keep_samples=True, dtype="float32")
-    norms = np.array([_mean_update_norm(np.asarray(r.samples, dtype=np.float64)) for r in runs])
-    pilot = pd.DataFrame({"cSGLD step size": PILOT_GRID, "mean update norm": norms})
+    pilot = running.run("psmile_naive", target, params={"step_size": PSMILE_STEP}, num_chains=2,
+                        num_steps=pilot_steps, seed=seed, keep_samples=True, dtype="float32")
+    return {"update_norm": _mean_update_norm(np.asarray(pilot.samples, dtype=np.float64))}
+
+
+def matched_csgld_step(target, reference_norm: float, seed: int, pilot_steps: int = PILOT_STEPS) -> dict:
+    """cSGLD's step size whose mean update norm matches ``reference_norm``: pilot runs of ``pilot_steps`` at
+    ``PILOT_GRID`` (one vmapped program, 2 chains each, every step kept), then log-log interpolation between the
+    two grid points around it (the nearest end of the grid when it lies outside), and a pilot run at that step,
+    whose mean update norm is the one reported.
+
+    Returns:
+        ``{"step": the matched step, "update_norm": the update norm measured there, "step_sizes": the grid,
+        "update_norms": the grid's mean update norms}``.
+    """
+    from sgbench.bench.running import run as running
+
+    def params(h):
+        return {"step_size": float(h), "schedule": CYCLE, "exploration_fraction": EXPLORATION}
+
+    def norm(run):
+        return _mean_update_norm(np.asarray(run.samples, dtype=np.float64))
+
+    pilot = {"num_chains": 2, "num_steps": pilot_steps, "seed": seed, "keep_samples": True, "dtype": "float32"}
+    norms = np.array([norm(r) for r in running.run_grid("csgld", target, params_grid=[params(h) for h in PILOT_GRID],
+                                                        **pilot)])
     finite = np.isfinite(norms) & (norms > 0)
     log_h, log_norm = np.log(np.asarray(PILOT_GRID)[finite]), np.log(norms[finite])
     order = np.argsort(log_norm)
     step = float(np.exp(np.interp(math.log(reference_norm), log_norm[order], log_h[order])))
-    return step, pilot
+    return {"step": step, "update_norm": norm(running.run("csgld", target, params=params(step), **pilot)),
+            "step_sizes": list(PILOT_GRID), "update_norms": norms}
 
 
-def compute(steps: int, seed: int = 0, progress: bool = False) -> dict:
-    """pSMILE-naive at step 0.6 and the matched cSGLD (pilot runs of ``min(PILOT_STEPS, steps)``), 10 chains of
-    ``steps`` each; ``progress``: progress over the four runs on stderr (``sgbench.bench.reproduce._record.Units``;
-    nothing is kept: the figure needs the runs' samples, too many to record).
+def mode_of(samples: np.ndarray, centres: np.ndarray, radius: float) -> np.ndarray:
+    """The mode of each row of ``samples`` (n, 2): the index of its nearest centre (``centres``, (k, 2)) when within
+    ``radius`` of it, else -1 (also for a non-finite row)."""
+    x = np.asarray(samples, dtype=np.float64)
+    finite = np.all(np.isfinite(x), axis=1)
+    distances = np.linalg.norm(np.where(finite[:, None], x, 0.0)[:, None, :] - centres[None, :, :], axis=-1)
+    nearest = np.argmin(distances, axis=1)
+    inside = finite & (distances[np.arange(len(x)), nearest] < radius)
+    return np.where(inside, nearest, -1)
+
+
+def chain_summary(samples: np.ndarray, thin: int, centres: np.ndarray, radius: float) -> dict:
+    """One chain's visits to the modes, from its kept draws of the first two coordinates.
+
+    Args:
+        samples: the chain's kept draws (kept, 2); NaN rows are steps that were not samples.
+        thin: steps between kept draws (draw k is kept after (k + 1) x thin steps).
+        centres: the modes' centres (k, 2).
+        radius: the distance within which a draw can be in a mode (:func:`mode_of`).
 
     Returns:
-        ``{"samples": {label: (chains, kept, dim)}, "modes": {label: per-chain modes}, "pooled": {label: modes of
-        all chains together}, "update_norm": {label: mean update norm}, "csgld_step": float, "pilot": DataFrame,
-        "b2": {label: b^2 averaged over dims and chains}, "thin": int}``.
+        ``{"draws": finite draws, "per_mode": draws in each mode, "first_visit": the step at which each mode was
+        first visited (None: never), "changes": changes of mode between consecutive draws in a mode}``.
     """
+    modes = mode_of(samples, centres, radius)
+    assigned = np.nonzero(modes >= 0)[0]
+    sequence = modes[assigned]
+    first = [int((assigned[sequence == m][0] + 1) * thin) if np.any(sequence == m) else None
+             for m in range(len(centres))]
+    return {"draws": int(np.all(np.isfinite(samples), axis=1).sum()),
+            "per_mode": np.bincount(sequence, minlength=len(centres)).tolist(), "first_visit": first,
+            "changes": int(np.sum(sequence[1:] != sequence[:-1]))}
+
+
+def _run_summary(sampler: str, params: dict, steps: int, seed: int) -> dict:
+    """One main run of ``NUM_CHAINS`` chains: per chain :func:`chain_summary`; b^2 over all ten coordinates (chain
+    average and its bootstrap sd), the diverged chains, and 2-d histograms (``HISTOGRAM_EDGES``) of the first two
+    coordinates of chain 0 and of all chains."""
     from sgbench import targets
-    from sgbench.bench.reproduce._record import Units
     from sgbench.bench.running import run as running
 
     target = targets.get("gmm", **TARGET)
-    centres = mixture_centres(target)
-    radius = MODE_RADIUS * math.sqrt(target.component_variance)
+    centres, radius, thin = mixture_centres(target), MODE_RADIUS * math.sqrt(target.component_variance), _thin(steps)
+    run = running.run(sampler, target, params=params, num_chains=NUM_CHAINS, num_steps=steps, thin=thin, seed=seed,
+                      keep_samples=True, dtype="float32")
+    samples = np.asarray(run.samples, dtype=np.float64)[..., :2]
+
+    def histogram(draws):
+        draws = draws.reshape(-1, 2)
+        draws = draws[np.all(np.isfinite(draws), axis=1)]
+        return np.histogram2d(draws[:, 0], draws[:, 1], bins=[HISTOGRAM_EDGES, HISTOGRAM_EDGES])[0].astype(int)
+
+    return {"chains": [chain_summary(chain, thin, centres, radius) for chain in samples],
+            "b2": float(run.metrics["b2_mean_chain_average"]),
+            "b2_sd": float(run.metrics["b2_mean_chain_average_bootstrap_std"]),
+            "diverged": int(run.metrics["num_diverged_chains"]),
+            "histogram_first": histogram(samples[:1]), "histogram_all": histogram(samples)}
+
+
+def compute(steps: int, seed: int = 0, progress: bool = False, record=None) -> dict:
+    """pSMILE-naive at step 0.6 and the matched cSGLD (pilot runs of ``min(PILOT_STEPS, steps)``), 10 chains of
+    ``steps`` each, each pilot and run a unit kept in ``record`` (None: nothing kept).
+
+    Args:
+        steps: steps per chain.
+        seed: the runs' seed.
+        progress: progress over the four runs on stderr (``sgbench.bench.reproduce._record.Units``).
+        record: a ``sgbench.bench.reproduce._record`` file, reused by a rerun of the same settings.
+
+    Returns:
+        ``{"runs": {label: :func:`_run_summary`}, "steps": {label: step size}, "update_norm": {label: mean update
+        norm}, "pilot": DataFrame of cSGLD's pilots, "thin", "pilot_steps" and "num_steps": ints}``.
+    """
+    from sgbench import targets
+    from sgbench.bench.reproduce._record import Units
+
+    target = targets.get("gmm", **TARGET)
     pilot_steps = min(PILOT_STEPS, steps)
-    thin = _thin(steps)
-    with Units("smile-gmm", None, 4, "run", progress) as units:
-        pilot_smile = units.cached({}, ("pilot", "pSMILE-naive"), running.run, "psmile_naive", target,
-                                   params={"step_size": PSMILE_STEP}, num_chains=2, num_steps=pilot_steps, seed=seed,
-                                   keep_samples=True, dtype="float32")
-        smile_norm = _mean_update_norm(np.asarray(pilot_smile.samples, dtype=np.float64))
-        csgld_step, pilot = units.cached({}, ("pilot", "cSGLD"), matched_csgld_step, target, smile_norm, seed,
-                                         pilot_steps)
-        runs = {"pSMILE-naive": units.cached({}, ("pSMILE-naive",), running.run, "psmile_naive", target,
-                                             params={"step_size": PSMILE_STEP}, num_chains=NUM_CHAINS,
-                                             num_steps=steps, thin=thin, seed=seed, keep_samples=True,
-                                             dtype="float32"),
-                "cSGLD": units.cached({}, ("cSGLD",), running.run, "csgld", target,
-                                      params={"step_size": csgld_step, "schedule": CYCLE,
-                                              "exploration_fraction": EXPLORATION},
-                                      num_chains=NUM_CHAINS, num_steps=steps, thin=thin, seed=seed, keep_samples=True,
-                                      dtype="float32")}
-    samples = {label: np.asarray(run.samples, dtype=np.float64)[..., :2] for label, run in runs.items()}
-    return {"samples": samples,
-            "modes": {label: [modes_visited(s[c], centres, radius) for c in range(len(s))] for label, s in
-                      samples.items()},
-            "pooled": {label: modes_visited(s, centres, radius) for label, s in samples.items()},
-            "update_norm": {"pSMILE-naive": smile_norm,
-                            "cSGLD": float(np.interp(math.log(csgld_step), np.log(pilot["cSGLD step size"]),
-                                                     pilot["mean update norm"]))},
-            "b2": {label: float(run.metrics["b2_mean_chain_average"]) for label, run in runs.items()},
-            "diverged": {label: int(run.metrics["num_diverged_chains"]) for label, run in runs.items()},
-            "csgld_step": csgld_step, "pilot": pilot, "thin": thin}
+    base = {"target": TARGET, "seed": seed, "dtype": "float32"}
+    with Units("smile-gmm", record, 4, "run", progress) as units:
+        smile_norm = units.cached({**base, "pilot_steps": pilot_steps, "step_size": PSMILE_STEP},
+                                  ("pilot", "pSMILE-naive"), _pilot_norm, target, seed, pilot_steps)["update_norm"]
+        matched = units.cached({**base, "pilot_steps": pilot_steps, "grid": list(PILOT_GRID), "cycle": CYCLE,
+                                "exploration": EXPLORATION, "reference_norm": smile_norm},
+                               ("pilot", "cSGLD"), matched_csgld_step, target, smile_norm, seed, pilot_steps)
+        params = {"pSMILE-naive": ("psmile_naive", {"step_size": PSMILE_STEP}),
+                  "cSGLD": ("csgld", {"step_size": matched["step"], "schedule": CYCLE,
+                                      "exploration_fraction": EXPLORATION})}
+        runs = {label: units.cached({**base, "steps": steps, "chains": NUM_CHAINS, "sampler": name, "params": p,
+                                     "mode_radius": MODE_RADIUS, "histogram_edges": list(HISTOGRAM_EDGES)},
+                                    (label,), _run_summary, name, p, steps, seed)
+                for label, (name, p) in params.items()}
+    return {"runs": runs, "steps": {label: p["step_size"] for label, (_, p) in params.items()},
+            "update_norm": {"pSMILE-naive": smile_norm, "cSGLD": matched["update_norm"]},
+            "pilot": pd.DataFrame({"cSGLD step size": matched["step_sizes"],
+                                   "mean update norm": matched["update_norms"]}),
+            "thin": _thin(steps), "pilot_steps": pilot_steps, "num_steps": steps}
+
+
+def cover_steps(chain: dict) -> float:
+    """The step at which a chain had visited all ``NUM_MODES`` modes (inf: not within the run)."""
+    first = chain["first_visit"]
+    return math.inf if any(step is None for step in first) else float(max(first))
+
+
+def _modes(chain: dict) -> int:
+    return sum(count > 0 for count in chain["per_mode"])
+
+
+def _pooled_modes(run: dict) -> int:
+    return int(np.sum(np.sum([chain["per_mode"] for chain in run["chains"]], axis=0) > 0))
+
+
+def _total_variation(chain: dict) -> float:
+    """Half the L1 distance between the chain's shares of draws per mode and the mixture's equal weights."""
+    counts = np.asarray(chain["per_mode"], dtype=np.float64)
+    return 0.5 * float(np.abs(counts / counts.sum() - 1 / len(counts)).sum()) if counts.sum() else math.nan
+
+
+def _mean_se(values) -> str:
+    values = np.asarray(values, dtype=np.float64)
+    return f"{values.mean():.3g} ± {values.std(ddof=1) / math.sqrt(len(values)):.2g}" if len(values) > 1 else \
+        f"{values.mean():.3g}"
+
+
+def _range(values, form="{:.0f}") -> str:
+    low, high = min(values), max(values)
+    return form.format(low) if low == high else f"{form.format(low)}-{form.format(high)}"
 
 
 def table(result: dict) -> pd.DataFrame:
-    """Per sampler: its step size, mean update norm, modes visited by one chain (mean and range over the chains),
-    by all chains together, b^2 over all ten coordinates and the diverged chains."""
-    steps = {"pSMILE-naive": PSMILE_STEP, "cSGLD": result["csgld_step"]}
-    return pd.DataFrame([{"sampler": label, "step size": steps[label],
-                          "mean update norm": result["update_norm"][label],
-                          "modes per chain (mean)": float(np.mean(per_chain)),
-                          "modes per chain (min-max)": f"{min(per_chain)}-{max(per_chain)}",
-                          f"modes of the {len(per_chain)} chains together": result["pooled"][label],
-                          "b² (mean over dims, chain average)": result["b2"][label],
-                          "diverged chains": result["diverged"][label]}
-                         for label, per_chain in result["modes"].items()])
+    """Per sampler: its step size and mean update norm; per chain (mean ± standard error over the chains, or the
+    range) the modes visited, the steps to visit all 25, the changes of mode per 1000 steps and the total variation
+    distance of its shares of draws per mode from the equal weights; the modes of all chains together; b^2 over all
+    ten coordinates (chain average ± bootstrap sd); the diverged chains."""
+    rows = []
+    for label, run in result["runs"].items():
+        chains = run["chains"]
+        covers = [cover_steps(chain) for chain in chains]
+        rows.append({
+            "sampler": label, "step size": result["steps"][label], "mean update norm": result["update_norm"][label],
+            "modes per chain": _per_chain_modes(run),
+            f"steps to visit all {NUM_MODES} (chains)": "; ".join("never" if math.isinf(c) else f"{c:.0f}"
+                                                                 for c in sorted(covers)),
+            "mode changes per 1000 steps": _mean_se([1000 * c["changes"] / result["num_steps"] for c in chains]),
+            "TV of mode shares from equal": _mean_se([_total_variation(chain) for chain in chains]),
+            f"modes of the {len(chains)} chains together": _pooled_modes(run),
+            "b² (mean over dims)": f"{run['b2']:.3g} ± {run['b2_sd']:.2g}",
+            "diverged chains": run["diverged"]})
+    return pd.DataFrame(rows)
 
 
-def checks(result: dict) -> tuple[Check, ...]:
-    """The paper's claims: one pSMILE-naive chain traverses the barriers (every chain visits more than one mode;
-    reported per chain), and the chains together recover all 25 modes."""
-    per_chain, pooled = result["modes"]["pSMILE-naive"], result["pooled"]["pSMILE-naive"]
-    return (Check("a single pSMILE-naive chain visits more than one mode", min(per_chain) > 1,
-                  f"modes per chain {per_chain}"),
-            Check(f"{len(per_chain)} pSMILE-naive chains together visit all 25 modes", pooled == 25,
-                  f"{pooled} of 25"))
+def rank_ordering(words: str, where: str, lower, higher, lower_label: str, higher_label: str, paper: str = "",
+                  reason: str = "", rate: float = FAMILY_RATE) -> Claim:
+    r"""The claim "``lower_label``'s values tend to be below ``higher_label``'s", tested on independent replicates
+    of each (chains) by the exact one-sided Wilcoxon-Mann-Whitney rank-sum test: the sum :math:`W` of the lower
+    group's mid-ranks in the pooled values (ties share their mean rank; inf ranks above every finite value) against
+    its exact law under exchangeability, every split of the pooled values into the two groups equally likely
+    (:func:`rank_sum_tails`). Held when :math:`P(W \le w) \le` ``rate``, contradicted when
+    :math:`P(W \ge w) \le` ``rate``, within noise otherwise. The error rate is ``rate``: where the two laws are
+    equal (the claim's boundary) the second tail is at most ``rate`` with probability at most ``rate``, whatever
+    the laws; where the claim is true, less. (A generic test that belongs beside ``ordering`` in
+    ``sgbench.bench.reproduce.claims``; it needs no normal approximation for 10 replicates a side.)
+
+    Args:
+        words: the claim in the paper's words.
+        where: where the paper states it.
+        lower: the values the claim says are lower (one per replicate).
+        higher: the values the claim says are higher.
+        lower_label: the name of the lower group.
+        higher_label: the name of the higher group.
+        paper: the paper's values behind the claim.
+        reason: what the values are and what else the reader needs.
+        rate: the false-contradiction rate.
+
+    Returns:
+        the claim with its verdict; ``ours`` gives both groups' values and both tails.
+    """
+    below, above = rank_sum_tails(lower, higher)
+    if below <= rate:
+        verdict, why = HELD, f"{lower_label} below beyond the noise"
+    elif above <= rate:
+        verdict, why = CONTRADICTED, f"{lower_label} above beyond the noise"
+    else:
+        verdict, why = WITHIN_NOISE, "inside the noise"
+
+    def values(group):
+        return ", ".join("inf" if math.isinf(v) else f"{v:.6g}" for v in sorted(group))
+
+    test = (f"exact one-sided rank-sum test, {len(lower)} against {len(higher)}, at {100 * rate:.3g} % each way "
+            f"(P(W <= w) = {below:.2g}, P(W >= w) = {above:.2g})")
+    return Claim(words, where, verdict, paper=paper,
+                 ours=f"{lower_label}: {values(lower)}; {higher_label}: {values(higher)}",
+                 reason="; ".join(part for part in (why, test, reason) if part), error_rate=rate)
+
+
+def rank_sum_tails(lower, higher) -> tuple[float, float]:
+    r"""``(P(W <= w), P(W >= w))`` of the rank-sum :math:`W` of ``lower`` in the pooled values, under the exact
+    permutation law (each of the :math:`\binom{n_1 + n_2}{n_1}` splits equally likely), with mid-ranks for ties:
+    the number of splits of each rank sum counted by dynamic programming over the pooled values (doubled ranks are
+    integers)."""
+    import scipy.stats
+
+    pooled = np.concatenate([np.asarray(lower, dtype=np.float64), np.asarray(higher, dtype=np.float64)])
+    doubled = np.rint(2 * scipy.stats.rankdata(pooled)).astype(int)
+    n = len(lower)
+    ways = np.zeros((n + 1, int(doubled.sum()) + 1))
+    ways[0, 0] = 1.0
+    for rank in doubled:  # ways[k, s]: subsets of k of the values seen so far whose doubled ranks sum to s
+        ways[1:, rank:] += ways[:-1, :-rank].copy()
+    law = ways[n] / ways[n].sum()
+    observed = int(doubled[:n].sum())
+    return float(law[:observed + 1].sum()), float(law[observed:].sum())
+
+
+def _per_chain_modes(run: dict) -> str:
+    return _range([_modes(chain) for chain in run["chains"]])
+
+
+def claims(result: dict) -> tuple[Claim, ...]:
+    """The paper's claims about Figure 4 (appendix D, and the last paragraph of section 3.2), each tested as stated:
+    a single pSMILE-naive chain traverses modes (every chain visits more than one: an observed event), the 10
+    chains together recover all 25 modes (an observed event), single-chain pSMILE-naive discovers the modes at least
+    as fast as the matched cSGLD (the steps to visit all 25 per chain, :func:`rank_ordering`); what the paper
+    leaves unquantified or did not run is not testable."""
+    smile, csgld = result["runs"]["pSMILE-naive"], result["runs"]["cSGLD"]
+    per_chain = [_modes(chain) for chain in smile["chains"]]
+    changes = [chain["changes"] for chain in smile["chains"]]
+    single = "held when every one of the 10 pSMILE-naive chains, on its own, visits more than one mode (an " \
+             "observed event: no sampling tolerance)"
+    traversed = HELD if min(per_chain) > 1 else CONTRADICTED
+    single_ours = (f"modes visited per pSMILE-naive chain: {_per_chain_modes(smile)} of {NUM_MODES}; changes of "
+                   f"mode between consecutive kept draws per chain: {_range(changes)}")
+    appendix = "appendix D, Results and Interpretation"
+    covers = {label: [cover_steps(chain) for chain in run["chains"]] for label, run in result["runs"].items()}
+    pooled = _pooled_modes(smile)
+    return (
+        Claim("pSMILE-naive successfully traverses modes even in the single-chain setting",
+              "appendix D, Figure 4 caption, last sentence", traversed, ours=single_ours, reason=single,
+              error_rate=0.0),
+        rank_ordering(
+            "the single-chain pSMILE-naive (middle right) demonstrates a strong capability to traverse energy "
+            "barriers and discover multiple modes, performing comparably to the cSGLD baseline (middle left) under "
+            "equal update magnitudes", f"{appendix}, first sentence", covers["pSMILE-naive"], covers["cSGLD"],
+            "pSMILE-naive", "cSGLD",
+            reason=(f"the steps each chain needs until its kept draws have visited all {NUM_MODES} modes (inf: not "
+                    f"within the run), at matched mean update norms ({result['update_norm']['pSMILE-naive']:.3g} "
+                    f"pSMILE-naive, {result['update_norm']['cSGLD']:.3g} cSGLD); \"comparably\" has no margin in "
+                    "the paper, so it is tested one-sided as \"no slower than cSGLD\": held only where pSMILE-naive "
+                    "is faster beyond the noise, contradicted where slower")),
+        Claim("Furthermore, the multi-chain approach (right panel, 10 chains) successfully recovers all modes.",
+              f"{appendix}, second sentence", HELD if pooled == NUM_MODES else CONTRADICTED,
+              ours=f"pSMILE-naive's {len(smile['chains'])} chains together: {pooled} of {NUM_MODES} modes (cSGLD's: "
+                   f"{_pooled_modes(csgld)})",
+              reason="held when the 10 chains' kept draws together visit all 25 modes (an observed event); it does "
+                     "not compare the samplers, nor does the paper say it does", error_rate=0.0),
+        Claim("This confirms that our method's exploration efficiency arises not just from the ensemble strategy, "
+              "but also from the inherent dynamics of the sampler itself.", f"{appendix}, third sentence",
+              traversed, ours=f"{single_ours}; all chains together: {pooled}", reason=single, error_rate=0.0),
+        Claim("we show that pSMILE-naive is capable of discovering ... multiple modes ..., even with a reasonably "
+              "large step size", "section 3.2, last paragraph, last sentence", traversed,
+              paper=f"step size {PSMILE_STEP}", ours=f"at step {PSMILE_STEP}: {single_ours}",
+              reason=single, error_rate=0.0),
+        not_testable("... and sampling from multiple modes effectively", "section 3.2, last paragraph, last sentence",
+                     "\"effectively\" is not quantified: the paper reports no measure of the draws' weights over the "
+                     "modes. Ours (reported, not judged): the total variation distance of a chain's shares of draws "
+                     "per mode from the mixture's equal weights, pSMILE-naive "
+                     f"{_mean_se([_total_variation(c) for c in smile['chains']])}, cSGLD "
+                     f"{_mean_se([_total_variation(c) for c in csgld['chains']])} (mean ± standard error over "
+                     "chains)"),
+        not_testable("... which can be challenging for standard samplers", "section 3.2, last paragraph, last sentence",
+                     "the paper runs no standard sampler on this target (its one baseline, cSGLD, is chosen \"as it "
+                     "is known for its ability to explore multiple modes\"), and neither does the suite"),
+    )
 
 
 def figure(result: dict) -> bytes:
-    """PNG: the first two coordinates: one cSGLD chain, one pSMILE-naive chain, all pSMILE-naive chains."""
-    panels = (("cSGLD, one chain", result["samples"]["cSGLD"][:1]),
-              ("pSMILE-naive, one chain", result["samples"]["pSMILE-naive"][:1]),
-              (f"pSMILE-naive, {NUM_CHAINS} chains", result["samples"]["pSMILE-naive"]))
+    """PNG: 2-d histograms (log scale) of the first two coordinates: one cSGLD chain, one pSMILE-naive chain, all
+    pSMILE-naive chains, over the 25 centres (orange crosses)."""
+    panels = (("cSGLD, one chain", result["runs"]["cSGLD"]["histogram_first"]),
+              ("pSMILE-naive, one chain", result["runs"]["pSMILE-naive"]["histogram_first"]),
+              (f"pSMILE-naive, {NUM_CHAINS} chains", result["runs"]["pSMILE-naive"]["histogram_all"]))
     grid = np.arange(-4.0, 5.0, 2.0)
     fig, axes = subplots(1, 3, figsize=(10, 3.5))
-    for ax, (title, samples) in zip(axes, panels):
-        x = samples.reshape(-1, 2)
-        x = x[np.all(np.isfinite(x), axis=1)]
-        ax.scatter(*np.meshgrid(grid, grid), marker="+", color="0.5", s=30)
-        ax.plot(x[:, 0], x[:, 1], ".", ms=1, alpha=0.2)
-        ax.set(xlim=(-6, 6), ylim=(-6, 6), aspect="equal", title=title, xlabel="θ1", ylabel="θ2")
+    window = (HISTOGRAM_EDGES[0], HISTOGRAM_EDGES[-1])
+    for ax, (title, counts) in zip(axes, panels):
+        ax.imshow(np.log1p(np.asarray(counts, dtype=np.float64)).T, origin="lower", extent=(*window, *window),
+                  cmap="Blues", aspect="equal")
+        ax.scatter(*np.meshgrid(grid, grid), marker="+", color="C1", s=30)
+        ax.set(title=title, xlabel="θ1", ylabel="θ2")
     fig.tight_layout()
     return png_bytes(fig, dpi=90)
 
 
 def run(scale: str, options: dict, db, out, progress: bool) -> Outcome:
-    """``sgbench reproduce smile-gmm``: :func:`compute` at ``scale`` (``--steps`` and ``--seed`` override it).
-    ``db`` is not used and nothing is kept: the modes are counted from kept samples, which the store does not
-    hold."""
+    """``sgbench reproduce smile-gmm``: :func:`compute` at ``scale`` (``--steps`` and ``--seed`` override it), each
+    finished pilot and run kept in ``smile_gmm_runs.jsonl`` beside the results store ``db``."""
     from sgbench.base.arguments import integer_at_least
+    from sgbench.bench.reproduce._record import record_path
     from sgbench.bench.running.config import MAX_TOTAL_STEPS
 
     steps = integer_at_least("--steps", options.get("steps", SCALES[scale]), 1000, MAX_TOTAL_STEPS)
     seed = seed_of(options)
-    result, seconds = timed(compute, steps, seed, progress)
+    result, seconds = timed(compute, steps, seed, progress, record_path(db, "smile-gmm"))
     return Outcome(
         name="smile-gmm", title="SMILE paper, appendix D: the 25-mode Gaussian mixture in 10-d",
-        table=table(result), checks=checks(result),
+        table=table(result), claims=claims(result),
         intro=(f"{NUM_CHAINS} chains x {steps:,} steps (paper: 10^6), kept every {result['thin']}, seed {seed}, "
                f"float32; isotropic injected noise V = 256 I; cSGLD's step matched to pSMILE-naive's mean update "
-               f"norm by pilot runs of {min(PILOT_STEPS, steps):,} steps; {seconds:.0f} s. The paper gives no "
-               "numbers (its Figure 4 shows the samples)."),
-        sections=(("The first two coordinates (grey crosses: the 25 centres)", figure(result)),
+               f"norm by pilot runs of {result['pilot_steps']:,} steps; {seconds:.0f} s in this invocation (units "
+               "taken from the record cost nothing). The paper gives no numbers (its Figure 4 shows the samples)."),
+        sections=(("The first two coordinates (log counts; orange crosses: the 25 centres)", figure(result)),
                   ("Pilot runs of cSGLD (2 chains each)", result["pilot"]),
                   ("Differences from the paper",
                    "cSGLD's exploration stage (the first third of each cycle, as SMILE's cSGLD baseline) and the "
@@ -187,7 +429,7 @@ REPRODUCTION = register(Reproduction(
     source="SMILE paper, appendix D and Figure 4",
     scales={"quick": "10 chains x 10^5 steps each", "paper": "10 chains x 10^6 steps each (the paper's)"},
     run=run,
-    keeps="nothing",
+    keeps="record",
     options=(Option("--steps", "steps per chain (default: the scale's)"),
              SEED_OPTION),
 ))
