@@ -27,8 +27,9 @@ def test_claims_of_section_5_1_for_sgld_and_the_papers_friction():
     trapped = [1, 1, 1, 1]
     hopping, trapping = px_modes.claims(_counts(trapped, [6, 7, 5, 8], trapped, [3, 2, 4, 3]))[:2]
     assert hopping.verdict == HELD and hopping.where == "section 5.1, fifth sentence"
-    assert "SGLD: EP 6.5 ± 0.65 vs SP 1 ± 0 (t = 8.5, df = 3)" in hopping.ours and "SGHMC: EP 3" in hopping.ours
-    assert "critical t = 3.18, 3.18" in hopping.reason  # t_3(1 - 0.05 / 2)
+    # Welch's t = 8.5 with 3 degrees of freedom: beyond t_3(1 - 0.05 / 2) = 3.18, so z beyond 1.96
+    assert "SGLD: SP 1 vs EP 6.5 ± 0.65 (z = 2.9)" in hopping.ours and "SGHMC: SP 1 vs EP 3" in hopping.ours
+    assert "critical |z| = 1.96" in hopping.reason
     assert trapping.verdict == HELD and trapping.error_rate == 0.0 and "0 of 4 chains diverged" in trapping.ours
     # PX-SGHMC no better than SGHMC: inside the noise at SGHMC alone; half its chains diverged: contradicted
     claims = px_modes.claims(_counts(trapped, [6, 7, 5, 8], trapped, [1, 2, 1, 1], diverged=2, equal_diverged=0))

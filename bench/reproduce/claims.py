@@ -12,7 +12,9 @@ the section and sentence it comes from, and gives each one of four verdicts:
 A testable claim states its **error rate**: the probability that its check calls it contradicted when it is true
 (at the boundary of the claim, the worst case). Claims over several settings test every setting at once with the
 Bonferroni critical value :math:`z = \Phi^{-1}(1 - \alpha / m)` for ``m`` one-sided comparisons, so the family's
-false-contradiction rate is at most :math:`\alpha` (``FAMILY_RATE``, 5 %).
+false-contradiction rate is at most :math:`\alpha` (``FAMILY_RATE``, 5 %). A setting's ``z`` is that of two values
+with known standard errors (:class:`Comparison`), or, where the standard errors are estimated from a few runs, that
+of Welch's t at the same tail probability (:class:`RunsComparison`).
 """
 
 from __future__ import annotations
@@ -20,7 +22,9 @@ from __future__ import annotations
 import dataclasses
 import math
 
+import numpy as np
 import pandas as pd
+import scipy.special
 
 HELD, CONTRADICTED, WITHIN_NOISE, NOT_TESTABLE = "held", "contradicted", "within noise", "not testable"
 VERDICTS = (HELD, CONTRADICTED, WITHIN_NOISE, NOT_TESTABLE)
@@ -83,8 +87,8 @@ def not_testable(words: str, where: str, reason: str, paper: str = "") -> Claim:
 @dataclasses.dataclass(frozen=True)
 class Comparison:
     """One setting of an ordering claim: the value the claim says is lower and the one it says is higher, each
-    with its standard error (NaN: unknown, counted as 0; an infinite value, a failed run, is above any finite
-    one)."""
+    with its standard error (NaN: unknown, counted as 0). A failed run may take an infinite value: ``+inf`` is above
+    any finite value, ``-inf`` below it."""
 
     setting: str
     lower: float
@@ -93,14 +97,18 @@ class Comparison:
     higher_se: float
 
     def z(self) -> float:
-        """``(higher - lower) / sqrt(se_lower^2 + se_higher^2)``: positive when the ordering is as claimed;
-        ``±inf`` when one value is infinite or the standard errors are both 0 and the values differ; 0 when both
-        are infinite or equal."""
-        if math.isinf(self.lower) or math.isinf(self.higher):
-            if math.isinf(self.lower) and math.isinf(self.higher):
-                return 0.0
-            return -math.inf if math.isinf(self.lower) else math.inf
+        r""":math:`z = (h - l) / \sqrt{s_l^2 + s_h^2}` for the values ``lower`` :math:`l` and ``higher`` :math:`h`
+        and their standard errors :math:`s`: positive when the ordering is as claimed.
+
+        Returns:
+            ``z``; where a value is infinite, the difference ``higher - lower`` itself, ``±inf`` by its sign
+            (``lower = +inf`` or ``higher = -inf``: ``-inf``; ``lower = -inf`` or ``higher = +inf``: ``+inf``), or 0
+            where both are infinite with the same sign (``inf - inf``, NaN); where both standard errors are 0,
+            ``±inf`` when the values differ and 0 when they are equal.
+        """
         difference = self.higher - self.lower
+        if math.isinf(self.lower) or math.isinf(self.higher):
+            return 0.0 if math.isnan(difference) else difference
         spread = math.hypot(*(s if math.isfinite(s) else 0.0 for s in (self.lower_se, self.higher_se)))
         if spread == 0.0:
             return 0.0 if difference == 0.0 else math.copysign(math.inf, difference)
@@ -113,6 +121,77 @@ class Comparison:
 
         return (f"{self.setting}: {lower_label} {value(self.lower, self.lower_se)} vs {higher_label} "
                 f"{value(self.higher, self.higher_se)} (z = {self.z():.1f})")
+
+
+@dataclasses.dataclass(frozen=True)
+class RunsComparison(Comparison):
+    r"""A :class:`Comparison` of two means over independent runs (chains, trials), tested by Welch's t: for the
+    runs :math:`x` of what the claim says is lower and :math:`y` of what it says is higher, with the standard
+    errors :math:`s_x, s_y` of their means,
+
+    .. math:: t = \frac{\bar y - \bar x}{\sqrt{s_x^2 + s_y^2}}, \qquad
+              \nu = \frac{(s_x^2 + s_y^2)^2}{s_x^4 / (n_x - 1) + s_y^4 / (n_y - 1)}, \qquad
+              z = \Phi^{-1}(F_\nu(t)),
+
+    (Welch 1947, Biometrika 34:28-35; the approximation is for normal runs), so that ``ordering``, ``somewhere``
+    and the normal critical value :math:`\Phi^{-1}(1 - \alpha / m)` they compare :math:`z` with test :math:`t`
+    against Student's :math:`t_\nu(1 - \alpha / m)`: the same tail probability. The plain z of the standard
+    errors would call a true ordering contradicted too often: with 10 runs a side (9 to 18 degrees of freedom) up
+    to twice its stated rate; with 4 (3 degrees of freedom) 6 one-sided comparisons at 5 % are each beyond
+    :math:`2.39` with probability 0.048 under :math:`t_3`, not the 0.0083 of the normal law.
+
+    Attributes:
+        lower_runs: the runs behind ``lower``.
+        higher_runs: the runs behind ``higher``.
+    """
+
+    lower_runs: int = 2
+    higher_runs: int = 2
+
+    @classmethod
+    def of(cls, setting: str, lower, higher, failed: float = math.inf) -> RunsComparison:
+        """The comparison of the runs' values ``lower`` (claimed lower) and ``higher``: each mean with its standard
+        error (the standard deviation over the runs, ``ddof = 1``, over the square root of their number; NaN for
+        one run). A side with a failed run (a value not finite) takes the value ``failed``, an observed event with
+        no sampling tolerance: ``+inf`` (the default) above any finite value, so it counts against a side claimed
+        lower; ``-inf`` below it, against a side claimed higher. A claim that a score is lower-is-better lists
+        (better, worse) as (``lower``, ``higher``) with the default; one that is higher-is-better lists (worse,
+        better) with ``failed=-math.inf``. A failed run on both sides is a tie (:meth:`Comparison.z`).
+
+        Args:
+            setting: the setting's name ("T=0.1", "SGLD").
+            lower: the runs' values of what the claim says is lower (at least one).
+            higher: the runs' values of what it says is higher (at least one).
+            failed: the value of a side with a failed run, ``math.inf`` or ``-math.inf``.
+
+        Returns:
+            the comparison, with the number of runs of each side.
+        """
+        if not math.isinf(failed):
+            raise ValueError(f"a failed run's value is +inf or -inf, got {failed!r}")
+
+        def mean_se(values):
+            values = np.asarray(values, dtype=np.float64)
+            if not values.size:
+                raise ValueError(f"{setting}: each side of a comparison needs at least one run")
+            if not np.all(np.isfinite(values)):
+                return failed, math.nan
+            se = float(np.std(values, ddof=1) / math.sqrt(values.size)) if values.size > 1 else math.nan
+            return float(np.mean(values)), se
+
+        return cls(setting, *mean_se(lower), *mean_se(higher), len(lower), len(higher))
+
+    def z(self) -> float:
+        r"""The normal quantile :math:`\Phi^{-1}(F_\nu(t))` of Welch's t statistic's distribution function (class
+        docstring); :meth:`Comparison.z` where a value is infinite, both standard errors are 0, or a side has under
+        2 runs."""
+        base = super().z()
+        a, b = (s ** 2 if math.isfinite(s) else 0.0 for s in (self.lower_se, self.higher_se))
+        if not math.isfinite(base) or base == 0.0 or min(self.lower_runs, self.higher_runs) < 2:
+            return base
+        nu = (a + b) ** 2 / (a ** 2 / (self.lower_runs - 1) + b ** 2 / (self.higher_runs - 1))
+        # the tail beyond |t| of Student's t (stdtr: its CDF), and the normal quantile of that tail (ndtri)
+        return math.copysign(-float(scipy.special.ndtri(scipy.special.stdtr(nu, -abs(base)))), base)
 
 
 def critical_z(comparisons: int, rate: float = FAMILY_RATE) -> float:

@@ -6,7 +6,7 @@ The claims are the sentences of sections 4.1, 4.2 and 4.3 about each table, abou
 (the paper's Tables 4 and 8), and about the figure presented beside it (Figures 1 to 3, the tuning runs' curves,
 which the suite does not draw: not testable). Each table cell is the mean over runs (10 at ``--scale paper``, as
 the paper's) of one method's final runs for one sampler; two cells are compared by Welch's t-test over their runs
-(:class:`RunsComparison`), and a claim over several samplers with the Bonferroni correction of
+(``claims.RunsComparison``), and a claim over several samplers with the Bonferroni correction of
 ``sgbench.bench.reproduce.claims``, so that its false-contradiction rate is at most ``FAMILY_RATE`` (5 %) under
 normal run-to-run scatter. A cell with a diverged final run (a score that left the finite numbers) has an infinite
 mean, above any finite one: a divergence seen once makes the expected score infinite.
@@ -19,11 +19,9 @@ as "at one sampler at least" (``somewhere``).
 from __future__ import annotations
 
 import dataclasses
-import math
 
 import numpy as np
 import pandas as pd
-import scipy.special
 
 from sgbench.bench.reproduce.claims import (
     CONTRADICTED,
@@ -31,7 +29,7 @@ from sgbench.bench.reproduce.claims import (
     HELD,
     WITHIN_NOISE,
     Claim,
-    Comparison,
+    RunsComparison,
     critical_z,
     not_testable,
     ordering,
@@ -46,50 +44,6 @@ TEST = ("z: Welch's t over the two cells' runs, as the normal quantile of its ta
         "over the runs; a diverged final run makes its cell infinite")
 
 
-@dataclasses.dataclass(frozen=True)
-class RunsComparison(Comparison):
-    r"""A :class:`~sgbench.bench.reproduce.claims.Comparison` of two means over independent runs, tested by Welch's
-    t: :meth:`z` is :math:`\Phi^{-1}(F_\nu(t))` for :math:`t = (\bar y - \bar x) / \sqrt{s_x^2 + s_y^2}` (the
-    standard errors) and the Welch-Satterthwaite degrees of freedom
-    :math:`\nu = (s_x^2 + s_y^2)^2 / (s_x^4 / (n_x - 1) + s_y^4 / (n_y - 1))`, so that a critical value of the
-    normal distribution is one of Student's t at the same tail probability. With 10 runs a cell (about 9 to 18
-    degrees of freedom) the plain z of the standard errors would call a true ordering contradicted up to twice as
-    often as its stated rate.
-
-    Attributes:
-        lower_runs: the runs behind ``lower``.
-        higher_runs: the runs behind ``higher``.
-    """
-
-    lower_runs: int = 2
-    higher_runs: int = 2
-
-    @classmethod
-    def of(cls, setting: str, lower, higher) -> RunsComparison:
-        """The comparison of the runs' values ``lower`` (claimed lower) and ``higher``: each mean with its standard
-        error (the standard deviation over the runs over the square root of their number); infinite when a value
-        is not finite, a diverged run."""
-        def mean_se(values):
-            values = np.asarray(values, dtype=np.float64)
-            if not np.all(np.isfinite(values)):
-                return math.inf, math.nan
-            se = float(np.std(values, ddof=1) / math.sqrt(len(values))) if len(values) > 1 else math.nan
-            return float(np.mean(values)), se
-
-        return cls(setting, *mean_se(lower), *mean_se(higher), len(lower), len(higher))
-
-    def z(self) -> float:
-        """The normal quantile of Welch's t statistic's tail probability (``Comparison.z`` where a value is
-        infinite, both standard errors are 0, or a side has under 2 runs)."""
-        base = super().z()
-        a, b = (s ** 2 if math.isfinite(s) else 0.0 for s in (self.lower_se, self.higher_se))
-        if not math.isfinite(base) or base == 0.0 or min(self.lower_runs, self.higher_runs) < 2:
-            return base
-        nu = (a + b) ** 2 / (a ** 2 / (self.lower_runs - 1) + b ** 2 / (self.higher_runs - 1))
-        # the tail beyond |t| of Student's t (stdtr: its CDF), and the normal quantile of that tail (ndtri)
-        return math.copysign(-float(scipy.special.ndtri(scipy.special.stdtr(nu, -abs(base)))), base)
-
-
 def most(words: str, where: str, groups, lower_label: str, paper: str = "", reason: str = "",
          rate: float = FAMILY_RATE) -> Claim:
     """The claim "``lower_label``'s value is below every other's at most settings" (the paper's "tend to perform
@@ -99,7 +53,7 @@ def most(words: str, where: str, groups, lower_label: str, paper: str = "", reas
     (``critical_z``). Its error rate is ``rate``: where the claim is true, the settings where it is false are fewer
     than half, so a contradiction needs a reversal beyond the noise at a setting where it is true, whose
     probability is at most ``rate / m`` per comparison there. A setting without comparisons (not run) counts as
-    neither. A generic test, kept here until ``sgbench.bench.reproduce.claims`` has it.
+    neither. Generic, but kept here while MAMBA's "tend to" is the only claim read as "most settings".
 
     Args:
         words: the claim in the paper's words.

@@ -15,7 +15,7 @@ Each sampler's peak step size is picked from ``STEP_GRID`` by the validation NLL
 did; a step size at which any chain diverges is not eligible. Table 10's constant schedule runs at half that peak
 step, the cyclical schedule's mean step (``CONSTANT_FRACTION``; the paper does not give its constant step).
 
-The claims (:func:`claims`) are tested with the chains as replicates (``replicate_claims.replicate_ordering``:
+The claims (:func:`claims`) are tested with the chains as runs (``claims.ordering`` on ``claims.RunsComparison``:
 Welch's t, 4 chains each at the quick scale).
 
 Kept on interruption: each finished run (step-size trial; temperature, schedule and sampler), in
@@ -32,15 +32,17 @@ import pandas as pd
 
 from sgbench.base.figures import png_bytes, subplots
 from sgbench.bench.reproduce._registry import SEED_OPTION, Option, Reproduction, register, seed_of
-from sgbench.bench.reproduce.claims import Claim, not_testable
+from sgbench.bench.reproduce.claims import Claim, RunsComparison, not_testable, ordering
 from sgbench.bench.reproduce.outcome import NO_PAPER_VALUE, Outcome, timed
-from sgbench.bench.reproduce.replicate_claims import Replicates, replicate_ordering
 
 TEMPERATURES = (1.0, 0.1, 0.01)
 STEP_GRID = (1e-4, 2e-4, 5e-4, 1e-3, 2e-3, 5e-3, 1e-2)  # friction 100 x step < 2: SGHMC's range
 SAMPLERS = {"sghmc": "SGHMC", "px_sghmc": "PX-SGHMC"}
 SAMPLER_PARAMS = {"sghmc": {"form": "practical", "friction": 100.0}, "px_sghmc": {}}  # px_sghmc: 100 and 1
 SCORES = ("ERR", "NLL", "AMB")
+HIGHER_IS_BETTER = ("AMB",)  # the claims' better is the higher AMB, the lower ERR and NLL
+TEST = ("z: Welch's t over the chains, as the normal quantile of its tail probability; ± the standard error over the "
+        "chains; a failed run counts against the sampler that ran it")
 SPLITS = ("test", "validation")
 CYCLICAL, CONSTANT = "cyclical", "constant"
 CONSTANT_FRACTION = 0.5  # the constant step as a fraction of the tuned peak: the cosine cycle's mean step
@@ -187,16 +189,19 @@ def summary(frame: pd.DataFrame) -> pd.DataFrame:
     return means.join(sds.add_suffix("_sd")).reset_index()
 
 
-def _replicates(frame: pd.DataFrame, setting: str, score: str, better: tuple, worse: tuple) -> Replicates:
-    """The chains' ``score`` of run ``better`` and run ``worse``, each ``(T, schedule, sampler, split)``, as one
-    setting of an ordering claim (None where the run is missing)."""
+def _comparison(frame: pd.DataFrame, setting: str, score: str, better: tuple, worse: tuple) -> RunsComparison:
+    """The chains' ``score`` of the run ``better`` (the claim's better) and of the run ``worse``, each
+    ``(T, schedule, sampler, split)``, as one setting of an ordering claim: ``better`` is the lower for ERR and NLL,
+    the higher for AMB (``HIGHER_IS_BETTER``), and a failed run (its scores NaN) counts against its sampler
+    (``RunsComparison.of``)."""
     def values(key):
         temperature, schedule, sampler, split = key
-        rows = frame[(frame["T"] == temperature) & (frame["schedule"] == schedule) & (frame["sampler"] == sampler)
-                     & (frame["split"] == split)]
-        return tuple(rows[score]) if len(rows) else None
+        return frame.loc[(frame["T"] == temperature) & (frame["schedule"] == schedule) & (frame["sampler"] == sampler)
+                         & (frame["split"] == split), score].to_numpy(dtype=np.float64)
 
-    return Replicates(setting, values(better), values(worse))
+    if score in HIGHER_IS_BETTER:
+        return RunsComparison.of(setting, values(worse), values(better), failed=-math.inf)
+    return RunsComparison.of(setting, values(better), values(worse))
 
 
 def _paper(table: dict, rows: dict, scores) -> str:
@@ -207,7 +212,8 @@ def _paper(table: dict, rows: dict, scores) -> str:
 
 def claims(frame: pd.DataFrame) -> tuple[Claim, ...]:
     """The paper's claims about Figure 7 (appendix B.4), Table 4 (section 5.2.3) and Table 10 (appendix B.9), each
-    tested at every setting it is stated for that is run here, the chains as replicates (Welch's t, 5 % per claim):
+    tested at every setting it is stated for that is run here, the chains as runs (``claims.ordering`` on
+    :func:`_comparison`: Welch's t, 5 % per claim; the lower value is the better in ERR and NLL, the higher in AMB):
 
     - PX-SGHMC outperforms SGHMC at every temperature: ERR and NLL (Figure 7's metrics, those of Table 1), one claim
       each, the cyclical schedule, test split;
@@ -226,7 +232,7 @@ def claims(frame: pd.DataFrame) -> tuple[Claim, ...]:
     temperatures = sorted({t for t, s in zip(frame["T"], frame["schedule"]) if s == CYCLICAL}, reverse=True)
 
     def at_every_t(score, split="test"):
-        return [_replicates(frame, f"T={t:g} ({score})", score, (t, CYCLICAL, "px_sghmc", split),
+        return [_comparison(frame, f"T={t:g} ({score})", score, (t, CYCLICAL, "px_sghmc", split),
                             (t, CYCLICAL, "sghmc", split)) for t in temperatures]
 
     outperforms = ("It is clear that our PX-SGHMC consistently outperforms the SGHMC baseline across all datasets and "
@@ -241,46 +247,46 @@ def claims(frame: pd.DataFrame) -> tuple[Claim, ...]:
     at_one = "T = 1, the cyclical schedule, validation split (Table 4's); c = d = 1 only (Table 4's c = 1, d = 0 " \
              "and c = d = 2 are not run)"
     return (
-        *(replicate_ordering(outperforms, figure7, at_every_t(score), "PX-SGHMC", "SGHMC", higher_is_better=False,
-                             paper="Figure 7 (no numbers in the text)", reason=datasets)
+        *(ordering(outperforms, figure7, at_every_t(score), "PX-SGHMC", "SGHMC",
+                   paper="Figure 7 (no numbers in the text)", reason=f"{datasets}; {TEST}")
           for score in ("ERR", "NLL")),
-        replicate_ordering(
+        ordering(
             "We aim to show that PX-SGHMC ... collects diverse posterior samples", "section 5, first paragraph, "
-            "second sentence", at_every_t("AMB"), "PX-SGHMC", "SGHMC", higher_is_better=True,
+            "second sentence", at_every_t("AMB"), "SGHMC", "PX-SGHMC",
             paper="Tables 4, 5, 8 and 10: AMB higher for PX-SGHMC (at T = 1)",
             reason="diversity as the paper measures it, AMB (section 5, second paragraph: \"ensemble ambiguity (AMB) "
                    "quantifies the diversity of ensemble predictions\"), at every temperature of appendix B.4's "
-                   "runs, test split"),
+                   f"runs, test split; {TEST}"),
         not_testable("These results suggest that our EP strategy functions orthogonally to the modification of the "
                      "target posterior through posterior tempering", "appendix B.4, second paragraph, third sentence",
                      "an interpretation: \"orthogonally\" would be no interaction between the expansion and the "
                      "temperature, for which the paper gives no margin, so no measurement could hold it; the "
                      "orderings at every temperature are the claims above"),
-        replicate_ordering(
+        ordering(
             "Table 4 additionally presents the validation metrics for each setup and clearly demonstrates that the "
             "proposed EP indeed achieves better functional diversity, as indicated by the increased AMB",
             "section 5.2.3, last paragraph, second sentence",
-            [_replicates(frame, "AMB", "AMB", (1.0, CYCLICAL, "px_sghmc", "validation"),
-                         (1.0, CYCLICAL, "sghmc", "validation"))], "PX-SGHMC", "SGHMC", higher_is_better=True,
-            paper=_paper(PAPER_TABLE4, table4, ("AMB",)), reason=at_one),
-        replicate_ordering(
+            [_comparison(frame, "AMB", "AMB", (1.0, CYCLICAL, "px_sghmc", "validation"),
+                         (1.0, CYCLICAL, "sghmc", "validation"))], "SGHMC", "PX-SGHMC",
+            paper=_paper(PAPER_TABLE4, table4, ("AMB",)), reason=f"{at_one}; {TEST}"),
+        ordering(
             "To sum up, PX-SGMCMC effectively enhances both the exploration and exploitation of a single SGHMC "
             "chain, resulting in improved BMA measured by ERR and NLL", "section 5.2.3, last paragraph, third sentence",
-            [_replicates(frame, score, score, (1.0, CYCLICAL, "px_sghmc", "validation"),
+            [_comparison(frame, score, score, (1.0, CYCLICAL, "px_sghmc", "validation"),
                          (1.0, CYCLICAL, "sghmc", "validation")) for score in ("ERR", "NLL")],
-            "PX-SGHMC", "SGHMC", higher_is_better=False, paper=_paper(PAPER_TABLE4, table4, ("ERR", "NLL")),
-            reason=f"the BMA's ERR and NLL; {at_one}; \"exploration and exploitation\" are not measured"),
-        replicate_ordering(
+            "PX-SGHMC", "SGHMC", paper=_paper(PAPER_TABLE4, table4, ("ERR", "NLL")),
+            reason=f"the BMA's ERR and NLL; {at_one}; \"exploration and exploitation\" are not measured; {TEST}"),
+        ordering(
             "Based on “SGHMC w/ constant schedule,” the results clearly show that our expanded parameterization "
             "(EP) contributes more significantly to performance improvements than the adoption of the cyclical "
             "schedule (CS)", "appendix B.9, second paragraph, second sentence",
-            [_replicates(frame, score, score, (1.0, CONSTANT, "px_sghmc", "test"), (1.0, CYCLICAL, "sghmc", "test"))
-             for score in ("ERR", "NLL")], "PX-SGHMC constant", "SGHMC cyclical", higher_is_better=False,
+            [_comparison(frame, score, score, (1.0, CONSTANT, "px_sghmc", "test"), (1.0, CYCLICAL, "sghmc", "test"))
+             for score in ("ERR", "NLL")], "PX-SGHMC constant", "SGHMC cyclical",
             paper=_paper(PAPER_TABLE10, table10, ("ERR", "NLL")),
             reason="EP's improvement on SGHMC constant exceeds CS's exactly when PX-SGHMC constant is below SGHMC "
                    "cyclical (the common baseline cancels); ERR and NLL (the performance of Table 10); T = 1, test "
                    "split; the constant step is half each sampler's tuned peak step, the cyclical schedule's mean "
-                   "step (the paper does not give its own)"),
+                   f"step (the paper does not give its own); {TEST}"),
     )
 
 

@@ -27,9 +27,8 @@ import pandas as pd
 
 from sgbench.base.figures import png_bytes, subplots
 from sgbench.bench.reproduce._registry import SEED_OPTION, Option, Reproduction, register, seed_of
-from sgbench.bench.reproduce.claims import CONTRADICTED, HELD, Claim, not_testable
+from sgbench.bench.reproduce.claims import CONTRADICTED, HELD, Claim, RunsComparison, not_testable, ordering
 from sgbench.bench.reproduce.outcome import Outcome, timed
-from sgbench.bench.reproduce.replicate_claims import Replicates, replicate_ordering
 
 MIXTURE = dict(extra_dims=0, component_variance=0.03)
 MODE_RADIUS = 3.0  # component standard deviations
@@ -168,8 +167,8 @@ def claims(counts: dict) -> tuple[Claim, ...]:
     the expanded factors that PX-SGHMC's run uses:
 
     - EP resolves SP's trapping: modes visited per chain, EP above SP, for SGLD and SGHMC (the paper's friction
-      ratio), each chain a replicate (``replicate_claims.replicate_ordering``: Welch's t, 5 % over the two pairs);
-      a diverged chain's finite samples count;
+      ratio), each chain a run (``claims.ordering`` on ``claims.RunsComparison``: Welch's t, 5 % over the two
+      pairs); a diverged chain's finite samples count;
     - the smaller friction on P and Q ensures a stable SGHMC trajectory: no PX-SGHMC chain diverged (an observed
       event: error rate 0);
     - the toy's sufficiency and the mechanism (implicit step-size scaling) are not testable (reasons given).
@@ -200,13 +199,14 @@ def claims(counts: dict) -> tuple[Claim, ...]:
                    "sampling tolerance); the paper states it for its SGHMC runs, tested here on this toy at SGHMC's "
                    "step 0.02 (the paper runs no SGHMC on the toy: its Figure 1 is HMC)", error_rate=0.0))
     return (
-        replicate_ordering(
+        ordering(
             "Fig. 1 illustrates that EP resolves the issue of SP getting trapped in local modes without requiring "
             "additional techniques such as tempering or cyclical step sizes", f"{WHERE}, fifth sentence",
-            [Replicates(setting, chains(ep), chains(sp)) for setting, sp, ep in pairs], "EP", "SP",
-            higher_is_better=True, paper="Figure 1: HMC samples, no numbers",
-            reason="modes visited per chain, each chain a replicate (a diverged chain's finite samples count), "
-                   "no tempering and a constant step; SGLD and SGHMC with exact gradients in place of the paper's "
+            [RunsComparison.of(setting, chains(sp), chains(ep), failed=-math.inf) for setting, sp, ep in pairs],
+            "SP", "EP", paper="Figure 1: HMC samples, no numbers",
+            reason="modes visited per chain, SP below EP, each chain a run (a diverged chain's finite samples "
+                   "count), no tempering and a constant step; z: Welch's t over the chains, as the normal quantile "
+                   "of its tail probability; SGLD and SGHMC with exact gradients in place of the paper's "
                    "Metropolis-corrected HMC, which the suite does not implement"),
         *friction,
         not_testable("Although this distribution is not a BNN posterior, it is sufficient to demonstrate the role of "
