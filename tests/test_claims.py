@@ -186,3 +186,9 @@ def test_an_outcome_with_a_contradicted_claim_fails_and_leads_with_its_claims(tm
     assert " 2. CONTRADICTED (error rate 5 %): “B is exact” (Table 3 caption)" in text and "    reason: biased" in text
     page = bad.write_page(tmp_path).read_text()
     assert page.index("The paper&#39;s claims") < page.index("Ours beside the paper&#39;s") and "1 contradicted" in page
+
+
+def test_a_single_run_leaves_the_noise_unknown():
+    one = c.RunsComparison.of("x", [1.0], [5.0, 5.1, 5.2])
+    assert one.z() == 0.0 and c.ordering("A below B", "s", [one], "A", "B").verdict == WITHIN_NOISE
+    assert c.RunsComparison.of("x", [math.nan], [5.0]).z() == -math.inf  # a failed run is an observed event

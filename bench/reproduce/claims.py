@@ -183,11 +183,13 @@ class RunsComparison(Comparison):
 
     def z(self) -> float:
         r"""The normal quantile :math:`\Phi^{-1}(F_\nu(t))` of Welch's t statistic's distribution function (class
-        docstring); :meth:`Comparison.z` where a value is infinite, both standard errors are 0, or a side has under
-        2 runs."""
+        docstring); :meth:`Comparison.z` where a value is infinite or both standard errors are 0; 0 (the noise
+        cannot be told) where both values are finite and a side has a single run, whose spread is unknown."""
         base = super().z()
         a, b = (s ** 2 if math.isfinite(s) else 0.0 for s in (self.lower_se, self.higher_se))
-        if not math.isfinite(base) or base == 0.0 or min(self.lower_runs, self.higher_runs) < 2:
+        if math.isfinite(self.lower) and math.isfinite(self.higher) and min(self.lower_runs, self.higher_runs) < 2:
+            return 0.0
+        if not math.isfinite(base) or base == 0.0:
             return base
         nu = (a + b) ** 2 / (a ** 2 / (self.lower_runs - 1) + b ** 2 / (self.higher_runs - 1))
         # the tail beyond |t| of Student's t (stdtr: its CDF), and the normal quantile of that tail (ndtri)
