@@ -192,3 +192,40 @@ def test_a_single_run_leaves_the_noise_unknown():
     one = c.RunsComparison.of("x", [1.0], [5.0, 5.1, 5.2])
     assert one.z() == 0.0 and c.ordering("A below B", "s", [one], "A", "B").verdict == WITHIN_NOISE
     assert c.RunsComparison.of("x", [math.nan], [5.0]).z() == -math.inf  # a failed run is an observed event
+
+
+def test_the_paired_comparison_is_students_t_at_the_replicates_degrees_of_freedom():
+    pair = c.PairedComparison.of("a", (1.0, 2.0, 3.0))  # mean 2, sd 1: t = 2 sqrt(3) = 3.46 at 2 degrees of freedom
+    assert pair.z() == pytest.approx(-scipy.special.ndtri(scipy.stats.t.sf(2 * math.sqrt(3), 2)), rel=1e-10)
+    assert pair.text("the DE", "MILE's gain") == "a: MILE's gain over the DE +2 ± 0.58 over 3 pairs (z = 1.8)"
+    assert c.PairedComparison.of("a", (1.0, 2.0, 3.0, math.inf)) == pair  # a replicate without a value is left out
+    assert c.PairedComparison.of("a", (1.0,)).z() == 0.0  # one replicate: no spread to judge by
+    assert c.PairedComparison.of("a", (0.5, 0.5)).z() == math.inf and c.PairedComparison.of("a", (0, 0)).z() == 0.0
+
+
+@pytest.mark.parametrize("differences, verdict", [
+    (((1.0, 1.1, 0.9), (2.0, 2.2, 1.9)), HELD),                 # t = 17 and 19 > t_2(1 - 0.025) = 4.3
+    (((1.0, 1.1, 0.9), (-2.0, -2.2, -1.9)), CONTRADICTED),      # t = -19
+    (((1.0, 1.1, 0.9), (0.1, -0.2, 0.3)), WITHIN_NOISE),       # t = 0.4
+    (((1.0, 1.1, 0.9), (1.0, 2.0, 3.0)), WITHIN_NOISE),        # t = 3.5 < 4.3, though above the normal 1.96
+])
+def test_paired_orderings_judge_each_setting_at_students_critical_value(differences, verdict):
+    settings = [c.PairedComparison.of(name, d) for name, d in zip(("diabetes", "friedman1"), differences)]
+    claim = c.ordering("consistently better", "sec. 1", settings, "the DE", "MILE's gain")
+    assert claim.verdict == verdict and claim.error_rate == 0.05
+
+
+def test_a_true_paired_claim_is_called_contradicted_at_most_at_the_stated_rate():
+    """At the boundary (mean difference 0 at every setting), 3 normal replicates at 4 settings: the family's
+    false-contradiction rate is 1 - (1 - 0.05 / 4)^4 = 4.9 %; the normal quantile of t itself against 2.24 would
+    give about 4 x P(t_2 < -2.24) = 31 %."""
+    rng = np.random.default_rng(1)
+    trials, contradicted, normal = 4000, 0, 0
+    for _ in range(trials):
+        draws = rng.standard_normal((4, 3))
+        settings = [c.PairedComparison.of(str(k), d) for k, d in enumerate(draws)]
+        contradicted += c.ordering("w", "s", settings, "B", "A").verdict == CONTRADICTED
+        t = draws.mean(axis=1) / (draws.std(axis=1, ddof=1) / math.sqrt(3))
+        normal += t.min() < -c.critical_z(4)
+    # binomial(4000, 0.049): sd 0.0034, so 0.065 is 4.7 sd above the rate
+    assert contradicted / trials <= 0.065 and normal / trials > 0.2

@@ -88,8 +88,9 @@ def test_claims_against_the_de_are_tested_at_every_data_set():
     assert _by_words(claims) == {RMSE: HELD, LPPD: HELD, MEASURES: HELD, OFTEN: HELD}
     rmse = claims[0]
     assert "diabetes RMSE: MILE's gain over the DE +0.2" in rmse.ours and "friedman1 RMSE" in rmse.ours
-    assert "critical 4.3" in rmse.ours  # 2 data sets, 2 degrees of freedom: t_2^-1(1 - 0.025)
-    assert "critical 6.2" in claims[5].ours  # LPPD and CalE at 2 data sets: t_2^-1(1 - 0.0125)
+    # t = sqrt(3) 0.2 / 0.01 = 34.6 at 2 degrees of freedom: its tail, 4.2e-4, is the normal's beyond 3.3
+    assert "(z = 3.3)" in rmse.ours and "critical |z| = 1.96" in rmse.reason  # 2 data sets
+    assert "critical |z| = 2.24" in claims[5].reason  # LPPD and CalE at 2 data sets
     assert rmse.paper == "RMSE: MILE better than the DE on 6 of the 6 data sets (their means)"
     assert claims[8].paper == "CalE: MILE better than the DE on 3 of the 6 data sets (their means)"
     # MILE worse than the DE beyond the noise on diabetes (t = -35): "consistently" is contradicted there; a gain of

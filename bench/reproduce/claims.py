@@ -14,7 +14,8 @@ A testable claim states its **error rate**: the probability that its check calls
 Bonferroni critical value :math:`z = \Phi^{-1}(1 - \alpha / m)` for ``m`` one-sided comparisons, so the family's
 false-contradiction rate is at most :math:`\alpha` (``FAMILY_RATE``, 5 %). A setting's ``z`` is that of two values
 with known standard errors (:class:`Comparison`), or, where the standard errors are estimated from a few runs, that
-of Welch's t at the same tail probability (:class:`RunsComparison`).
+of Welch's t at the same tail probability (:class:`RunsComparison`), or, for two methods run on the same
+replicates, that of the paired t (:class:`PairedComparison`).
 """
 
 from __future__ import annotations
@@ -194,6 +195,49 @@ class RunsComparison(Comparison):
         nu = (a + b) ** 2 / (a ** 2 / (self.lower_runs - 1) + b ** 2 / (self.higher_runs - 1))
         # the tail beyond |t| of Student's t (stdtr: its CDF), and the normal quantile of that tail (ndtri)
         return math.copysign(-float(scipy.special.ndtri(scipy.special.stdtr(nu, -abs(base)))), base)
+
+
+@dataclasses.dataclass(frozen=True)
+class PairedComparison(Comparison):
+    r"""A :class:`Comparison` of two methods run on the same replicates (MILE and the deep ensemble it starts from,
+    on one data split), tested on the per-replicate differences :math:`d_1..d_n`, signed so that a positive one
+    goes the claim's way: ``lower`` is 0, ``higher`` their mean :math:`\bar d` with standard error
+    :math:`s_d / \sqrt n`, and :meth:`z` is :math:`\Phi^{-1}(F_{n-1}(t))` for the paired statistic
+    :math:`t = \bar d \sqrt n / s_d`, so that the normal critical values of :func:`ordering` and :func:`somewhere`
+    are Student's at :math:`n - 1` degrees of freedom (at 3 replicates the normal quantile of t itself would call a
+    true claim contradicted several times more often than stated).
+
+    Attributes:
+        pairs: the number of finite differences.
+    """
+
+    pairs: int = 2
+
+    @classmethod
+    def of(cls, setting: str, differences) -> PairedComparison:
+        """The comparison of the signed per-replicate ``differences`` (positive: the claim's way); a non-finite
+        one, of a replicate where a method produced no value, is left out."""
+        values = np.asarray(differences, dtype=np.float64)
+        values = values[np.isfinite(values)]
+        mean = float(values.mean()) if values.size else math.nan
+        se = float(values.std(ddof=1) / math.sqrt(values.size)) if values.size > 1 else math.nan
+        return cls(setting, 0.0, 0.0, mean, se, values.size)
+
+    def z(self) -> float:
+        """The normal quantile of the paired t's distribution function; 0 (the noise cannot be told) with fewer
+        than 2 differences; ``±inf`` when they are all equal and not 0."""
+        if self.pairs < 2:
+            return 0.0
+        base = super().z()
+        if not math.isfinite(base) or base == 0.0:
+            return base
+        return math.copysign(-float(scipy.special.ndtri(scipy.special.stdtr(self.pairs - 1, -abs(base)))), base)
+
+    def text(self, lower_label: str, higher_label: str) -> str:
+        """``setting: HIGHER over LOWER +0.081 ± 0.014 over 3 pairs (z = ...)``."""
+        spread = f" ± {self.higher_se:.2g}" if math.isfinite(self.higher_se) else ""
+        return (f"{self.setting}: {higher_label} over {lower_label} {self.higher:+.3g}{spread} over {self.pairs} "
+                f"pairs (z = {self.z():.1f})")
 
 
 def critical_z(comparisons: int, rate: float = FAMILY_RATE) -> float:

@@ -31,9 +31,8 @@ import pandas as pd
 from sgbench.base import provenance
 from sgbench.base.figures import png_bytes, subplots
 from sgbench.bench.reproduce._registry import SEED_OPTION, Option, Reproduction, register, seed_of
-from sgbench.bench.reproduce.claims import Claim, not_testable
+from sgbench.bench.reproduce.claims import Claim, PairedComparison, not_testable, ordering, somewhere
 from sgbench.bench.reproduce.outcome import NO_PAPER_VALUE, NO_RESULT, Outcome, timed
-from sgbench.bench.reproduce.paired_claims import Paired, paired_ordering, paired_somewhere
 
 DATASETS = ("diabetes", "friedman1")
 METHODS = {"de": "DE", "naive": "naive MCLMC", "mile": "MILE", "truth": "true predictive"}
@@ -145,17 +144,17 @@ def summary(frame: pd.DataFrame) -> pd.DataFrame:
 
 SIGNS = {"lppd": 1, "rmse": -1, "calibration": -1}  # +1: higher is better, -1: lower is
 SHORT = {"lppd": "LPPD", "rmse": "RMSE", "calibration": "CalE"}
-GAIN = "MILE's gain over the DE"
+GAIN = ("the DE", "MILE's gain")  # the labels of a setting's paired differences: MILE's advantage over the DE
 SECTION = "section 4.1.1, \"Performance results\""
 TABLE10_TEXT = "appendix A.4, the paragraph after Definition 2 (Table 10's text)"
 
 
-def gains(frame: pd.DataFrame, metric: str, dataset: str) -> Paired:
+def gains(frame: pd.DataFrame, metric: str, dataset: str) -> PairedComparison:
     """MILE against the DE on ``dataset``: per split, MILE's ``metric`` minus the DE's, signed so that a positive
     difference is MILE's advantage (:data:`SIGNS`); the splits pair the two (the same data, MILE started from that
     split's ensemble). The setting is named ``"DATASET METRIC"``."""
     rows = frame[frame["data set"] == dataset].pivot(index="split", columns="method", values=metric)
-    return Paired(f"{dataset} {SHORT[metric]}", tuple(SIGNS[metric] * (rows["mile"] - rows["de"])))
+    return PairedComparison.of(f"{dataset} {SHORT[metric]}", SIGNS[metric] * (rows["mile"] - rows["de"]))
 
 
 def paper_wins(metric: str) -> str:
@@ -170,8 +169,9 @@ def paper_wins(metric: str) -> str:
 def claims(frame: pd.DataFrame, steps: int) -> tuple[Claim, ...]:
     """The paper's claims about the UCI benchmark (Tables 1, 3 and 10 and their text), in the paper's order. MILE
     against the deep ensemble is a general claim, tested on each of our data sets by paired t-tests over the splits
-    (``sgbench.bench.reproduce.paired_claims``); the claims about BDE (not run here), about the paper's own data
-    sets (not shipped), about wall time and about Figure 7's coverage are not testable, each with its reason.
+    (``sgbench.bench.reproduce.claims.PairedComparison``); the claims about BDE (not run here), about the paper's
+    own data sets (not shipped), about wall time and about Figure 7's coverage are not testable, each with its
+    reason.
 
     Args:
         frame: :func:`compute`'s rows (data set, split, method, metrics).
@@ -187,15 +187,15 @@ def claims(frame: pd.DataFrame, steps: int) -> tuple[Claim, ...]:
     no_bde = "BDE (NUTS chains started from the deep ensemble) is not run by this reproduction"
     steps_run = "" if steps == paper_steps else f", and this scale runs {steps} of the paper's {paper_steps} steps"
     return (
-        paired_ordering("MILE consistently matches or outperforms the other methods in predictive performance ...",
-                        f"{SECTION}, first sentence", [gains(frame, "rmse", d) for d in datasets], GAIN,
-                        paper=paper_wins("rmse"),
-                        reason=f"predictive performance as the RMSE (section 4.1); {general}; a match inside the "
-                               "noise is not held"),
-        paired_ordering("MILE consistently matches or outperforms the other methods in ... UQ",
-                        f"{SECTION}, first sentence", [gains(frame, "lppd", d) for d in datasets], GAIN,
-                        paper=paper_wins("lppd"),
-                        reason=f"UQ as the LPPD (section 4.1); {general}; a match inside the noise is not held"),
+        ordering("MILE consistently matches or outperforms the other methods in predictive performance ...",
+                 f"{SECTION}, first sentence", [gains(frame, "rmse", d) for d in datasets], *GAIN,
+                 paper=paper_wins("rmse"),
+                 reason=f"predictive performance as the RMSE (section 4.1); {general}; a match inside the "
+                        "noise is not held"),
+        ordering("MILE consistently matches or outperforms the other methods in ... UQ",
+                 f"{SECTION}, first sentence", [gains(frame, "lppd", d) for d in datasets], *GAIN,
+                 paper=paper_wins("lppd"),
+                 reason=f"UQ as the LPPD (section 4.1); {general}; a match inside the noise is not held"),
         not_testable("MILE consistently matches or outperforms the other methods", f"{SECTION}, first sentence",
                      f"the other methods include BDE, and {no_bde}; MILE against the DE is tested in the two claims "
                      "above"),
@@ -210,22 +210,22 @@ def claims(frame: pd.DataFrame, steps: int) -> tuple[Claim, ...]:
                      "the paper gives no tolerance for \"as fast as\" and \"comparable\", and the wall times in the "
                      "record (the table's s per split) include JAX's compilation and were measured on 2 cores shared "
                      f"with other jobs{steps_run}"),
-        paired_ordering("... while providing better and more principled uncertainty measures",
-                        f"{SECTION}, fourth sentence",
-                        [gains(frame, metric, d) for d in datasets for metric in ("lppd", "calibration")], GAIN,
-                        paper=f"{paper_wins('lppd')}; {paper_wins('calibration')}",
-                        reason="the uncertainty measures of this benchmark, LPPD (Table 3) and calibration error "
-                               f"(Table 10), at every data set; \"more principled\" is not a measured quantity; "
-                               f"{general}"),
+        ordering("... while providing better and more principled uncertainty measures",
+                 f"{SECTION}, fourth sentence",
+                 [gains(frame, metric, d) for d in datasets for metric in ("lppd", "calibration")], *GAIN,
+                 paper=f"{paper_wins('lppd')}; {paper_wins('calibration')}",
+                 reason="the uncertainty measures of this benchmark, LPPD (Table 3) and calibration error "
+                        f"(Table 10), at every data set; \"more principled\" is not a measured quantity; "
+                        f"{general}"),
         not_testable("Table 10 and Fig. 7 show that MILE achieves calibration quality comparable to the one of BDE, "
                      "confirming its effectiveness in uncertainty quantification",
                      "appendix A.1.1, \"Calibration\", second sentence", no_bde),
         not_testable("For most cases, we observe that the calibration error of MILE is on the same level as BDE",
                      f"{TABLE10_TEXT}, second sentence", no_bde),
-        paired_somewhere("... and both methods often outperform the simple DE", f"{TABLE10_TEXT}, second sentence",
-                         [gains(frame, "calibration", d) for d in datasets], GAIN, paper=paper_wins("calibration"),
-                         reason=f"MILE's calibration error below the DE's at some data set (\"often\"); {general}; "
-                                "BDE, the other of \"both methods\", is not run"),
+        somewhere("... and both methods often outperform the simple DE", f"{TABLE10_TEXT}, second sentence",
+                  [gains(frame, "calibration", d) for d in datasets], *GAIN, paper=paper_wins("calibration"),
+                  reason=f"MILE's calibration error below the DE's at some data set (\"often\"); {general}; "
+                         "BDE, the other of \"both methods\", is not run"),
         not_testable("The plots show a high variation in coverage quality of DE-based confidence intervals by "
                      "exhibiting both strong structural under- and overconfidence, whereas the sampling-based "
                      "methods are generally better calibrated", f"{TABLE10_TEXT}, fifth sentence (Figure 7)",
