@@ -6,7 +6,6 @@ from __future__ import annotations
 import math
 import sqlite3
 
-import numpy as np
 import pandas as pd
 import pytest
 
@@ -153,29 +152,9 @@ def test_mile_table5_counts_failed_chains():
     assert [c.passed for c in mile_table5.checks({**counts, "naive": {"nan": 0, "frozen": 20}}, 24)] == [True, False]
 
 
-def test_ks_distance_of_the_multimodal_target():
-    import jax
-
-    from sgbench import targets
-    from sgbench.bench.reproduce import sglrw_multimodal
-
-    target = targets.get("multimodal1d")
-    exact = np.asarray(target.sample(jax.random.key(0), 20_000))[:, 0]
-    assert sglrw_multimodal.ks_distance(exact, target.mixture) < 0.02  # exact draws: about 1/sqrt(n)
-    assert sglrw_multimodal.ks_distance(exact + 2.0, target.mixture) > 0.2
-    lost = np.concatenate([exact[:15_000], np.full(5000, np.inf)])
-    assert sglrw_multimodal.ks_distance(lost, target.mixture) >= 0.25  # a quarter of the mass at infinity
-    assert sglrw_multimodal.ks_distance(np.full(10, np.nan), target.mixture) == 1.0
-    chains = exact.reshape(100, 200)  # independent draws: the bootstrap sd over chains is about 0.6 / sqrt(n)
-    sd = sglrw_multimodal.ks_bootstrap_sd(chains, target.mixture, np.random.default_rng(0))
-    assert 0.002 < sd < 0.01
-
-
 @pytest.mark.parametrize("argv, printed, page_holds", [
     pytest.param(["px-modes", "--chains", "2", "--steps", "2000"], "PX-SGLD (3, 0) visits more modes than SGLD",
                  "chains in one mode", marks=pytest.mark.integration),
-    pytest.param(["sglrw-multimodal", "--chains", "8", "--steps", "500"], "SGLRW's KS distance below SGLD's",
-                 "KS distance", marks=pytest.mark.integration),
     pytest.param(["smile-gmm", "--steps", "2000"], "10 pSMILE-naive chains together visit all 25 modes",
                  "Pilot runs of cSGLD", marks=pytest.mark.integration),
     (["mile-table5", "--chains", "4"], "MILE: no NaN and no frozen chain", "frozen chains"),  # the default run's one

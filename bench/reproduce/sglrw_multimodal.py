@@ -105,6 +105,27 @@ def binned_ks(counts: np.ndarray, edges: np.ndarray, mixture) -> float:
     return float(max(np.max(np.abs(below - _mixture_cdf(edges, mixture))), counts[-1] / total))
 
 
+def ks_bootstrap_sd(per_chain: np.ndarray, edges: np.ndarray, mixture, rng: np.random.Generator,
+                    num_bootstrap: int = NUM_BOOTSTRAP) -> float:
+    """The bootstrap standard deviation of :func:`binned_ks` over chains (the chains are independent, the draws
+    within one are not).
+
+    Args:
+        per_chain: the histograms of :func:`chain_counts`, one row per chain.
+        edges: their bin edges.
+        mixture: the target's mixture.
+        rng: the resampling's stream.
+        num_bootstrap: resamples of the chains.
+
+    Returns:
+        the standard deviation of the distance over the resamples.
+    """
+    chains = len(per_chain)
+    values = [binned_ks(per_chain[rng.integers(0, chains, chains)].sum(axis=0), edges, mixture)
+              for _ in range(num_bootstrap)]
+    return float(np.std(values, ddof=1))
+
+
 def spread(mixture) -> float:
     """The distance between the 1st and 99th percentiles of ``mixture`` (what a run's ``spread`` estimates).
 
@@ -120,9 +141,10 @@ def spread(mixture) -> float:
     return float(last - first)
 
 
-def _one_run(target, sampler: str, num_chains: int, num_steps: int, seed: int, rng) -> dict:
+def _one_run(target, sampler: str, num_chains: int, num_steps: int, seed: int, stream: list) -> dict:
     """One run of :func:`compute`: its histogram (:func:`chain_counts` summed over chains), :func:`binned_ks` with
-    its bootstrap sd over chains, the diverged chains and the samples' 1st-99th percentile spread."""
+    its bootstrap sd over chains (resampled from the NumPy stream ``stream``), the diverged chains and the samples'
+    1st-99th percentile spread."""
     from sgbench.bench.running import run as running
 
     run = running.run(sampler, target, params={"step_size": STEP_SIZE}, num_chains=num_chains,
@@ -130,12 +152,30 @@ def _one_run(target, sampler: str, num_chains: int, num_steps: int, seed: int, r
     samples = np.asarray(run.samples)[..., 0]
     edges = bin_edges(float(target.initial_position()[0]))
     per_chain = chain_counts(samples, edges)
-    boot = [binned_ks(per_chain[rng.integers(0, len(per_chain), len(per_chain))].sum(axis=0), edges, target.mixture)
-            for _ in range(NUM_BOOTSTRAP)]
     finite = samples[np.isfinite(samples)]
     return {"counts": per_chain.sum(axis=0), "ks": binned_ks(per_chain.sum(axis=0), edges, target.mixture),
-            "ks_sd": float(np.std(boot, ddof=1)), "diverged": int(run.metrics["num_diverged_chains"]),
+            "ks_sd": ks_bootstrap_sd(per_chain, edges, target.mixture, np.random.default_rng(stream)),
+            "diverged": int(run.metrics["num_diverged_chains"]),
             "spread": float(np.subtract(*np.percentile(finite, [99, 1]))) if finite.size else math.nan}
+
+
+def unit_settings(num_chains: int, num_steps: int, seed: int) -> dict:
+    """What a run of :func:`compute` depends on beyond its key (alpha, noise scale, sampler): its record's
+    settings.
+
+    Args:
+        num_chains: chains per run.
+        num_steps: steps per chain.
+        seed: the runs' seed.
+
+    Returns:
+        the settings, JSON-ready.
+    """
+    from sgbench import targets
+
+    edges = bin_edges(float(targets.get("multimodal1d").initial_position()[0]))
+    return {"chains": num_chains, "steps": num_steps, "seed": seed, "step_size": STEP_SIZE, "thin": THIN,
+            "bins": [float(edges[0]), float(edges[-1]), len(edges)], "bootstrap": NUM_BOOTSTRAP}
 
 
 def compute(num_chains: int, num_steps: int, seed: int = 0, alphas=ALPHAS, noise_scales=NOISE_SCALES,
@@ -162,19 +202,15 @@ def compute(num_chains: int, num_steps: int, seed: int = 0, alphas=ALPHAS, noise
     from sgbench import targets
     from sgbench.bench.reproduce._record import Units
 
-    start = float(targets.get("multimodal1d").initial_position()[0])
-    edges = bin_edges(start)
-    settings = {"chains": num_chains, "steps": num_steps, "seed": seed, "step_size": STEP_SIZE, "thin": THIN,
-                "bins": [float(edges[0]), float(edges[-1]), len(edges)], "bootstrap": NUM_BOOTSTRAP}
+    settings = unit_settings(num_chains, num_steps, seed)
     rows = []
     with Units("sglrw-multimodal", record, len(alphas) * len(noise_scales) * len(samplers), "run", progress) as units:
         for alpha in alphas:
             for scale in noise_scales:
                 target = targets.get("multimodal1d", noise="alpha_stable", noise_alpha=alpha, noise_scale=scale)
                 for sampler in samplers:
-                    rng = np.random.default_rng([seed, *f"{alpha:g}/{scale:g}/{sampler}".encode()])
                     row = units.cached(settings, (alpha, scale, sampler), _one_run, target, sampler, num_chains,
-                                       num_steps, seed, rng)
+                                       num_steps, seed, [seed, *f"{alpha:g}/{scale:g}/{sampler}".encode()])
                     rows.append({"alpha": alpha, "noise scale": scale, "sampler": sampler, **row})
     return pd.DataFrame(rows)
 
