@@ -281,7 +281,13 @@ def unit_settings(num_particles: int, num_iterations: int, step_sizes, seed: int
     settings.
 
     Args:
-        num_particles, num_iterations, step_sizes, seed, dtype, target_params, predict: as for :func:`reproduce`.
+        num_particles: particles, as for :func:`reproduce`.
+        num_iterations: iterations per particle.
+        step_sizes: the base step sizes.
+        seed: the runs' seed.
+        dtype: the runs' float type.
+        target_params: overrides of the linreg defaults (None: none).
+        predict: whether the units hold the moment recursion's prediction.
 
     Returns:
         the settings, JSON-ready.
