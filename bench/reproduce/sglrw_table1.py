@@ -12,7 +12,7 @@ the exact-sampling floor, and the expected KL of the moment recursion of SGLD an
 
 Scales: ``paper`` runs the paper's 2000 particles x 10,000 iterations; ``quick`` 500 particles x 2000 iterations
 (the minibatch gradients of B = 256 to 1000 make the paper's iterations too slow here; the schedule's last step is
-then larger, :math:`\delta \cdot 2000^{-0.55}` against :math:`\delta \cdot 10^{4\,(-0.55)}`, so the minibatch
+then larger, :math:`\delta \cdot 2000^{-0.55}` against :math:`\delta \cdot 10000^{-0.55}`, so the minibatch
 noise's bias is larger too). Which samples, the prediction and the differences from the paper:
 docs/reproductions.md, section SGLRW Table 1.
 
