@@ -4,7 +4,6 @@ and ``tests/test_smile_gmm.py``."""
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 import pytest
 
@@ -74,35 +73,3 @@ def test_outcome_fails_when_a_check_fails_and_writes_its_page(tmp_path):
     assert "FAILED: claim (why)" in failed.text() and "PASSED: holds" in failed.text()
     page = failed.write_page(tmp_path).read_text()
     assert (tmp_path / "demo_table.html").exists() and "1 of 2 acceptance checks passed" in page
-
-
-
-
-def test_ks_distance_of_the_multimodal_target():
-    import jax
-
-    from sgbench import targets
-    from sgbench.bench.reproduce import sglrw_multimodal
-
-    target = targets.get("multimodal1d")
-    exact = np.asarray(target.sample(jax.random.key(0), 20_000))[:, 0]
-    assert sglrw_multimodal.ks_distance(exact, target.mixture) < 0.02  # exact draws: about 1/sqrt(n)
-    assert sglrw_multimodal.ks_distance(exact + 2.0, target.mixture) > 0.2
-    lost = np.concatenate([exact[:15_000], np.full(5000, np.inf)])
-    assert sglrw_multimodal.ks_distance(lost, target.mixture) >= 0.25  # a quarter of the mass at infinity
-    assert sglrw_multimodal.ks_distance(np.full(10, np.nan), target.mixture) == 1.0
-    chains = exact.reshape(100, 200)  # independent draws: the bootstrap sd over chains is about 0.6 / sqrt(n)
-    sd = sglrw_multimodal.ks_bootstrap_sd(chains, target.mixture, np.random.default_rng(0))
-    assert 0.002 < sd < 0.01
-
-
-@pytest.mark.parametrize("argv, printed, page_holds", [
-    pytest.param(["sglrw-multimodal", "--chains", "8", "--steps", "500"], "SGLRW's KS distance below SGLD's",
-                 "KS distance", marks=pytest.mark.integration),
-])
-def test_tiny_run_prints_its_checks_and_writes_its_page(tmp_path, capsys, argv, printed, page_holds):
-    status = main(["reproduce", *argv, "--out", str(tmp_path), "--db", str(tmp_path / "r.sqlite"), "--no-progress"])
-    out = capsys.readouterr().out
-    assert printed in out and status == (1 if "\nFAILED: " in out else 0), out
-    page = (tmp_path / f"{argv[0].replace('-', '_')}.html").read_text()
-    assert page_holds in page and "data:image/png;base64" in page
