@@ -120,16 +120,20 @@ def test_claims_held_where_the_numbers_bear_them_out_beyond_the_noise():
     assert half.ours.count("vs SGLD B=") == 4 and "SGLRW B=8 vs SGLD B=16" in half.ours
     assert "δ=0.0001, SGLRW B=16 vs SGLD B=32" in half.ours and "critical |z| = 2.24" in half.reason
     assert clipped.ours.count("Clipped SGLD") == 6  # every cell
-    assert all(claim.error_rate == 0.0 for claim in claims[1:3])
+    assert claims[1].error_rate == 0.0 and claims[2].error_rate == 0.05  # an observed event; an ordering
     assert "0.84" in claims[2].reason  # the step times the curvature, below SGLD's stability limit
+    assert claims[2].ours.count("SGLD at δ=0.0001") == 3  # SGLD's KL at the larger step above the smaller's, every B
 
 
 def test_claims_within_noise_and_contradicted_at_the_settings_that_decide():
     # SGLRW at B = 16 equal to SGLD at 32 (inside the noise); at δ = 1e-4 SGLRW at B = 8 above SGLD at 16
     claims = sglrw_table1.claims(_table(_paper_like({(32, 1e-3): (0.3, 0.2, 0.5), (8, 1e-4): (0.5, 0.35, 0.6)})))
     step, stable, diverges, _, half, _, _, reference = claims
-    assert step.verdict == "held" and diverges.verdict == "contradicted"  # no SGLD particle diverged
+    assert step.verdict == "held" and diverges.verdict == "held"  # 0.3 against 0.2 ± 0.014 at B = 32
     assert half.verdict == "contradicted"
+    # SGLD's KL at B = 16 lower at the larger step (0.25 against 0.3): its "divergence" is contradicted there
+    lower = sglrw_table1.claims(_table(_paper_like({(16, 1e-3): (0.25, 0.1, 0.9)})))[2]
+    assert lower.verdict == "contradicted" and "reversed beyond the noise at B=16" in lower.reason
     assert "reversed beyond the noise at δ=0.0001, SGLRW B=8 vs SGLD B=16" in half.reason
     claims = sglrw_table1.claims(_table(_paper_like({(32, 1e-3): (0.3, 0.29, 0.5)})))
     assert claims[0].verdict == "within noise" and "inside the noise at B=32, δ=0.001" in claims[0].reason
