@@ -9,7 +9,8 @@ import pytest
 
 from sgbench.bench.cli import main
 from sgbench.bench.reproduce import _registry
-from sgbench.bench.reproduce.outcome import Check, Outcome, verdict
+from sgbench.bench.reproduce.claims import CONTRADICTED, HELD, WITHIN_NOISE, Claim
+from sgbench.bench.reproduce.outcome import Outcome, verdict
 
 
 def test_every_reproduction_is_listed_with_both_scales(capsys):
@@ -62,14 +63,16 @@ def test_verdict_is_within_two_combined_standard_deviations(ours, sd, paper, pap
     assert verdict(ours, sd, paper, paper_sd) == expected
 
 
-def test_outcome_fails_when_a_check_fails_and_writes_its_page(tmp_path):
+def test_an_outcome_states_claims_and_its_page_is_coloured_by_them(tmp_path):
     table = pd.DataFrame({"cell": ["a"], "ours": [1.0]})
-    passed = Outcome("demo-table", "Demo", table, checks=(Check("holds", True),))
-    failed = Outcome("demo-table", "Demo", table, checks=(Check("holds", True), Check("claim", False, "why")))
-    open_ = Outcome("demo-table", "Demo", table, checks=(Check("holds", True), Check("close", None)))
-    assert not passed.failed and failed.failed and Outcome("demo-table", "Demo", table).failed is False
-    assert not open_.failed and "NOT RESOLVED: close" in open_.text()
-    assert "1 of 2 acceptance checks passed, 1 not resolved at this scale" in open_.write_page(tmp_path).read_text()
-    assert "FAILED: claim (why)" in failed.text() and "PASSED: holds" in failed.text()
-    page = failed.write_page(tmp_path).read_text()
-    assert (tmp_path / "demo_table.html").exists() and "1 of 2 acceptance checks passed" in page
+    with pytest.raises(ValueError, match="demo-table: a reproduction states the paper's claims"):
+        Outcome("demo-table", "Demo", table, claims=())
+    held = Claim("holds", "sec. 1", HELD, error_rate=0.05)
+    pages = {}
+    for name, claims in (("held", (held,)), ("open", (held, Claim("close", "sec. 2", WITHIN_NOISE, error_rate=0.05))),
+                         ("failed", (held, Claim("claim", "sec. 3", CONTRADICTED, reason="why", error_rate=0.05)))):
+        outcome = Outcome("demo-table", "Demo", table, claims=claims)
+        assert outcome.failed is (name == "failed")
+        pages[name] = outcome.write_page(tmp_path / name).read_text()
+    assert 'class="headline passed"' in pages["held"] and 'class="headline failed"' in pages["failed"]
+    assert 'class="headline"' in pages["open"] and "1 held, 0 contradicted, 1 within noise" in pages["open"]

@@ -3,8 +3,8 @@
 (``sgbench.bench.reproduce.claims``), then ours beside the paper's with a verdict per cell, and written as an HTML
 page; exit status 1 when a claim is contradicted. The reproductions are those registered in
 ``sgbench.bench.reproduce`` (one module each). Interrupted (SIGINT: 130, SIGTERM: 143), it says in one
-line how many finished units are kept and where (the reproduction's record, or the results store's runs of its
-suite), counted there, or that nothing was kept; the same command resumes from what is kept."""
+line how many finished units are kept and where (the reproduction's record beside the results store), counted
+there, or that nothing was kept; the same command resumes from what is kept."""
 
 from __future__ import annotations
 
@@ -76,24 +76,14 @@ def _add_reproductions(reproduce) -> None:
                                  help=option.help)
 
 
-def _kept(entry, db: Path) -> tuple[int, Path | None]:
+def _kept(entry, db: Path) -> tuple[int, Path]:
     """``(finished units kept, where)`` for reproduction ``entry`` with the results store ``db``: the complete lines
-    of its record (``sgbench.bench.reproduce._record.record_path``) or the store's runs of its suite by this code
-    version; ``(0, None)`` when it keeps nothing."""
-    if entry.keeps == "record":
-        from sgbench.base.unit_record import entries
-        from sgbench.bench.reproduce._record import record_path
+    of its record (``sgbench.bench.reproduce._record.record_path``)."""
+    from sgbench.base.unit_record import entries
+    from sgbench.bench.reproduce._record import record_path
 
-        path = record_path(db, entry.name)
-        return sum(1 for _ in entries(path)), path
-    if entry.keeps == "store":
-        from sgbench.bench.sweeps.store import ResultsStore
-
-        if not db.is_file():
-            return 0, db
-        with ResultsStore(db) as store:
-            return store.count_of_suite(entry.name), db
-    return 0, None
+    path = record_path(db, entry.name)
+    return sum(1 for _ in entries(path)), path
 
 
 def interruption_line(entry, db: Path, before: int) -> str:
@@ -101,14 +91,10 @@ def interruption_line(entry, db: Path, before: int) -> str:
     as when it started) and where, or that nothing was kept, and how to resume."""
     kept, where = _kept(entry, db)
     head = f"sgbench: reproduce {entry.name} interrupted: "
-    if where is None:
-        return head + f"nothing was kept: {entry.name} keeps no finished units; the same command starts again"
-    one, many = ("run of its suite", "runs of its suite") if entry.keeps == "store" else ("finished unit",
-                                                                                          "finished units")
     if kept == 0:
-        return head + f"nothing was kept: no unit had finished ({many} are kept in {where}); the same command " \
-                      "starts again"
-    counted = f"1 {one} is" if kept == 1 else f"{kept} {many} are"
+        return head + f"nothing was kept: no unit had finished (finished units are kept in {where}); the same " \
+                      "command starts again"
+    counted = "1 finished unit is" if kept == 1 else f"{kept} finished units are"
     return head + (f"{counted} kept in {where} ({kept - before} finished in this invocation); the same command "
                    "resumes from them")
 

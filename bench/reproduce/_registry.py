@@ -9,7 +9,6 @@ from collections.abc import Callable
 from sgbench.base.registry import Registry
 
 SCALES = ("quick", "paper")
-KEEPS = ("record", "store", "nothing")  # where a reproduction keeps its finished units (Reproduction.keeps)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -39,10 +38,8 @@ class Reproduction:
         scales: ``{"quick": what it runs, "paper": what it runs}``, in words.
         run: ``run(scale, options, db, out, progress) -> sgbench.bench.reproduce.outcome.Outcome``: ``scale`` one of
             ``SCALES``; ``options`` the values of ``options`` given (missing ones absent); ``db`` the results
-            store's path (every run lands there, so a rerun resumes); ``out`` the folder of its page.
-        keeps: where its finished units are kept as they finish, so that an interrupted reproduction resumes:
-            ``"record"`` (its ``sgbench.bench.reproduce._record`` file, ``record_path(db, name)``), ``"store"`` (the
-            results store's runs of the suite ``name``) or ``"nothing"`` (an interruption loses its work).
+            store's path, beside which its record keeps each finished unit (``sgbench.bench.reproduce._record``,
+            ``record_path(db, name)``), so that an interrupted reproduction resumes; ``out`` the folder of its page.
         options: its own command-line options, beyond ``--scale``, ``--db``, ``--out`` and ``--no-progress``.
     """
 
@@ -51,12 +48,9 @@ class Reproduction:
     source: str
     scales: dict
     run: Callable
-    keeps: str
     options: tuple[Option, ...] = ()
 
     def __post_init__(self):
-        if self.keeps not in KEEPS:
-            raise ValueError(f"keeps must be one of {', '.join(KEEPS)}, got {self.keeps!r}")
         if set(self.scales) != set(SCALES):
             raise ValueError(f"scales must describe exactly {', '.join(SCALES)}, got {sorted(self.scales)}")
 
@@ -66,8 +60,6 @@ SEED_OPTION = Option("--seed", "random seed of the runs (default: 0)")
 EXECUTOR_OPTIONS = (Option("--executor", "local (default) or dask: each run or cell a task on Dask distributed", str),
                     Option("--scheduler", "with --executor dask: a scheduler address (default: a LocalCluster)", str),
                     Option("--workers", "with --executor dask and no --scheduler: the LocalCluster's workers"))
-PER_TASK_OPTION = Option("--per-task", "with --executor dask: point (default; a task per run) or entry (a task "
-                                       "per grid of runs)", str)
 
 
 def executor_context(options: dict, jobs: int):

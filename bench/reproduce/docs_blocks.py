@@ -83,8 +83,6 @@ def parse_command(command: str) -> tuple:
     if words[:2] != ["sgbench", "reproduce"] or len(words) < 3:
         raise ValueError(f"a generated block names `sgbench reproduce NAME ...`, not `{command}`")
     entry = _registry.get(words[2])
-    if entry.keeps != "record":
-        raise ValueError(f"{entry.name} keeps no record of its units, so its docs cannot be rendered from one")
     flags = {option.flag: option for option in entry.options}
     scale, db, options = "quick", None, {}
     pairs = words[3:]

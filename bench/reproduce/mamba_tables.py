@@ -587,7 +587,7 @@ def _register(table: Table, source: str, summary: str):
                          f"{SCALES['quick']['budget_grads']} + {SCALES['quick']['final_grads']} gradient evaluations",
                 "paper": f"{SCALES['paper']['runs']} runs per cell (the paper's), budgets of "
                          f"{SCALES['paper']['budget_grads']} + {SCALES['paper']['final_grads']}"},
-        run=functools.partial(run_table, table), keeps="record", options=tuple(options)))
+        run=functools.partial(run_table, table), options=tuple(options)))
 
 
 for _table, _source, _summary in (

@@ -235,7 +235,6 @@ REPRODUCTION = register(Reproduction(
                      "steps)",
             "paper": "100 chains, the paper's budget (40000, 5000, 5000) + 10000 steps"},
     run=run,
-    keeps="record",
     options=(Option("--chains", "chains per sampler (default: the scale's)"),
              SEED_OPTION),
 ))

@@ -328,7 +328,6 @@ REPRODUCTION = register(Reproduction(
     scales={"quick": "12 chains, tuning (4000, 500, 500) + 2000 sampling steps, 3 splits per data set",
             "paper": "12 chains, the paper's budget (40000, 5000, 5000) + 10000 steps, 3 splits per data set"},
     run=run,
-    keeps="record",
     options=(Option("--splits", "mile-uci: data splits per data set (default: 3)"),
              Option("--dataset-file", "mile-uci: a regression .csv (label column y) or .npz file to use instead of "
                                       "the bundled data", type=str),

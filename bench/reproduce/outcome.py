@@ -54,23 +54,6 @@ def timed(function, *args, **kwargs) -> tuple:
 
 
 @dataclasses.dataclass(frozen=True)
-class Check:
-    """An acceptance check: the paper's claim in one sentence, whether our numbers bear it out, and why.
-    ``passed`` is True (they do), False (they contradict it beyond the sampling noise: the command exits 1) or
-    None (not resolved: the numbers go against it only within the noise, so a larger scale is needed)."""
-
-    statement: str
-    passed: bool | None
-    detail: str = ""
-
-    def line(self) -> str:
-        """``PASSED: statement (detail)``, ``FAILED: ...`` or ``NOT RESOLVED: ...``."""
-        label = {True: "PASSED", False: "FAILED", None: "NOT RESOLVED"}[self.passed]
-        detail = f" ({self.detail})" if self.detail else ""
-        return f"{label}: {self.statement}{detail}"
-
-
-@dataclasses.dataclass(frozen=True)
 class Outcome:
     """A finished reproduction.
 
@@ -78,8 +61,8 @@ class Outcome:
         name: the reproduction's name (the page is ``name`` with ``_`` for ``-``, ``.html``).
         title: the page's title.
         table: ours beside the paper's, a ``verdict`` column where there is a paper value per cell.
-        claims: the paper's claims with their verdicts (any contradicted: ``failed`` is True, the command exits 1).
-        checks: the acceptance checks (any failed: ``failed`` is True and the command exits 1).
+        claims: the paper's claims with their verdicts, at least one (any contradicted: ``failed`` is True, the
+            command exits 1).
         intro: the setting in a sentence or two (scale, steps, time, commits).
         sections: further ``(heading, body)`` pairs of the page: a DataFrame, PNG bytes, or text/Markup.
         text_notes: lines printed after the table.
@@ -88,41 +71,37 @@ class Outcome:
     name: str
     title: str
     table: pd.DataFrame
-    claims: tuple[Claim, ...] = ()
-    checks: tuple[Check, ...] = ()
+    claims: tuple[Claim, ...]
     intro: str = ""
     sections: tuple = ()
     text_notes: tuple[str, ...] = ()
 
+    def __post_init__(self):
+        if not self.claims:
+            raise ValueError(f"{self.name}: a reproduction states the paper's claims about its table (at least one)")
+
     @property
     def failed(self) -> bool:
-        """Whether a claim is contradicted or an acceptance check failed (one not resolved does not fail)."""
-        return (any(claim.verdict == CONTRADICTED for claim in self.claims)
-                or any(check.passed is False for check in self.checks))
+        """Whether a claim is contradicted."""
+        return any(claim.verdict == CONTRADICTED for claim in self.claims)
 
     def claims_line(self) -> str:
-        """``claims: 2 held, 1 contradicted, 0 within noise, 1 not testable`` ("" without claims)."""
-        return f"claims: {tally(self.claims)}" if self.claims else ""
+        """``claims: 2 held, 1 contradicted, 0 within noise, 1 not testable``."""
+        return f"claims: {tally(self.claims)}"
 
     def text(self) -> str:
-        """The claims table, the table, the notes and the checks, as printed by ``sgbench reproduce``."""
-        lines = [self.title, ""]
-        if self.claims:
-            lines += [self.claims_line()]
-            for number, claim in enumerate(self.claims, 1):
-                lines += claim.lines(number)
-            lines.append("")
-        lines += [self.table.to_string(index=False), ""]
-        lines += list(self.text_notes)
-        lines += [check.line() for check in self.checks]
+        """The claims' tally, the claims table, the table and the notes, as printed by ``sgbench reproduce``."""
+        lines = [self.title, "", self.claims_line()]
+        for number, claim in enumerate(self.claims, 1):
+            lines += claim.lines(number)
+        lines += ["", self.table.to_string(index=False), "", *self.text_notes]
         if self.intro:
             lines.append(self.intro)
         return "\n".join(lines).rstrip() + "\n"
 
     def write_page(self, folder: Path) -> Path:
-        """Write ``folder/NAME.html``: the claims' tally (and the checks') as its headline (red when a claim is
-        contradicted or a check failed, green when every claim is held and every check passed, neutral
-        otherwise), the claims table, the table, then ``sections``."""
+        """Write ``folder/NAME.html``: the claims' tally as its headline (red when a claim is contradicted, green
+        when every claim is held, neutral otherwise), the claims table, the table, then ``sections``."""
         def body(content):
             if isinstance(content, pd.DataFrame):
                 return html_table(content)
@@ -130,19 +109,10 @@ class Outcome:
                 return image(content, "figure")
             return content if isinstance(content, Markup) else Markup(f"<p>{escape(content)}</p>")
 
-        checks = Markup("<ul>" + "".join(f"<li>{escape(check.line())}</li>" for check in self.checks) + "</ul>")
-        unresolved = sum(c.passed is None for c in self.checks)
-        checked = (f"{sum(c.passed is True for c in self.checks)} of {len(self.checks)} acceptance checks passed"
-                   + (f", {unresolved} not resolved at this scale" if unresolved else "") if self.checks else "")
-        headline = "; ".join(part for part in (self.claims_line(), checked) if part)
-        all_held = all(claim.verdict == HELD for claim in self.claims)
-        sections = [("The paper's claims", html_table(claims_frame(self.claims)))] if self.claims else []
-        sections.append(("Ours beside the paper's", html_table(self.table)))
-        if self.checks:
-            sections.append(("Acceptance checks", checks))
+        sections = [("The paper's claims", html_table(claims_frame(self.claims))),
+                    ("Ours beside the paper's", html_table(self.table))]
         sections += [(heading, body(content)) for heading, content in self.sections]
         path = Path(folder) / f"{self.name.replace('-', '_')}.html"
-        return render_page(path, self.title, sections, headline=headline,
-                           passed=False if self.failed else True if (self.checks or self.claims) and all_held
-                           and unresolved == 0 else None,
-                           intro=self.intro)
+        held = all(claim.verdict == HELD for claim in self.claims)
+        return render_page(path, self.title, sections, headline=self.claims_line(),
+                           passed=False if self.failed else True if held else None, intro=self.intro)

@@ -402,7 +402,6 @@ REPRODUCTION = register(Reproduction(
     scales={"quick": "4 chains x 10 cycles of 500 steps per (T, schedule, sampler), after a step-size search",
             "paper": "4 chains x 100 cycles of 5000 steps per (T, schedule, sampler), the paper's cycle budget"},
     run=run,
-    keeps="record",
     options=(Option("--chains", "chains per sampler (default: the scale's)"),
              Option("--cycles", "px-cold-posterior: cycles per chain, one sample each (default: the scale's)"),
              SEED_OPTION),

@@ -270,7 +270,6 @@ REPRODUCTION = register(Reproduction(
     source="PX-SGMCMC paper, section 5.1 and Figure 1",
     scales={"quick": "8 chains x 10^5 steps per sampler", "paper": "64 chains x 10^5 steps per sampler"},
     run=run,
-    keeps="record",
     options=(Option("--chains", "px-modes: chains per sampler, at least 2 (default: 8 quick, 64 paper)"),
              Option("--steps", "steps per chain (default: the scale's)"),
              SEED_OPTION),

@@ -371,6 +371,5 @@ REPRODUCTION = register(Reproduction(
                    f"{{{', '.join(map(str, SCALES[scale]['batch_sizes']))}}}, {len(STEP_SIZES)} step sizes"
             for scale in SCALES},
     run=run,
-    keeps="record",
     options=(PARTICLES_OPTION, ITERATIONS_OPTION, SEED_OPTION),
 ))

@@ -134,6 +134,5 @@ REPRODUCTION = register(Reproduction(
                    f"{{{', '.join(map(str, SCALES[scale]['batch_sizes']))}}}, {len(STEP_SIZES)} step sizes"
             for scale in SCALES},
     run=run,
-    keeps="record",
     options=(SEED_OPTION,),
 ))

@@ -233,6 +233,5 @@ REPRODUCTION = register(Reproduction(
                    f"{{{', '.join(map(str, SCALES[scale]['batch_sizes']))}}}"
             for scale in SCALES},
     run=run,
-    keeps="record",
     options=(SEED_OPTION,),
 ))

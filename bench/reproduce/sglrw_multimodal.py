@@ -393,7 +393,6 @@ REPRODUCTION = register(Reproduction(
     scales={"quick": "100 chains x 20,000 steps per (noise, scale, sampler)",
             "paper": "1000 chains x 10^5 steps per (noise, scale, sampler)"},
     run=run,
-    keeps="record",
     options=(Option("--chains", "chains per sampler (default: the scale's)"),
              Option("--steps", "steps per chain (default: the scale's)"),
              SEED_OPTION),

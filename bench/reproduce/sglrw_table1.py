@@ -681,7 +681,6 @@ REPRODUCTION = register(Reproduction(
             "paper": f"{PAPER_NUM_PARTICLES} particles x {PAPER_NUM_ITERATIONS:,} iterations, B = 8 to 1000 (the "
                      "paper's)"},
     run=run,
-    keeps="record",
     options=(PARTICLES_OPTION,
              ITERATIONS_OPTION,
              SEED_OPTION),

@@ -283,7 +283,6 @@ REPRODUCTION = register(Reproduction(
             "paper": f"{SCALES['paper']['particles']} particles x 1000 steps, {SCALES['paper']['seeds']} seeds "
                      "(the paper's)"},
     run=run,
-    keeps="record",
     options=(PARTICLES_OPTION,
              Option("--seeds", "sglrw-table2: independent runs averaged (default: 2 quick, 5 paper)")),
 ))

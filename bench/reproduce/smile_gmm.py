@@ -429,7 +429,6 @@ REPRODUCTION = register(Reproduction(
     source="SMILE paper, appendix D and Figure 4",
     scales={"quick": "10 chains x 10^5 steps each", "paper": "10 chains x 10^6 steps each (the paper's)"},
     run=run,
-    keeps="record",
     options=(Option("--steps", "steps per chain (default: the scale's)"),
              SEED_OPTION),
 ))

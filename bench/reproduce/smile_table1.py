@@ -574,7 +574,6 @@ REPRODUCTION = register(Reproduction(
     scales={"quick": f"10 chains x {STEPS['quick']:,} steps per step size, both search stages",
             "paper": "10 chains x 10^6 steps per step size, the paper's scale"},
     run=run,
-    keeps="record",
     options=(Option("--steps", "smile-table1: steps per chain (default: 20,000 quick, 10^6 paper)"),
              SEED_OPTION,
              Option("--jobs", "cells computed at once, each in its own process (default: 1)"),

@@ -327,11 +327,6 @@ class ResultsStore:
         ).fetchone()
         return found is not None
 
-    def count_of_suite(self, suite: str) -> int:
-        """The runs tagged ``suite`` stored by this code version (those a rerun of the suite reuses)."""
-        return self._conn.execute("SELECT COUNT(*) FROM runs WHERE suite = ? AND git_commit = ?",
-                                  (suite, provenance.git_commit())).fetchone()[0]
-
     def __len__(self) -> int:
         return self._conn.execute("SELECT COUNT(*) FROM runs").fetchone()[0]
 
