@@ -105,7 +105,7 @@ def test_figure_claims_contradicted_at_the_settings_named():
                                        clipped=(1e-8, 1e-7, 3e-7)), (1e-2, 3e-2))
     versus_clipped = claims[5]
     assert versus_clipped.verdict == "contradicted"
-    assert "reversed beyond the noise at B=8, δ=0.01, B=128, δ=0.01" in versus_clipped.reason
+    assert "reversed beyond the noise at B=8, δ=0.01; B=128, δ=0.01" in versus_clipped.reason
     assert claims[3].verdict == "contradicted" and "δ=0.03" not in claims[3].reason.split(";")[0]
 
 
@@ -115,7 +115,7 @@ def test_figure_claims_within_noise():
     claims = cov.figure_claims(_figure(sgld=(1e-8, 1.05e-8, 1.1e-8), sglrw=(1e-8, 1.2e-8, 1e-8),
                                        clipped=(1e-8, 1e-8, 1e-8)), (1e-2, 3e-2))
     validate, explodes, remains, mitigates, versus_sgld, versus_clipped = claims
-    assert explodes.verdict == "within noise" and "inside the noise at B=8, B=128" in explodes.reason
+    assert explodes.verdict == "within noise" and "inside the noise at B=8; B=128" in explodes.reason
     assert versus_clipped.verdict == "within noise" and "B=8, δ=0.01" in versus_clipped.reason
     assert validate.verdict == "within noise" and mitigates.verdict == "within noise"
 

@@ -313,31 +313,18 @@ def _computed(context: _Context, cells: list, budget: Budget, final_budget: Budg
     """Yield each of ``cells`` (sampler, method, run) with its row as it finishes: in this process, with
     ``jobs`` > 1 in that many worker processes (spawned: a forked JAX runtime is unsafe), or as tasks of the Dask
     ``client`` (each worker builds the context once), in any order."""
-    if client is not None:
-        from sgbench.bench.sweeps.dask_tasks import results_as_finished
-
-        calls = [(context.table.name, num_data, *cell, budget.total, final_budget.total) for cell in cells]
-        for index, row in results_as_finished(client, _cell_in_worker, calls):
-            yield cells[index], row
-        return
-    if jobs == 1 or len(cells) < 2:
+    if client is None and (jobs == 1 or len(cells) < 2):
         for cell in cells:
             yield cell, _cell(context, *cell, budget, final_budget)
         return
-    import concurrent.futures
-    import multiprocessing
+    from sgbench.bench.reproduce import spawned_processes
+    from sgbench.bench.sweeps import dask_tasks
 
-    with concurrent.futures.ProcessPoolExecutor(min(jobs, len(cells)),
-                                                mp_context=multiprocessing.get_context("spawn")) as pool:
-        futures = {pool.submit(_cell_in_worker, context.table.name, num_data, *cell, budget.total,
-                               final_budget.total): cell for cell in cells}
-        try:
-            for future in concurrent.futures.as_completed(futures):
-                yield futures[future], future.result()
-        except BaseException:
-            for future in futures:
-                future.cancel()
-            raise
+    calls = [(context.table.name, num_data, *cell, budget.total, final_budget.total) for cell in cells]
+    arriving = (dask_tasks.results_as_finished(client, _cell_in_worker, calls) if client is not None
+                else spawned_processes.results_as_finished(_cell_in_worker, calls, jobs))
+    for index, row in arriving:
+        yield cells[index], row
 
 
 def reproduce(table: Table, runs: int = 10, budget: float = DEFAULT_BUDGET, final_budget: float = DEFAULT_BUDGET,

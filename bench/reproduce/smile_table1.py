@@ -208,26 +208,14 @@ def _cell_in_worker(cell, steps: int, seed: int) -> dict:
 def _arriving(cells, steps: int, seed: int, jobs: int, client):
     """Yield each of ``cells`` with its :func:`search_cell` as it finishes, in ``jobs`` spawned processes (a forked
     JAX runtime is unsafe) or as tasks of the Dask ``client``, in any order."""
+    from sgbench.bench.reproduce import spawned_processes
+    from sgbench.bench.sweeps import dask_tasks
+
     calls = [(cell, steps, seed) for cell in cells]
-    if client is not None:
-        from sgbench.bench.sweeps.dask_tasks import results_as_finished
-
-        for index, result in results_as_finished(client, _cell_in_worker, calls):
-            yield cells[index], result
-        return
-    import concurrent.futures
-    import multiprocessing
-
-    with concurrent.futures.ProcessPoolExecutor(min(jobs, len(cells)),
-                                                mp_context=multiprocessing.get_context("spawn")) as pool:
-        futures = {pool.submit(_cell_in_worker, *call): call[0] for call in calls}
-        try:
-            for future in concurrent.futures.as_completed(futures):
-                yield futures[future], future.result()
-        except BaseException:
-            for future in futures:
-                future.cancel()
-            raise
+    arriving = (dask_tasks.results_as_finished(client, _cell_in_worker, calls) if client is not None
+                else spawned_processes.results_as_finished(_cell_in_worker, calls, jobs))
+    for index, result in arriving:
+        yield cells[index], result
 
 
 class _NotYet(Exception):

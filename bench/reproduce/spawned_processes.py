@@ -1,0 +1,33 @@
+"""A reproduction's units computed in worker processes of this machine: spawned, not forked (a forked JAX runtime
+is unsafe), each result yielded as it arrives, the counterpart of ``sgbench.bench.sweeps.dask_tasks``'s
+``results_as_finished`` for ``--jobs N``."""
+
+from __future__ import annotations
+
+
+def results_as_finished(function, calls, jobs: int):
+    """``function(*args)`` for each ``args`` of ``calls`` in ``min(jobs, len(calls))`` spawned processes, yielded as
+    ``(index in calls, result)`` in the order they finish; the rest are cancelled if the caller stops early (an
+    interruption) or a call fails.
+
+    Args:
+        function: a module-level function (the workers import it by name).
+        calls: its argument tuples.
+        jobs: the most processes at once (at least 1).
+
+    Yields:
+        (index, result) pairs.
+    """
+    import concurrent.futures
+    import multiprocessing
+
+    with concurrent.futures.ProcessPoolExecutor(max(1, min(jobs, len(calls))),
+                                                mp_context=multiprocessing.get_context("spawn")) as pool:
+        futures = {pool.submit(function, *args): index for index, args in enumerate(calls)}
+        try:
+            for future in concurrent.futures.as_completed(futures):
+                yield futures[future], future.result()
+        except BaseException:
+            for future in futures:
+                future.cancel()
+            raise
