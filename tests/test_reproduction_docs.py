@@ -72,4 +72,9 @@ def test_the_command_rewrites_a_stale_block_and_check_says_so(tmp_path, monkeypa
     assert docs_blocks.main([str(page), "--check"]) == 0
     with pytest.raises(SystemExit) as stop:
         docs_blocks.main([str(tmp_path / "missing.md")])
-    assert stop.value.code == 2 and "PAGE: no file" in capsys.readouterr().err
+    assert stop.value.code == 2 and capsys.readouterr().err.count("\n") == 1  # one line
+    monkeypatch.setattr(docs_blocks, "rewrite", lambda text, root: (_ for _ in ()).throw(KeyboardInterrupt))
+    with pytest.raises(SystemExit) as stop:
+        docs_blocks.main([str(page)])
+    assert stop.value.code == 130 and f"interrupted: {page} and the pages after it are unchanged" in \
+        capsys.readouterr().err

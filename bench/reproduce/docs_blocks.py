@@ -152,12 +152,17 @@ def rewrite(text: str, root: Path) -> str:
 def main(argv=None) -> int:
     """``python -m sgbench.bench.reproduce.docs_blocks [--check] [PAGE ...]``: render the generated blocks of each
     page (default ``docs/reproductions.md``, run from the repository's root); exit 1 with ``--check`` when one
-    differs, 2 on a bad request."""
+    differs, 2 on a bad request (one line), 130 when interrupted (a page is written whole or not at all)."""
     parser = argparse.ArgumentParser(prog="python -m sgbench.bench.reproduce.docs_blocks",
                                      description="render the reproductions' generated blocks of Markdown pages "
                                                  "from the records in the repository")
     parser.add_argument("pages", nargs="*", type=Path, default=[DEFAULT_PAGE], help="the pages (default: %(default)s)")
     parser.add_argument("--check", action="store_true", help="change nothing; exit 1 when a block differs")
+
+    def one_line_error(message):
+        parser.exit(2, f"{parser.prog}: {message}\n")
+
+    parser.error = one_line_error
     args = parser.parse_args(argv)
     from sgbench.bench.reproduce._record import NotRecorded
 
@@ -168,6 +173,8 @@ def main(argv=None) -> int:
         text = page.read_text()
         try:
             new = rewrite(text, Path.cwd())
+        except KeyboardInterrupt:
+            parser.exit(130, f"{parser.prog}: interrupted: {page} and the pages after it are unchanged\n")
         except (ValueError, NotRecorded) as error:
             parser.error(f"{error} (run the block's command to compute it)" if isinstance(error, NotRecorded)
                          else str(error))
