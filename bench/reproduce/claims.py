@@ -30,6 +30,7 @@ import scipy.special
 HELD, CONTRADICTED, WITHIN_NOISE, NOT_TESTABLE = "held", "contradicted", "within noise", "not testable"
 VERDICTS = (HELD, CONTRADICTED, WITHIN_NOISE, NOT_TESTABLE)
 FAMILY_RATE = 0.05  # a claim's false-contradiction rate, over all the settings it is tested at
+NOT_RUN = "none of the settings the paper states it for was run (a smaller grid than the paper's)"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -258,7 +259,8 @@ def ordering(words: str, where: str, comparisons, lower_label: str, higher_label
     Args:
         words: the claim in the paper's words.
         where: where the paper states it.
-        comparisons: the :class:`Comparison` of every setting the paper states the claim for (at least one).
+        comparisons: the :class:`Comparison` of every setting the paper states the claim for that was run (none:
+            the claim is not testable, ``NOT_RUN``).
         lower_label: the name of what the claim says is lower ("SGLRW").
         higher_label: the name of what the claim says is higher ("SGLD").
         paper: the paper's values behind the claim.
@@ -270,7 +272,7 @@ def ordering(words: str, where: str, comparisons, lower_label: str, higher_label
     """
     comparisons = list(comparisons)
     if not comparisons:
-        raise ValueError("an ordering claim needs at least one setting's comparison")
+        return not_testable(words, where, NOT_RUN + (f"; {reason}" if reason else ""), paper=paper)
     z = critical_z(len(comparisons), rate)
     scores = [c.z() for c in comparisons]
     if min(scores) < -z:
@@ -299,7 +301,8 @@ def somewhere(words: str, where: str, comparisons, lower_label: str, higher_labe
     Args:
         words: the claim in the paper's words.
         where: where the paper states it.
-        comparisons: the :class:`Comparison` of every setting the claim ranges over (at least one).
+        comparisons: the :class:`Comparison` of every setting the claim ranges over that was run (none: not
+            testable).
         lower_label: the name of what the claim says is lower somewhere.
         higher_label: the name of what it is compared with.
         paper: the paper's values behind the claim.
@@ -311,7 +314,7 @@ def somewhere(words: str, where: str, comparisons, lower_label: str, higher_labe
     """
     comparisons = list(comparisons)
     if not comparisons:
-        raise ValueError("an existence claim needs at least one setting's comparison")
+        return not_testable(words, where, NOT_RUN + (f"; {reason}" if reason else ""), paper=paper)
     z = critical_z(len(comparisons), rate)
     scores = [c.z() for c in comparisons]
     if max(scores) > z:
