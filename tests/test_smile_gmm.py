@@ -1,5 +1,5 @@
-"""``sgbench reproduce smile-gmm`` (``bench/reproduce/smile_gmm.py``): the modes of a chain's draws, the claims of appendix D on constructed summaries, the rendering from the
-record alone, and (integration) a tiny run."""
+"""``sgbench reproduce smile-gmm`` (``bench/reproduce/smile_gmm.py``): the modes of a chain's draws, the claims of
+appendix D on constructed summaries, the rendering from the record alone, and (integration) a tiny run."""
 
 from __future__ import annotations
 
