@@ -25,6 +25,7 @@ store; progress over the splits (``sgbench.bench.reproduce._record.Units``).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -123,8 +124,13 @@ def one_split(dataset: str, split: int, phases, sampling: int, seed: int, path=N
 
 
 def gains(frame: pd.DataFrame, metric: str, dataset: str, better: str = "mile", worse: str = "de"):
-    """``mile_uci.gains`` with this module's metrics: ``better``'s advantage over ``worse`` per split."""
-    return mile_uci.gains(frame, metric, dataset, better, worse, signs=SIGNS, short=SHORT)
+    """``mile_uci.gains`` with this module's metrics: ``better``'s advantage over ``worse`` per split, the setting
+    named ``"DATASET METRIC"``, or ``"DATASET METHOD METRIC"`` (``METHOD``: ``better``'s name) when ``worse`` is
+    not the DE."""
+    comparison = mile_uci.gains(frame, metric, dataset, better, worse, signs=SIGNS, short=SHORT)
+    if worse == "de":
+        return comparison
+    return dataclasses.replace(comparison, setting=f"{dataset} {METHODS[better]} {SHORT[metric]}")
 
 
 def paper_wins(metric: str, better: str, worse: str) -> str:
