@@ -39,6 +39,7 @@ METHODS = {"de": "DE", "naive": "naive MCLMC", "mile": "MILE", "truth": "true pr
 METRICS = {"lppd": "LPPD (↑)", "rmse": "RMSE (↓)", "calibration": "CalE (↓)"}
 THIN = 10
 NUM_CHAINS = 12  # the paper's DE members and chains (appendix A.2)
+SPLITS_OPTION = Option("--splits", "data splits per data set (default: 3)")  # mile-uci's and mile-classification's
 SCALES = {"quick": {"phases": (4000, 500, 500), "sampling": 2000, "splits": 3},
           "paper": {"phases": (40_000, 5000, 5000), "sampling": 10_000, "splits": 3}}
 # Table 3 (LPPD, RMSE: mean ± standard error over 3 splits) and Table 10 (calibration error) of the paper, for
@@ -350,7 +351,7 @@ REPRODUCTION = register(Reproduction(
     scales={"quick": "12 chains, tuning (4000, 500, 500) + 2000 sampling steps, 3 splits per data set",
             "paper": "12 chains, the paper's budget (40000, 5000, 5000) + 10000 steps, 3 splits per data set"},
     run=run,
-    options=(Option("--splits", "mile-uci: data splits per data set (default: 3)"),
+    options=(SPLITS_OPTION,
              Option("--dataset-file", "mile-uci: a regression .csv (label column y) or .npz file to use instead of "
                                       "the bundled data", type=str),
              SEED_OPTION),
