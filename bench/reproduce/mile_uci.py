@@ -39,6 +39,7 @@ METHODS = {"de": "DE", "naive": "naive MCLMC", "mile": "MILE", "truth": "true pr
 METRICS = {"lppd": "LPPD (↑)", "rmse": "RMSE (↓)", "calibration": "CalE (↓)"}
 THIN = 10
 NUM_CHAINS = 12  # the paper's DE members and chains (appendix A.2)
+SPLITS_OPTION = Option("--splits", "data splits per data set (default: 3)")  # mile-uci's and mile-classification's
 SCALES = {"quick": {"phases": (4000, 500, 500), "sampling": 2000, "splits": 3},
           "paper": {"phases": (40_000, 5000, 5000), "sampling": 10_000, "splits": 3}}
 # Table 3 (LPPD, RMSE: mean ± standard error over 3 splits) and Table 10 (calibration error) of the paper, for
@@ -114,27 +115,47 @@ def one_split(dataset: str, split: int, phases, sampling: int, seed: int, path=N
 
 
 def compute(phases, sampling: int, splits: int, seed: int = 0, datasets=DATASETS, path=None,
-            progress=False, record=None) -> pd.DataFrame:
-    """:func:`one_split` for every data set and split: one row per (data set, split, method). With ``record`` (a
-    ``sgbench.bench.reproduce._record`` file) each finished split is kept there and reused by a rerun of the same
-    settings; ``progress``: progress over the splits on stderr (``sgbench.bench.reproduce._record.Units``)."""
+            progress=False, record=None, name: str = "mile-uci", split_rows=None) -> pd.DataFrame:
+    """``split_rows`` (default :func:`one_split`) for every data set and split: one row per (data set, split,
+    method). With ``record`` (a ``sgbench.bench.reproduce._record`` file) each finished split is kept there and
+    reused by a rerun of the same settings; ``progress``: progress over the splits on stderr
+    (``sgbench.bench.reproduce._record.Units``, its lines named ``name``).
+
+    Args:
+        phases: MILE's three tuning phases (steps).
+        sampling: the sampling steps per chain.
+        splits: data splits per data set.
+        seed: the deep ensemble's and the chains' seed.
+        datasets: the data sets (``"file"``: the one at ``path``).
+        path: the file of ``dataset="file"``, or None.
+        progress: progress lines on stderr.
+        record: the record file, or None (nothing kept).
+        name: the reproduction's name, in the progress lines.
+        split_rows: ``split_rows(dataset, split, phases, sampling, seed, path)`` gives one split's rows
+            (mile-classification's ``one_split``); None: this module's :func:`one_split`.
+
+    Returns:
+        the rows of every (data set, split).
+    """
     from sgbench.bench.reproduce._record import Units
 
+    split_rows = one_split if split_rows is None else split_rows
     settings = {"phases": list(phases), "sampling": sampling, "seed": seed, "path": path}
     jobs = [(d, s) for d in datasets for s in range(splits)]
     rows = []
-    with Units("mile-uci", record, len(jobs), "split", progress) as units:
+    with Units(name, record, len(jobs), "split", progress) as units:
         for dataset, split in jobs:
-            rows += units.cached(settings, (dataset, split), one_split, dataset, split, phases, sampling, seed, path)
+            rows += units.cached(settings, (dataset, split), split_rows, dataset, split, phases, sampling, seed,
+                                 path)
     return pd.DataFrame(rows)
 
 
-def summary(frame: pd.DataFrame) -> pd.DataFrame:
-    """Per (data set, method): each metric's mean over splits and its standard error (sd / sqrt(splits)), the
-    non-finite chains of all splits and the mean seconds per split."""
+def summary(frame: pd.DataFrame, metrics=tuple(METRICS)) -> pd.DataFrame:
+    """Per (data set, method): each of ``metrics`` (columns of ``frame``) as its mean over splits and its standard
+    error (sd / sqrt(splits)), the non-finite chains of all splits and the mean seconds per split."""
     groups = frame.groupby(["data set", "method"], sort=False)
-    out = groups[list(METRICS)].mean()
-    for name in METRICS:
+    out = groups[list(metrics)].mean()
+    for name in metrics:
         out[f"{name}_se"] = groups[name].std(ddof=1) / np.sqrt(groups[name].count())
     out["nan chains"] = groups["nan chains"].sum()
     out["splits"] = groups["split"].count()
@@ -149,12 +170,14 @@ SECTION = "section 4.1.1, \"Performance results\""
 TABLE10_TEXT = "appendix A.4, the paragraph after Definition 2 (Table 10's text)"
 
 
-def gains(frame: pd.DataFrame, metric: str, dataset: str) -> PairedComparison:
-    """MILE against the DE on ``dataset``: per split, MILE's ``metric`` minus the DE's, signed so that a positive
-    difference is MILE's advantage (:data:`SIGNS`); the splits pair the two (the same data, MILE started from that
-    split's ensemble). The setting is named ``"DATASET METRIC"``."""
+def gains(frame: pd.DataFrame, metric: str, dataset: str, better: str = "mile", worse: str = "de",
+          signs=SIGNS, short=SHORT) -> PairedComparison:
+    """Method ``better`` (MILE) against ``worse`` (the DE) on ``dataset``: per split, ``better``'s ``metric`` minus
+    ``worse``'s, signed so that a positive difference is ``better``'s advantage (``signs[metric]``: +1 where higher
+    is better); the splits pair the two (the same data, MILE started from that split's ensemble). The setting is
+    named ``"DATASET METRIC"`` (``short[metric]``)."""
     rows = frame[frame["data set"] == dataset].pivot(index="split", columns="method", values=metric)
-    return PairedComparison.of(f"{dataset} {SHORT[metric]}", SIGNS[metric] * (rows["mile"] - rows["de"]))
+    return PairedComparison.of(f"{dataset} {short[metric]}", signs[metric] * (rows[better] - rows[worse]))
 
 
 def paper_wins(metric: str) -> str:
@@ -328,7 +351,7 @@ REPRODUCTION = register(Reproduction(
     scales={"quick": "12 chains, tuning (4000, 500, 500) + 2000 sampling steps, 3 splits per data set",
             "paper": "12 chains, the paper's budget (40000, 5000, 5000) + 10000 steps, 3 splits per data set"},
     run=run,
-    options=(Option("--splits", "mile-uci: data splits per data set (default: 3)"),
+    options=(SPLITS_OPTION,
              Option("--dataset-file", "mile-uci: a regression .csv (label column y) or .npz file to use instead of "
                                       "the bundled data", type=str),
              SEED_OPTION),
