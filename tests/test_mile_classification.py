@@ -118,3 +118,35 @@ def test_the_command_runs_end_to_end(tmp_path, capsys, monkeypatch):
     assert UQ in out and status == (1 if "CONTRADICTED" in out else 0), out
     page = (tmp_path / "mile_classification.html").read_text()
     assert "Table 4 (its data sets, for reference)" in page and "digits" in page
+
+
+def _classes_file(tmp_path, labels):
+    """A small .csv of 3 features and the given labels (column y)."""
+    path = tmp_path / "classes.csv"
+    rows = [{"x0": k % 7, "x1": (k * 3) % 5, "x2": k / len(labels), "y": y} for k, y in enumerate(labels)]
+    pd.DataFrame(rows).to_csv(path, index=False)
+    return path
+
+
+@pytest.mark.parametrize("labels, message", [
+    (None, "/nonexistent/classes.csv"),
+    ([0.5, 1.5] * 30, "task='classification'"),  # labels that are not classes
+])
+def test_a_bad_dataset_file_is_refused_in_one_line(tmp_path, capsys, labels, message):
+    path = "/nonexistent/classes.csv" if labels is None else str(_classes_file(tmp_path, labels))
+    assert main(["reproduce", "mile-classification", "--dataset-file", path, "--out", str(tmp_path), "--db",
+                 str(tmp_path / "r.sqlite"), "--no-progress"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and message in err[0], err
+
+
+@pytest.mark.integration
+def test_a_users_file_runs_through_the_command(tmp_path, capsys, monkeypatch):
+    """A generated 2-class file of 120 rows through the command at a tiny budget, 2 splits."""
+    path = _classes_file(tmp_path, [k % 2 for k in range(120)])
+    monkeypatch.setitem(mc.SCALES, "quick", {"phases": (60, 10, 10), "sampling": 40, "splits": 2})
+    status = main(["reproduce", "mile-classification", "--dataset-file", str(path), "--out", str(tmp_path), "--db",
+                   str(tmp_path / "r.sqlite"), "--no-progress"])
+    out = capsys.readouterr().out
+    assert UQ in out and status == (1 if "CONTRADICTED" in out else 0) and "file accuracy:" in out, out
+    assert str(path) in (tmp_path / "mile_classification.html").read_text()

@@ -92,7 +92,7 @@ def predictive_metrics(target, positions) -> tuple[dict, dict]:
 
 
 def one_split(dataset: str, split: int, phases, sampling: int, seed: int, path=None) -> list[dict]:
-    """DE and MILE on data split ``split`` of ``dataset`` (``path``: unused, the shipped data only): one row per
+    """DE and MILE on data split ``split`` of ``dataset`` (``path``: the file of ``dataset="file"``): one row per
     method of :data:`METHODS` with the metrics of :func:`predictive_metrics`, the chains that went non-finite
     (``nan chains``) and the wall ``seconds`` (the DE's fit; MILE's run on top of it; 0 for the averages, computed
     with their ensembles)."""
@@ -100,9 +100,8 @@ def one_split(dataset: str, split: int, phases, sampling: int, seed: int, path=N
     from sgbench.bench.running import run as running
     from sgbench.samplers import mile
 
-    del path
     target = targets.get("bnn", task="classification", noise="none", hidden=HIDDEN, split_seed=split,
-                         dataset=dataset)
+                         dataset=dataset, **({"path": path} if path else {}))
     starts, de_seconds = timed(mile.initial_positions, target, mile_uci.NUM_CHAINS, seed)
     de, de_single = predictive_metrics(target, starts[:, None])
     thin = max(1, sampling // KEPT)
@@ -218,23 +217,31 @@ def display(table: pd.DataFrame) -> pd.DataFrame:
 
 def run(scale: str, options: dict, db, out, progress: bool) -> Outcome:
     """``sgbench reproduce mile-classification``: ``mile_uci.compute`` of :func:`one_split` at ``scale``
-    (``--splits`` and ``--seed`` override it), each finished split kept in ``mile_classification_runs.jsonl``
-    beside the results store ``db``."""
+    (``--splits``, ``--dataset-file`` and ``--seed`` override it), each finished split kept in
+    ``mile_classification_runs.jsonl`` beside the results store ``db``."""
     from sgbench.base.arguments import integer_at_least
     from sgbench.bench.reproduce._record import record_path
 
     splits = integer_at_least("--splits", options.get("splits", SCALES[scale]["splits"]), 1, 100)
+    path = options.get("dataset_file")
+    if path is not None:
+        from sgbench import targets
+
+        # a bad file (or labels that are not classes 0..K-1) is refused before any run
+        targets.get("bnn", task="classification", noise="none", hidden=HIDDEN, dataset="file", path=path)
+    datasets = ("file",) if path else DATASETS
     seed = seed_of(options)
     phases, sampling = SCALES[scale]["phases"], SCALES[scale]["sampling"]
     record = record_path(db, NAME)
-    frame, seconds = timed(mile_uci.compute, phases, sampling, splits, seed, DATASETS, None, progress, record,
+    frame, seconds = timed(mile_uci.compute, phases, sampling, splits, seed, datasets, path, progress, record,
                            name=NAME, split_rows=one_split)
     table = mile_uci.summary(frame, tuple(METRICS))
     return Outcome(
         name=NAME, title="MILE paper, classification benchmark (Tables 2 and 4) on the classification data shipped "
                          "here",
         table=display(table), claims=claims(frame),
-        intro=(f"{', '.join(DATASETS)}; FCN (v1): hidden layers {HIDDEN}; {splits} data splits; "
+        intro=(f"{', '.join(datasets if not path else [path])}; FCN (v1): hidden layers {HIDDEN}; {splits} data "
+               f"splits; "
                f"{mile_uci.NUM_CHAINS} DE members and MILE chains, tuning phases {phases} and {sampling} sampling "
                f"steps, {KEPT} draws kept per chain (paper: (40000, 5000, 5000) + 10000), seed {seed}; "
                f"{seconds:.0f} s. Mean ± standard error over splits; finished splits are kept in {record}."),
@@ -258,5 +265,5 @@ REPRODUCTION = register(Reproduction(
     scales={"quick": "12 chains, tuning (1000, 150, 150) + 500 sampling steps, 3 splits per data set",
             "paper": "12 chains, the paper's budget (40000, 5000, 5000) + 10000 steps, 3 splits per data set"},
     run=run,
-    options=(mile_uci.SPLITS_OPTION, SEED_OPTION),
+    options=(mile_uci.SPLITS_OPTION, mile_uci.DATASET_FILE_OPTION, SEED_OPTION),
 ))

@@ -40,6 +40,9 @@ METRICS = {"lppd": "LPPD (↑)", "rmse": "RMSE (↓)", "calibration": "CalE (↓
 THIN = 10
 NUM_CHAINS = 12  # the paper's DE members and chains (appendix A.2)
 SPLITS_OPTION = Option("--splits", "data splits per data set (default: 3)")  # mile-uci's and mile-classification's
+DATASET_FILE_OPTION = Option("--dataset-file", "a .csv (label column y) or .npz file to use instead of the bundled "
+                                               "data: regression values for mile-uci, integer classes from 0 for "
+                                               "mile-classification", type=str)
 SCALES = {"quick": {"phases": (4000, 500, 500), "sampling": 2000, "splits": 3},
           "paper": {"phases": (40_000, 5000, 5000), "sampling": 10_000, "splits": 3}}
 # Table 3 (LPPD, RMSE: mean ± standard error over 3 splits) and Table 10 (calibration error) of the paper, for
@@ -351,8 +354,5 @@ REPRODUCTION = register(Reproduction(
     scales={"quick": "12 chains, tuning (4000, 500, 500) + 2000 sampling steps, 3 splits per data set",
             "paper": "12 chains, the paper's budget (40000, 5000, 5000) + 10000 steps, 3 splits per data set"},
     run=run,
-    options=(SPLITS_OPTION,
-             Option("--dataset-file", "mile-uci: a regression .csv (label column y) or .npz file to use instead of "
-                                      "the bundled data", type=str),
-             SEED_OPTION),
+    options=(SPLITS_OPTION, DATASET_FILE_OPTION, SEED_OPTION),
 ))
