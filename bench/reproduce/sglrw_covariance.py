@@ -317,6 +317,11 @@ def _verdict_with_reason(mse: float, sd: float, predicted: float, clip: float) -
     return said
 
 
+def with_sd(value: float, sd: float) -> str:
+    """``value ± sd`` to 3 and 2 significant digits (``inf`` alone): the covariance reproductions' table cells."""
+    return f"{value:.3g} ± {sd:.2g}" if math.isfinite(value) else f"{value:g}"
+
+
 def run(scale: str, options: dict, db, out, progress: bool) -> Outcome:
     """``sgbench reproduce sglrw-covariance``: :func:`compute` at ``scale`` (``--particles``, ``--iterations`` and
     ``--seed`` override it), its units kept in ``sglrw_covariance_runs.jsonl`` beside the results store ``db``; the
@@ -335,8 +340,7 @@ def run(scale: str, options: dict, db, out, progress: bool) -> Outcome:
                                     progress=progress, record=record)
     shown = pd.DataFrame({
         "B": frame["B"], "δ": [f"{h:g}" for h in frame["step size"]], "sampler": [LABELS[s] for s in frame["sampler"]],
-        "covariance MSE (ours)": [f"{v:.3g} ± {sd:.2g}" if math.isfinite(v) else f"{v:g}"
-                                  for v, sd in zip(frame["mse"], frame["mse_sd"])],
+        "covariance MSE (ours)": [with_sd(v, sd) for v, sd in zip(frame["mse"], frame["mse_sd"])],
         "expected (recursion)": [f"{v:.3g}" if not math.isnan(v) else "" for v in frame["predicted"]],
         "exact draws (floor)": [f"{v:.3g}" for v in frame["floor"]],
         "verdict": [_verdict_with_reason(*row) for row in zip(frame["mse"], frame["mse_sd"], frame["predicted"],

@@ -18,14 +18,18 @@ store; progress over the chain-steps (``sgbench.bench.reproduce._record.Units``)
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pandas as pd
 
 from sgbench.bench.reproduce._registry import SEED_OPTION, Reproduction, register, seed_of
 from sgbench.bench.reproduce.outcome import Outcome, timed
-from sgbench.bench.reproduce.sglrw_covariance import covariance_mse, expected_covariance_mse, figure, figure_claims
+from sgbench.bench.reproduce.sglrw_covariance import (
+    covariance_mse,
+    expected_covariance_mse,
+    figure,
+    figure_claims,
+    with_sd,
+)
 from sgbench.bench.reproduce.sglrw_table1 import LABELS, SAMPLERS, final_positions
 from sgbench.bench.reproduce.sglrw_table2 import BATCH_SIZES, NUM_ITERATIONS, STEP_SIZES, _reference_fit
 
@@ -102,8 +106,7 @@ def run(scale: str, options: dict, db, out, progress: bool) -> Outcome:
                            progress=progress, record=record)
     shown = pd.DataFrame({
         "B": frame["B"], "δ": [f"{h:g}" for h in frame["step size"]], "sampler": [LABELS[s] for s in frame["sampler"]],
-        "covariance MSE (ours)": [f"{v:.3g} ± {sd:.2g}" if math.isfinite(v) else f"{v:g}"
-                                  for v, sd in zip(frame["mse"], frame["mse_sd"])],
+        "covariance MSE (ours)": [with_sd(v, sd) for v, sd in zip(frame["mse"], frame["mse_sd"])],
         "exact draws (floor)": [f"{v:.3g}" for v in frame["floor"]], "diverged": frame["diverged"]})
     return Outcome(
         name="sglrw-covariance-logreg",

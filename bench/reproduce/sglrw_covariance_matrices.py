@@ -26,6 +26,7 @@ from sgbench.base.figures import png_bytes, subplots
 from sgbench.bench.reproduce._registry import SEED_OPTION, Reproduction, register, seed_of
 from sgbench.bench.reproduce.claims import Claim, Comparison, not_testable, ordering
 from sgbench.bench.reproduce.outcome import Outcome, timed
+from sgbench.bench.reproduce.sglrw_covariance import with_sd
 from sgbench.bench.reproduce.sglrw_table1 import LABELS, PAPER_NUM_ITERATIONS, SAMPLERS, final_positions
 
 STEP_SIZE = 1e-3
@@ -187,11 +188,6 @@ def figure(units: list[dict]) -> bytes:
     return png_bytes(fig, dpi=90, tight=True)
 
 
-def _with_sd(value: float, sd: float) -> str:
-    """``value ± sd`` to 3 and 2 significant digits (``inf`` alone)."""
-    return f"{value:.3g} ± {sd:.2g}" if math.isfinite(value) else f"{value:g}"
-
-
 def run(scale: str, options: dict, db, out, progress: bool) -> Outcome:
     """``sgbench reproduce sglrw-covariance-matrices``: :func:`compute` at ``scale`` (``--seed`` sets the runs'
     seed), its units kept in ``sglrw_covariance_matrices_runs.jsonl`` beside the results store ``db``; the claims of
@@ -206,7 +202,7 @@ def run(scale: str, options: dict, db, out, progress: bool) -> Outcome:
     frame = summary(units)
     shown = pd.DataFrame({
         "B": frame["B"], "sampler": [LABELS[s] for s in frame["sampler"]],
-        **{NORM_LABELS[name]: [_with_sd(v, s) for v, s in zip(frame[name], frame[f"{name}_sd"])]
+        **{NORM_LABELS[name]: [with_sd(v, s) for v, s in zip(frame[name], frame[f"{name}_sd"])]
            for name in NORMS},
         "diverged": frame["diverged"]})
     return Outcome(
