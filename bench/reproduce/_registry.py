@@ -56,6 +56,7 @@ class Reproduction:
 
 
 SEED_OPTION = Option("--seed", "random seed of the runs (default: 0)")
+JOBS_OPTION = Option("--jobs", "units (runs, cells) computed at once, each in its own process (default: 1)")
 # where a reproduction's runs are computed (executor_context checks them)
 EXECUTOR_OPTIONS = (Option("--executor", "local (default) or dask: each run or cell a task on Dask distributed", str),
                     Option("--scheduler", "with --executor dask: a scheduler address (default: a LocalCluster)", str),

@@ -47,7 +47,14 @@ from sgbench.base.figures import png_bytes, subplots
 from sgbench.base.unit_record import write_line
 from sgbench.bench.reproduce import _record, mamba_claims
 from sgbench.bench.reproduce._record import record_path
-from sgbench.bench.reproduce._registry import EXECUTOR_OPTIONS, Option, Reproduction, executor_context, register
+from sgbench.bench.reproduce._registry import (
+    EXECUTOR_OPTIONS,
+    JOBS_OPTION,
+    Option,
+    Reproduction,
+    executor_context,
+    register,
+)
 from sgbench.bench.running.compilation_cache import enable_compilation_cache
 from sgbench.bench.running.progress_lines import progress_bar
 from sgbench.bench.tune import mamba as tuner
@@ -563,7 +570,7 @@ def _register(table: Table, source: str, summary: str):
                                        "(default: 3000 quick, 10000 paper)", float),
                Option("--sampler", "only these samplers (repeatable)", str, True),
                Option("--method", "mamba tables: only these methods (repeatable; default: the table's)", str, True),
-               Option("--jobs", "processes computing cells or runs at once (default: 1)"),
+               JOBS_OPTION,
                *EXECUTOR_OPTIONS]
     if table is TABLE1:
         options.append(Option("--num-data", "mamba-table1: N of the simulated data (default: 10000; paper: 10^6; "

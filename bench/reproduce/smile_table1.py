@@ -48,6 +48,7 @@ import pandas as pd
 from sgbench.base.figures import png_bytes, subplots
 from sgbench.bench.reproduce._registry import (
     EXECUTOR_OPTIONS,
+    JOBS_OPTION,
     SEED_OPTION,
     Option,
     Reproduction,
@@ -197,35 +198,6 @@ def search_cell(cell, steps: int, seed: int, progress=None) -> dict:
     return {"best": _best(second_rows), "grid": grid}
 
 
-def _cell_in_worker(cell, steps: int, seed: int) -> dict:
-    """:func:`search_cell` in a worker process or a Dask task, with the compilation cache on."""
-    from sgbench.bench.running.compilation_cache import enable_compilation_cache
-
-    enable_compilation_cache()
-    return search_cell(tuple(cell), steps, seed)
-
-
-def _arriving(cells, steps: int, seed: int, jobs: int, client):
-    """Yield each of ``cells`` with its :func:`search_cell` as it finishes, in ``jobs`` spawned processes (a forked
-    JAX runtime is unsafe) or as tasks of the Dask ``client``, in any order."""
-    from sgbench.bench.reproduce import spawned_processes
-    from sgbench.bench.sweeps import dask_tasks
-
-    calls = [(cell, steps, seed) for cell in cells]
-    arriving = (dask_tasks.results_as_finished(client, _cell_in_worker, calls) if client is not None
-                else spawned_processes.results_as_finished(_cell_in_worker, calls, jobs))
-    for index, result in arriving:
-        yield cells[index], result
-
-
-class _NotYet(Exception):
-    """Raised by :func:`_not_yet` to learn that the record lacks a unit without computing it."""
-
-
-def _not_yet():
-    raise _NotYet
-
-
 def _settings(cell, steps: int, seed: int) -> dict:
     """What a cell's summary depends on, besides the cell itself."""
     return {"steps": steps, "seed": seed, "chains": NUM_CHAINS, "dtype": "float32", "first_stage": list(FIRST_STAGE),
@@ -253,29 +225,14 @@ def compute(steps: int, seed: int = 0, record=None, jobs: int = 1, progress: boo
         ``b2`` and ``b2_sd`` there, the paper's ``paper`` and ``paper_sd``, ``std_error`` (ξ(σ)) and ``spread``
         there, and ``grid`` (every step size of both stages: (h, b^2, diverged chains)) for the figure.
     """
-    from sgbench.bench.reproduce._record import Units, cached
+    from sgbench.bench.reproduce.computed_units import Unit, computed
 
     cells = _cells(targets, noises, samplers)
     size = (len(FIRST_STAGE) + SECOND_STAGE_SIZE) * NUM_CHAINS * steps  # the most a cell runs
-    found = {}
-    for cell in cells:  # under recorded_only, a cell the record lacks raises NotRecorded here: nothing is run
-        try:
-            found[cell] = cached(record, _settings(cell, steps, seed), cell, _not_yet)
-        except _NotYet:
-            pass
-    missing = [cell for cell in cells if cell not in found]
-    with Units("smile-table1", record, len(cells) * size, "chain-step", progress) as units:
-        for cell in found:
-            units.cached(_settings(cell, steps, seed), cell, _not_yet, size=size)  # said taken from the record
-        if jobs == 1 and client is None:
-            for cell in missing:
-                found[cell] = units.cached(_settings(cell, steps, seed), cell, search_cell, cell, steps, seed,
-                                           units.update, size=size)
-        elif missing:
-            for cell, summary in _arriving(missing, steps, seed, jobs, client):
-                found[cell] = units.cached(_settings(cell, steps, seed), cell, lambda summary=summary: summary,
-                                           size=size)
-    return pd.DataFrame([_row(cell, found[cell]) for cell in cells])
+    units = [Unit(cell, _settings(cell, steps, seed), (cell, steps, seed), size) for cell in cells]
+    summaries = computed("smile-table1", record, units, search_cell, "chain-step", jobs, client, progress,
+                         reports_progress=True)
+    return pd.DataFrame([_row(cell, summary) for cell, summary in zip(cells, summaries)])
 
 
 def _row(cell, summary: dict) -> dict:
@@ -564,7 +521,7 @@ REPRODUCTION = register(Reproduction(
     run=run,
     options=(Option("--steps", "smile-table1: steps per chain (default: 20,000 quick, 10^6 paper)"),
              SEED_OPTION,
-             Option("--jobs", "cells computed at once, each in its own process (default: 1)"),
+             JOBS_OPTION,
              *EXECUTOR_OPTIONS,
              Option("--target", "smile-table1: only these targets (repeatable; icg, rosenbrock, funnel)", str, True),
              Option("--noise", "smile-table1: only these noises (repeatable; isotropic, diagonal, correlated, "
