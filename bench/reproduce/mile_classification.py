@@ -33,7 +33,15 @@ import pandas as pd
 
 from sgbench.base import provenance
 from sgbench.bench.reproduce import mile_uci
-from sgbench.bench.reproduce._registry import SEED_OPTION, Reproduction, register, seed_of
+from sgbench.bench.reproduce._registry import (
+    EXECUTOR_OPTIONS,
+    JOBS_OPTION,
+    SEED_OPTION,
+    Reproduction,
+    executor_context,
+    register,
+    seed_of,
+)
 from sgbench.bench.reproduce.claims import Claim, not_testable, ordering
 from sgbench.bench.reproduce.outcome import NO_PAPER_VALUE, NO_RESULT, Outcome, timed
 
@@ -233,8 +241,10 @@ def run(scale: str, options: dict, db, out, progress: bool) -> Outcome:
     seed = seed_of(options)
     phases, sampling = SCALES[scale]["phases"], SCALES[scale]["sampling"]
     record = record_path(db, NAME)
-    frame, seconds = timed(mile_uci.compute, phases, sampling, splits, seed, datasets, path, progress, record,
-                           name=NAME, split_rows=one_split)
+    jobs = integer_at_least("--jobs", options.get("jobs", 1), 1, 64)
+    with executor_context(options, jobs) as client:
+        frame, seconds = timed(mile_uci.compute, phases, sampling, splits, seed, datasets, path, progress, record,
+                               name=NAME, split_rows=one_split, jobs=jobs, client=client)
     table = mile_uci.summary(frame, tuple(METRICS))
     return Outcome(
         name=NAME, title="MILE paper, classification benchmark (Tables 2 and 4) on the classification data shipped "
@@ -265,5 +275,5 @@ REPRODUCTION = register(Reproduction(
     scales={"quick": "12 chains, tuning (1000, 150, 150) + 500 sampling steps, 3 splits per data set",
             "paper": "12 chains, the paper's budget (40000, 5000, 5000) + 10000 steps, 3 splits per data set"},
     run=run,
-    options=(mile_uci.SPLITS_OPTION, mile_uci.DATASET_FILE_OPTION, SEED_OPTION),
+    options=(mile_uci.SPLITS_OPTION, mile_uci.DATASET_FILE_OPTION, SEED_OPTION, JOBS_OPTION, *EXECUTOR_OPTIONS),
 ))

@@ -30,7 +30,16 @@ import pandas as pd
 
 from sgbench.base import provenance
 from sgbench.base.figures import png_bytes, subplots
-from sgbench.bench.reproduce._registry import SEED_OPTION, Option, Reproduction, register, seed_of
+from sgbench.bench.reproduce._registry import (
+    EXECUTOR_OPTIONS,
+    JOBS_OPTION,
+    SEED_OPTION,
+    Option,
+    Reproduction,
+    executor_context,
+    register,
+    seed_of,
+)
 from sgbench.bench.reproduce.claims import Claim, PairedComparison, not_testable, ordering, somewhere
 from sgbench.bench.reproduce.outcome import NO_PAPER_VALUE, NO_RESULT, Outcome, timed
 
@@ -118,11 +127,13 @@ def one_split(dataset: str, split: int, phases, sampling: int, seed: int, path=N
 
 
 def compute(phases, sampling: int, splits: int, seed: int = 0, datasets=DATASETS, path=None,
-            progress=False, record=None, name: str = "mile-uci", split_rows=None) -> pd.DataFrame:
+            progress=False, record=None, name: str = "mile-uci", split_rows=None, jobs: int = 1,
+            client=None) -> pd.DataFrame:
     """``split_rows`` (default :func:`one_split`) for every data set and split: one row per (data set, split,
     method). With ``record`` (a ``sgbench.bench.reproduce._record`` file) each finished split is kept there and
     reused by a rerun of the same settings; ``progress``: progress over the splits on stderr
-    (``sgbench.bench.reproduce._record.Units``, its lines named ``name``).
+    (``sgbench.bench.reproduce._record.Units``, its lines named ``name``). The splits are computed here one after
+    another, in ``jobs`` processes or as Dask tasks (``sgbench.bench.reproduce.computed_units``).
 
     Args:
         phases: MILE's three tuning phases (steps).
@@ -136,21 +147,20 @@ def compute(phases, sampling: int, splits: int, seed: int = 0, datasets=DATASETS
         name: the reproduction's name, in the progress lines.
         split_rows: ``split_rows(dataset, split, phases, sampling, seed, path)`` gives one split's rows
             (mile-classification's ``one_split``); None: this module's :func:`one_split`.
+        jobs: splits computed at once in spawned processes.
+        client: a ``distributed.Client``: each split a Dask task instead.
 
     Returns:
         the rows of every (data set, split).
     """
-    from sgbench.bench.reproduce._record import Units
+    from sgbench.bench.reproduce.computed_units import Unit, computed
 
     split_rows = one_split if split_rows is None else split_rows
     settings = {"phases": list(phases), "sampling": sampling, "seed": seed, "path": path}
-    jobs = [(d, s) for d in datasets for s in range(splits)]
-    rows = []
-    with Units(name, record, len(jobs), "split", progress) as units:
-        for dataset, split in jobs:
-            rows += units.cached(settings, (dataset, split), split_rows, dataset, split, phases, sampling, seed,
-                                 path)
-    return pd.DataFrame(rows)
+    units = [Unit((d, s), settings, (d, s, tuple(phases), sampling, seed, path)) for d in datasets
+             for s in range(splits)]
+    results = computed(name, record, units, split_rows, "split", jobs, client, progress)
+    return pd.DataFrame([row for rows in results for row in rows])
 
 
 def summary(frame: pd.DataFrame, metrics=tuple(METRICS)) -> pd.DataFrame:
@@ -323,7 +333,10 @@ def run(scale: str, options: dict, db, out, progress: bool) -> Outcome:
     from sgbench.bench.reproduce._record import record_path
 
     record = record_path(db, "mile-uci")
-    frame, seconds = timed(compute, phases, sampling, splits, seed, datasets, path, progress, record)
+    jobs = integer_at_least("--jobs", options.get("jobs", 1), 1, 64)
+    with executor_context(options, jobs) as client:
+        frame, seconds = timed(compute, phases, sampling, splits, seed, datasets, path, progress, record,
+                               jobs=jobs, client=client)
     table = summary(frame)
     return Outcome(
         name="mile-uci", title="MILE paper, UCI benchmark (Tables 3 and 10) on the regression data available here",
@@ -354,5 +367,5 @@ REPRODUCTION = register(Reproduction(
     scales={"quick": "12 chains, tuning (4000, 500, 500) + 2000 sampling steps, 3 splits per data set",
             "paper": "12 chains, the paper's budget (40000, 5000, 5000) + 10000 steps, 3 splits per data set"},
     run=run,
-    options=(SPLITS_OPTION, DATASET_FILE_OPTION, SEED_OPTION),
+    options=(SPLITS_OPTION, DATASET_FILE_OPTION, SEED_OPTION, JOBS_OPTION, *EXECUTOR_OPTIONS),
 ))
