@@ -64,7 +64,8 @@ def _frame(levels: dict, noise: float = 0.01, datasets=("d1", "d2")) -> pd.DataF
                 shift = noise * (split - 1) * (1 + k % 3)
                 rows.append({"data set": dataset, "split": split, "method": method, "budget": budget,
                              "lppd": lppd + shift, "rmse": rmse - shift / 10, "calibration": 0.05, "nan chains": 0,
-                             "seconds": 1.0, "steps": 100.0, "gradient evaluations": 300.0, "passes": 200.0})
+                             "seconds": 1.0, "steps": 100.0, "gradient evaluations": 300.0, "passes": 200.0,
+                             "final step size": 1e-3})
     return pd.DataFrame(rows)
 
 

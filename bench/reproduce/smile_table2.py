@@ -181,7 +181,8 @@ def one_unit(name: str, path, split: int, method: str, budget: str, phases, samp
 
     Returns:
         the metrics, ``nan chains``, ``seconds`` (the run; the ensemble's fit for the DE), ``steps`` and ``gradient
-        evaluations`` per chain, and ``passes`` through the training data per chain.
+        evaluations`` per chain, ``passes`` through the training data per chain, and the ``final step size``
+        (median over chains: MILE's tuned step, SMILE's and pSMILE's adapted one, the others' fixed one).
     """
     from sgbench.bench.running import run as running
 
@@ -189,7 +190,7 @@ def one_unit(name: str, path, split: int, method: str, budget: str, phases, samp
     exact = _network(name, path, split, "none")
     if method == "de":
         row = {**_metrics(exact, starts), "nan chains": 0, "seconds": de_seconds, "steps": math.nan,
-               "gradient evaluations": math.nan, "passes": math.nan}
+               "gradient evaluations": math.nan, "passes": math.nan, "final step size": math.nan}
     else:
         plan = schedule(method, budget, phases, sampling, exact.num_data)
         target = exact if method == "mile" else _network(name, path, split, "minibatch")
@@ -201,10 +202,12 @@ def one_unit(name: str, path, split: int, method: str, budget: str, phases, samp
         failed = np.asarray(result.trace.nonfinite_steps) > 0
         kept = np.asarray(result.samples)[~failed].reshape(-1, target.dim)
         evaluations = float(np.mean(result.trace.grad_evals))
+        final = result.trace.final_state
+        final_step = float(np.median(final.step_size)) if hasattr(final, "step_size") else STEP_SIZE
         per_evaluation = 1.0 if method == "mile" else target.noise.batch_size / target.num_data
         row = {**_metrics(exact, kept), "nan chains": int(failed.sum()), "seconds": seconds,
                "steps": plan["burnin"] + plan["steps"], "gradient evaluations": evaluations,
-               "passes": evaluations * per_evaluation}
+               "passes": evaluations * per_evaluation, "final step size": final_step}
     return {"data set": name, "split": split, "method": method, "budget": budget, **row,
             "commit": provenance.git_commit()}
 
@@ -263,7 +266,8 @@ def compute(data: dict, splits: int, phases, sampling: int, seed: int = 0, recor
 
 def summary(frame: pd.DataFrame) -> pd.DataFrame:
     """Per (data set, budget, method): each metric's mean and standard deviation over the splits (the paper's ±),
-    the non-finite chains of all splits, and the per-chain steps, gradient evaluations, passes and mean seconds."""
+    the non-finite chains of all splits, the per-chain steps, gradient evaluations, passes and mean seconds, and
+    the median final step size over splits."""
     groups = frame.groupby(["data set", "budget", "method"], sort=False)
     out = groups[list(METRICS)].mean()
     for name in METRICS:
@@ -272,6 +276,7 @@ def summary(frame: pd.DataFrame) -> pd.DataFrame:
     out["splits"] = groups["split"].count()
     for column in ("steps", "gradient evaluations", "passes", "seconds"):
         out[column] = groups[column].mean()
+    out["final step size"] = groups["final step size"].median()
     return out.reset_index()
 
 
@@ -408,6 +413,8 @@ def display(table: pd.DataFrame) -> pd.DataFrame:
         shown["NaN chains"] = "" if row["method"] == "de" else f"{row['nan chains']} of {NUM_CHAINS * row['splits']}"
         for column in ("steps", "gradient evaluations", "passes"):
             shown[f"{column} per chain"] = "" if not math.isfinite(row[column]) else f"{row[column]:.0f}"
+        shown["final step (median)"] = "" if not math.isfinite(row["final step size"]) else \
+            f"{row['final step size']:.2g}"
         shown["s per split"] = round(row["seconds"], 1)
         rows.append(shown)
     return pd.DataFrame(rows)
