@@ -71,7 +71,7 @@ def test_claims_at_every_temperature_and_metric_they_name():
 
 
 def _fake_chains(target, sampler, step_size, temperature, chains, cycle_length, cycles, seed, splits=pxc.SPLITS,
-                 schedule=pxc.CYCLICAL):
+                 schedule=pxc.CYCLICAL, params=None, measures=None):
     """A stand-in for the runs: PX-SGHMC diverges above 2e-4; its scores beat SGHMC's at every setting."""
     if sampler == "px_sghmc" and step_size > 2e-4:
         return None

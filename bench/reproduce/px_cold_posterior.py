@@ -41,8 +41,9 @@ SAMPLERS = {"sghmc": "SGHMC", "px_sghmc": "PX-SGHMC"}
 SAMPLER_PARAMS = {"sghmc": {"form": "practical", "friction": 100.0}, "px_sghmc": {}}  # px_sghmc: 100 and 1
 SCORES = ("ERR", "NLL", "AMB")
 HIGHER_IS_BETTER = ("AMB",)  # the claims' better is the higher AMB, the lower ERR and NLL
-TEST = ("z: Welch's t over the chains, as the normal quantile of its tail probability; ± the standard error over the "
-        "chains; a failed run counts against the sampler that ran it")
+WELCH = ("z: Welch's t over the chains, as the normal quantile of its tail probability; ± the standard error over "
+         "the chains")
+TEST = f"{WELCH}; a failed run counts against the sampler that ran it"
 SPLITS = ("test", "validation")
 CYCLICAL, CONSTANT = "cyclical", "constant"
 CONSTANT_FRACTION = 0.5  # the constant step as a fraction of the tuned peak: the cosine cycle's mean step
@@ -62,7 +63,9 @@ PAPER_TABLE4 = {(0, 0): ("0.135 ± 0.005", "0.444 ± 0.007", "0.196 ± 0.004"),
                 (2, 2): ("0.114 ± 0.001", "0.373 ± 0.003", "0.278 ± 0.006")}
 
 
-def _target():
+def digits_bnn():
+    """The classification BNN on the digits (``targets.get("bnn", task="classification")``), minibatches of
+    ``BATCH_SIZE``."""
     from sgbench import targets
 
     return targets.get("bnn", task="classification", noise="minibatch", noise_batch_size=BATCH_SIZE)
@@ -82,41 +85,67 @@ def ensemble_scores(target, samples, split: str = "test") -> dict:
 
 
 def run_chains(target, sampler: str, step_size: float, temperature: float, chains: int, cycle_length: int,
-               cycles: int, seed: int, splits=SPLITS, schedule: str = CYCLICAL) -> list[dict] | None:
+               cycles: int, seed: int, splits=SPLITS, schedule: str = CYCLICAL, params: dict | None = None,
+               measures=None) -> list[dict] | None:
     """``chains`` chains of ``sampler`` from the target's initialisation for ``cycles`` cycles of ``cycle_length``
     steps at (peak) ``step_size`` under ``schedule`` (``"cyclical"`` or ``"constant"``), each cycle's last position
     kept.
 
+    Args:
+        target: the BNN (:func:`digits_bnn`).
+        sampler: the registered sampler's name; its hyperparameters are ``SAMPLER_PARAMS[sampler]`` updated by
+            ``params``.
+        step_size: the (peak) step size.
+        temperature: the posterior temperature T.
+        chains: the number of chains.
+        cycle_length: steps per cycle.
+        cycles: cycles per chain (one sample each).
+        seed: the run's seed.
+        splits: the splits the ensembles are scored on.
+        schedule: ``"cyclical"`` or ``"constant"``.
+        params: further hyperparameters of ``sampler`` (``{"expansion": (1, 0)}``), or None.
+        measures: ``measures(target, samples)`` of one chain's samples (cycles, dim), a dict kept under
+            ``"measures"`` with the chain's scores, or None.
+
     Returns:
-        per chain ``{split: ensemble_scores}`` for each of ``splits``; None when a chain diverged.
+        per chain ``{split: ensemble_scores}`` for each of ``splits`` (and ``"measures"``); None when a chain
+        diverged.
     """
     from sgbench.bench.running import run as running
 
     shape = {"kind": CYCLICAL, "cycle_length": cycle_length} if schedule == CYCLICAL else {"kind": CONSTANT}
-    params = dict(step_size=step_size, temperature=temperature, schedule=shape, **SAMPLER_PARAMS[sampler])
+    params = dict(step_size=step_size, temperature=temperature, schedule=shape, **SAMPLER_PARAMS[sampler],
+                  **(params or {}))
     result = running.run(sampler, target, params=params, num_chains=chains, num_steps=cycles * cycle_length,
                          thin=cycle_length, keep_samples=True, seed=seed)
     if np.any(np.asarray(result.trace.first_nonfinite_step) >= 0):
         return None
     samples = np.asarray(result.samples)
-    return [{split: ensemble_scores(target, samples[c], split) for split in splits} for c in range(chains)]
+    extra = (lambda c: {}) if measures is None else (lambda c: {"measures": measures(target, samples[c])})
+    return [{**{split: ensemble_scores(target, samples[c], split) for split in splits}, **extra(c)}
+            for c in range(chains)]
 
 
-def tune_step_sizes(target, chains: int, cycle_length: int, seed: int, units, grid=None) -> pd.DataFrame:
+def tune_step_sizes(target, chains: int, cycle_length: int, seed: int, units, grid=None,
+                    arms: dict | None = None) -> pd.DataFrame:
     """Per sampler and step size of ``grid`` (default ``STEP_GRID``) at T = 1: the mean validation NLL over
     ``chains`` chains of ``TUNING_CYCLES`` cycles (NaN where a chain diverged); each a unit of ``units`` (a
-    ``sgbench.bench.reproduce._record.Units``: kept in its record)."""
+    ``sgbench.bench.reproduce._record.Units``: kept in its record). ``arms`` (default: each of ``SAMPLERS`` with
+    its ``SAMPLER_PARAMS``) maps each label of the table's ``sampler`` column to ``(registered sampler, further
+    params or None)`` (:func:`run_chains`)."""
     settings = {"part": "tuning", "chains": chains, "cycle_length": cycle_length, "cycles": TUNING_CYCLES,
                 "seed": seed}
+    arms = {sampler: (sampler, None) for sampler in SAMPLERS} if arms is None else arms
 
-    def validation_nll(sampler, step):
+    def validation_nll(label, step):
+        sampler, params = arms[label]
         scores = run_chains(target, sampler, step, 1.0, chains, cycle_length, TUNING_CYCLES, seed,
-                            splits=("validation",))
+                            splits=("validation",), params=params)
         return math.nan if scores is None else float(np.mean([s["validation"]["NLL"] for s in scores]))
 
-    rows = [{"sampler": sampler, "step size": step,
-             "validation NLL": units.cached(settings, (sampler, step), validation_nll, sampler, step)}
-            for sampler in SAMPLERS for step in (STEP_GRID if grid is None else grid)]
+    rows = [{"sampler": label, "step size": step,
+             "validation NLL": units.cached(settings, (label, step), validation_nll, label, step)}
+            for label in arms for step in (STEP_GRID if grid is None else grid)]
     return pd.DataFrame(rows).astype({"validation NLL": float})
 
 
@@ -162,7 +191,7 @@ def compute(chains: int, cycle_length: int, cycles: int, seed: int = 0, temperat
     total = len(SAMPLERS) * (len(STEP_GRID if grid is None else grid) + len(runs))
     rows = []
     with Units("px-cold-posterior", record, total, "run", progress) as units:
-        target = _target()
+        target = digits_bnn()
         tuning = tune_step_sizes(target, chains, cycle_length, seed, units, grid)
         steps = best_steps(tuning)
         for temperature, schedule in runs:
@@ -189,7 +218,7 @@ def summary(frame: pd.DataFrame) -> pd.DataFrame:
     return means.join(sds.add_suffix("_sd")).reset_index()
 
 
-def _comparison(frame: pd.DataFrame, setting: str, score: str, better: tuple, worse: tuple) -> RunsComparison:
+def comparison(frame: pd.DataFrame, setting: str, score: str, better: tuple, worse: tuple) -> RunsComparison:
     """The chains' ``score`` of the run ``better`` (the claim's better) and of the run ``worse``, each
     ``(T, schedule, sampler, split)``, as one setting of an ordering claim: ``better`` is the lower for ERR and NLL,
     the higher for AMB (``HIGHER_IS_BETTER``), and a failed run (its scores NaN) counts against its sampler
@@ -204,7 +233,7 @@ def _comparison(frame: pd.DataFrame, setting: str, score: str, better: tuple, wo
     return RunsComparison.of(setting, values(better), values(worse))
 
 
-def _paper(table: dict, rows: dict, scores) -> str:
+def paper_values(table: dict, rows: dict, scores) -> str:
     """The paper's values of ``scores`` in ``table`` for each labelled row of ``rows`` (label -> table key)."""
     return "; ".join(f"{label}: " + ", ".join(f"{s} {table[key][SCORES.index(s)]}" for s in scores)
                      for label, key in rows.items())
@@ -213,7 +242,7 @@ def _paper(table: dict, rows: dict, scores) -> str:
 def claims(frame: pd.DataFrame) -> tuple[Claim, ...]:
     """The paper's claims about Figure 7 (appendix B.4), Table 4 (section 5.2.3) and Table 10 (appendix B.9), each
     tested at every setting it is stated for that is run here, the chains as runs (``claims.ordering`` on
-    :func:`_comparison`: Welch's t, 5 % per claim; the lower value is the better in ERR and NLL, the higher in AMB):
+    :func:`comparison`: Welch's t, 5 % per claim; the lower value is the better in ERR and NLL, the higher in AMB):
 
     - PX-SGHMC outperforms SGHMC at every temperature: ERR and NLL (Figure 7's metrics, those of Table 1), one claim
       each, the cyclical schedule, test split;
@@ -232,7 +261,7 @@ def claims(frame: pd.DataFrame) -> tuple[Claim, ...]:
     temperatures = sorted({t for t, s in zip(frame["T"], frame["schedule"]) if s == CYCLICAL}, reverse=True)
 
     def at_every_t(score, split="test"):
-        return [_comparison(frame, f"T={t:g} ({score})", score, (t, CYCLICAL, "px_sghmc", split),
+        return [comparison(frame, f"T={t:g} ({score})", score, (t, CYCLICAL, "px_sghmc", split),
                             (t, CYCLICAL, "sghmc", split)) for t in temperatures]
 
     outperforms = ("It is clear that our PX-SGHMC consistently outperforms the SGHMC baseline across all datasets and "
@@ -266,23 +295,23 @@ def claims(frame: pd.DataFrame) -> tuple[Claim, ...]:
             "Table 4 additionally presents the validation metrics for each setup and clearly demonstrates that the "
             "proposed EP indeed achieves better functional diversity, as indicated by the increased AMB",
             "section 5.2.3, last paragraph, second sentence",
-            [_comparison(frame, "AMB", "AMB", (1.0, CYCLICAL, "px_sghmc", "validation"),
+            [comparison(frame, "AMB", "AMB", (1.0, CYCLICAL, "px_sghmc", "validation"),
                          (1.0, CYCLICAL, "sghmc", "validation"))], "SGHMC", "PX-SGHMC",
-            paper=_paper(PAPER_TABLE4, table4, ("AMB",)), reason=f"{at_one}; {TEST}"),
+            paper=paper_values(PAPER_TABLE4, table4, ("AMB",)), reason=f"{at_one}; {TEST}"),
         ordering(
             "To sum up, PX-SGMCMC effectively enhances both the exploration and exploitation of a single SGHMC "
             "chain, resulting in improved BMA measured by ERR and NLL", "section 5.2.3, last paragraph, third sentence",
-            [_comparison(frame, score, score, (1.0, CYCLICAL, "px_sghmc", "validation"),
+            [comparison(frame, score, score, (1.0, CYCLICAL, "px_sghmc", "validation"),
                          (1.0, CYCLICAL, "sghmc", "validation")) for score in ("ERR", "NLL")],
-            "PX-SGHMC", "SGHMC", paper=_paper(PAPER_TABLE4, table4, ("ERR", "NLL")),
+            "PX-SGHMC", "SGHMC", paper=paper_values(PAPER_TABLE4, table4, ("ERR", "NLL")),
             reason=f"the BMA's ERR and NLL; {at_one}; \"exploration and exploitation\" are not measured; {TEST}"),
         ordering(
             "Based on “SGHMC w/ constant schedule,” the results clearly show that our expanded parameterization "
             "(EP) contributes more significantly to performance improvements than the adoption of the cyclical "
             "schedule (CS)", "appendix B.9, second paragraph, second sentence",
-            [_comparison(frame, score, score, (1.0, CONSTANT, "px_sghmc", "test"), (1.0, CYCLICAL, "sghmc", "test"))
+            [comparison(frame, score, score, (1.0, CONSTANT, "px_sghmc", "test"), (1.0, CYCLICAL, "sghmc", "test"))
              for score in ("ERR", "NLL")], "PX-SGHMC constant", "SGHMC cyclical",
-            paper=_paper(PAPER_TABLE10, table10, ("ERR", "NLL")),
+            paper=paper_values(PAPER_TABLE10, table10, ("ERR", "NLL")),
             reason="EP's improvement on SGHMC constant exceeds CS's exactly when PX-SGHMC constant is below SGHMC "
                    "cyclical (the common baseline cancels); ERR and NLL (the performance of Table 10); T = 1, test "
                    "split; the constant step is half each sampler's tuned peak step, the cyclical schedule's mean "
@@ -307,13 +336,25 @@ def display(table: pd.DataFrame, steps: dict) -> pd.DataFrame:
     return shown
 
 
-def beside_table4(table: pd.DataFrame) -> pd.DataFrame:
-    """Ours on the validation split at T = 1 (cyclical) beside the paper's Table 4 rows of c = d = 0 and 1."""
-    rows = []
-    for sampler, expansion in (("sghmc", (0, 0)), ("px_sghmc", (1, 1))):
+TABLE4_ROWS = (("sghmc", SAMPLERS["sghmc"], (0, 0)), ("px_sghmc", SAMPLERS["px_sghmc"], (1, 1)))
+
+
+def beside_table4(table: pd.DataFrame, rows=TABLE4_ROWS) -> pd.DataFrame:
+    """Ours on the validation split at T = 1 (cyclical) beside the paper's Table 4.
+
+    Args:
+        table: :func:`summary`'s table.
+        rows: ``(sampler, its name as shown, expansion (c, d))`` per row (default: SGHMC as c = d = 0 and
+            PX-SGHMC's c = d = 1), ``sampler`` as in the table's ``sampler`` column.
+
+    Returns:
+        per row: the sampler, (c, d), and ERR, NLL and AMB, ours (mean ± sd over chains) and the paper's.
+    """
+    shown, rows = rows, []
+    for sampler, name, expansion in shown:
         ours = table[(table["T"] == 1.0) & (table["schedule"] == CYCLICAL) & (table["sampler"] == sampler)
                      & (table["split"] == "validation")]
-        row = {"sampler": SAMPLERS[sampler], "(c, d)": str(expansion)}
+        row = {"sampler": name, "(c, d)": str(expansion)}
         for k, score in enumerate(SCORES):
             row[f"{score} ours"] = _cell(float(ours[score].iloc[0]), float(ours[f"{score}_sd"].iloc[0])) \
                 if len(ours) else ""

@@ -61,7 +61,9 @@ def _thin(steps: int) -> int:
 def _mean_update_norm(samples: np.ndarray) -> float:
     """The mean Euclidean norm of the step between consecutive kept samples (chains, draws, dim), thin 1; steps
     from or to a position that is not a sample (cSGLD's exploration stage: NaN rows) are left out."""
-    norms = np.linalg.norm(np.diff(samples, axis=1), axis=-1)
+    from sgbench.reference.metrics import consecutive_distances
+
+    norms = consecutive_distances(samples)
     return float(np.mean(norms[np.isfinite(norms)])) if np.isfinite(norms).any() else math.nan
 
 
