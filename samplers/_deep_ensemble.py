@@ -56,12 +56,16 @@ class DeepEnsemble(NamedTuple):
         learning_rate: the optimiser's constant learning rate.
         epochs: (num_members,) int, the epochs each member ran before it stopped.
         validation_nll: (num_members,) float, the mean validation NLL at ``positions``.
+        gradient_evaluations: (num_members,) int, the optimiser's gradient evaluations each member made: ``epochs``
+            times the batches per epoch (1 full batch, or floor(N / b) minibatches of ``b``), each
+            the gradient of the mean NLL of one batch (the validation NLLs are not differentiated).
     """
 
     positions: np.ndarray  # (num_members, dim) float64: each member's parameters at its best validation NLL
     learning_rate: float  # the optimiser's (constant, hence final) learning rate
     epochs: np.ndarray  # (num_members,) int: epochs run by each member before it stopped
     validation_nll: np.ndarray  # (num_members,) float: mean validation NLL at ``positions``
+    gradient_evaluations: np.ndarray  # (num_members,) int: the optimiser's gradient evaluations of each member
 
 
 class _Member(NamedTuple):
@@ -115,8 +119,10 @@ def deep_ensemble(target, num_members: int, seed: int = 0, *, learning_rate=LEAR
     keys = jnp.stack([jax.random.fold_in(jax.random.PRNGKey(seed), k) for k in range(num_members)])
     positions, epochs, nll = fit_members(target, starts, keys, learning_rate, weight_decay,
                                          max_epochs, patience, batch_size)
-    return DeepEnsemble(np.asarray(positions, dtype=np.float64), learning_rate, np.asarray(epochs, dtype=np.int64),
-                        np.asarray(nll, dtype=np.float64))
+    epochs = np.asarray(epochs, dtype=np.int64)
+    batches = 1 if batch_size is None else target.num_data // batch_size  # adam_steps per epoch (fit_members)
+    return DeepEnsemble(np.asarray(positions, dtype=np.float64), learning_rate, epochs,
+                        np.asarray(nll, dtype=np.float64), epochs * batches)
 
 
 def has_validation_split(target) -> bool:

@@ -88,6 +88,7 @@ from sgbench.reference.metrics.mcse import MomentMCSE, moment_mcse  # noqa: E402
 from sgbench.reference.metrics.moments import Moments  # noqa: E402
 from sgbench.reference.metrics.parameter_diversity import consecutive_distances  # noqa: E402
 from sgbench.reference.metrics.regression import (  # noqa: E402
+    coverage_calibration_error,
     credible_interval_calibration_error,
     credible_interval_coverage,
     gaussian_lppd,
@@ -101,6 +102,7 @@ __all__ = [
     "B2Curve", "B2Summary", "FSSDTest", "GaussianFit", "KSDTest", "MomentMCSE", "Moments", "accuracy", "aurc", "auroc",
     "b2", "b2_curve", "b2_summary", "brier_score", "categorical_lppd", "chainwise_split_rhat",
     "consecutive_distances", "covariance_difference", "covariance_frobenius_error", "covariance_mse",
+    "coverage_calibration_error",
     "credible_interval_calibration_error", "credible_interval_coverage", "ece", "ensemble_ambiguity", "ess",
     "exact_sampling_kl", "fssd", "fssd_test", "gaussian_kl", "gaussian_lppd", "gelman_rubin_from_moments",
     "get", "gradient_evaluations_to_threshold", "kl_diagonal_fit_from_moments", "kl_to_fit", "ksd",

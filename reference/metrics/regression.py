@@ -95,15 +95,47 @@ def credible_interval_coverage(y, means, scales, levels=MILE_LEVELS) -> np.ndarr
     return np.mean((cdf >= tail) & (cdf <= 1 - tail), axis=1)
 
 
-@register("credible_interval_calibration_error")
-def credible_interval_calibration_error(y, means, scales, levels=MILE_LEVELS, weights=None) -> float:
-    r"""Calibration error of credible intervals, MILE Definition 2 (after Kuleshov et al. 2018):
+def coverage_calibration_error(coverage, levels=MILE_LEVELS, weights=None) -> float:
+    r"""Calibration error of credible intervals, MILE Definition 2 (eq. 6, after Kuleshov et al. 2018), from the
+    empirical coverages :math:`1 - \hat\alpha_l` (:func:`credible_interval_coverage`) at the nominal ``levels``
+    :math:`1 - \alpha_l`:
 
     .. math:: \mathrm{CalE} = \Big( \sum_{l=1}^{L} w_l (\hat\alpha_l - \alpha_l)^2 \Big)^{1/2},
 
-    with the empirical coverages :math:`1 - \hat\alpha_l` of :func:`credible_interval_coverage` at the
-    nominal ``levels`` :math:`1 - \alpha_l` (default MILE's 0.5, 0.75, 0.9, 0.95) and normalised
-    ``weights`` :math:`w_l` (default equal: the root mean squared coverage error); lower is better.
+    with normalised ``weights`` :math:`w_l` (default equal: the root mean squared coverage error); lower is
+    better. A caller that reports the coverages too (MILE's Figure 7 beside its Table 10) computes them once and
+    passes them here.
+
+    Args:
+        coverage: the empirical coverage at each level, shape (L,), numbers in [0, 1].
+        levels: the nominal coverages, numbers in (0, 1).
+        weights: one weight >= 0 per level with a positive sum (normalised here), or None for equal weights.
+
+    Returns:
+        float: CalE, in [0, 1].
+
+    Raises:
+        ValueError: invalid ``levels``, a ``coverage`` that is not one number in [0, 1] per level, or invalid
+            ``weights``.
+    """
+    levels = credible_levels(levels)
+    coverage = finite_array("coverage", coverage, f"(levels,) = ({levels.size},)", 1)
+    if coverage.shape != levels.shape or np.any((coverage < 0) | (coverage > 1)):
+        raise ValueError(f"coverage must be {levels.size} numbers in [0, 1] (one per level), got {coverage.tolist()}")
+    if weights is None:
+        weights = np.ones_like(levels)
+    weights = finite_array("weights", weights, f"(levels,) = ({levels.size},)", 1)
+    if weights.shape != levels.shape or np.any(weights < 0) or weights.sum() <= 0:
+        raise ValueError(f"weights must be {levels.size} numbers >= 0 (one per level) with a positive sum, "
+                         f"got {weights.tolist()}")
+    return float(np.sqrt(np.sum(weights / weights.sum() * (coverage - levels) ** 2)))
+
+
+@register("credible_interval_calibration_error")
+def credible_interval_calibration_error(y, means, scales, levels=MILE_LEVELS, weights=None) -> float:
+    r"""Calibration error of credible intervals, MILE Definition 2: :func:`coverage_calibration_error` of the
+    empirical coverages of :func:`credible_interval_coverage` at the nominal ``levels`` (default MILE's 0.5, 0.75,
+    0.9, 0.95), with normalised ``weights`` (default equal).
 
     Args:
         y: the targets, shape (points,).
@@ -118,12 +150,4 @@ def credible_interval_calibration_error(y, means, scales, levels=MILE_LEVELS, we
     Raises:
         ValueError: invalid inputs as :func:`credible_interval_coverage`, or invalid ``weights``.
     """
-    levels = credible_levels(levels)
-    if weights is None:
-        weights = np.ones_like(levels)
-    weights = finite_array("weights", weights, f"(levels,) = ({levels.size},)", 1)
-    if weights.shape != levels.shape or np.any(weights < 0) or weights.sum() <= 0:
-        raise ValueError(f"weights must be {levels.size} numbers >= 0 (one per level) with a positive sum, "
-                         f"got {weights.tolist()}")
-    coverage = credible_interval_coverage(y, means, scales, levels)
-    return float(np.sqrt(np.sum(weights / weights.sum() * (coverage - levels) ** 2)))
+    return coverage_calibration_error(credible_interval_coverage(y, means, scales, levels), levels, weights)
