@@ -126,6 +126,20 @@ def test_a_users_file_runs_through_the_command(tmp_path, capsys, monkeypatch):
     assert str(path) in page
 
 
+@pytest.mark.integration
+def test_splits_computed_in_worker_processes_equal_those_computed_here(tmp_path):
+    """The same 2 splits of a 120-row file, here and with ``jobs=2`` (spawned processes): the same numbers, the
+    record written by this process alone."""
+    features, labels = bundled("friedman1")
+    path = tmp_path / "uci.csv"
+    pd.DataFrame(features[:120], columns=[f"x{i}" for i in range(10)]).assign(y=labels[:120]).to_csv(path,
+                                                                                                    index=False)
+    frames = [mile_uci.compute((60, 10, 10), 20, 2, 0, ("file",), str(path), record=tmp_path / f"{jobs}_runs.jsonl",
+                               jobs=jobs).drop(columns=["seconds", "commit"]) for jobs in (1, 2)]
+    pd.testing.assert_frame_equal(frames[0], frames[1])
+    assert len((tmp_path / "2_runs.jsonl").read_text().splitlines()) == 2
+
+
 @pytest.mark.parametrize("argv, message", [
     (["--splits", "0"], "--splits must be an integer >= 1"),
     (["--dataset-file", "/nonexistent/uci.csv"], "/nonexistent/uci.csv"),
