@@ -202,6 +202,9 @@ def test_the_paired_comparison_is_students_t_at_the_replicates_degrees_of_freedo
     assert c.PairedComparison.of("a", (1.0, 2.0, 3.0, math.inf)) == pair  # a replicate without a value is left out
     assert c.PairedComparison.of("a", (1.0,)).z() == 0.0  # one replicate: no spread to judge by
     assert c.PairedComparison.of("a", (0.5, 0.5)).z() == math.inf and c.PairedComparison.of("a", (0, 0)).z() == 0.0
+    # differences that cancel leave a rounding residue (mean 1.9e-17 in floating point), taken as 0
+    cancelling = c.PairedComparison.of("a", (0.1, 0.2, -0.3))
+    assert cancelling.higher == 0.0 and cancelling.z() == 0.0 and "+0 ±" in cancelling.text("A", "B")
 
 
 @pytest.mark.parametrize("differences, verdict", [

@@ -30,6 +30,7 @@ import scipy.special
 HELD, CONTRADICTED, WITHIN_NOISE, NOT_TESTABLE = "held", "contradicted", "within noise", "not testable"
 VERDICTS = (HELD, CONTRADICTED, WITHIN_NOISE, NOT_TESTABLE)
 FAMILY_RATE = 0.05  # a claim's false-contradiction rate, over all the settings it is tested at
+ROUNDING = 1e-12  # relative size below which a mean of differences is the rounding of a sum that cancels
 NOT_RUN = "none of the settings the paper states it for was run (a smaller grid than the paper's)"
 
 
@@ -217,10 +218,13 @@ class PairedComparison(Comparison):
     @classmethod
     def of(cls, setting: str, differences) -> PairedComparison:
         """The comparison of the signed per-replicate ``differences`` (positive: the claim's way); a non-finite
-        one, of a replicate where a method produced no value, is left out."""
+        one, of a replicate where a method produced no value, is left out. A mean within rounding of 0 (at most
+        1e-12 of the largest difference: differences that cancel, such as accuracies on the same test points) is 0."""
         values = np.asarray(differences, dtype=np.float64)
         values = values[np.isfinite(values)]
         mean = float(values.mean()) if values.size else math.nan
+        if values.size and abs(mean) <= ROUNDING * float(np.max(np.abs(values))):
+            mean = 0.0
         se = float(values.std(ddof=1) / math.sqrt(values.size)) if values.size > 1 else math.nan
         return cls(setting, 0.0, 0.0, mean, se, values.size)
 
