@@ -301,7 +301,8 @@ def _gap_closed(frame: pd.DataFrame, dataset: str, metric: str, method: str) -> 
 
 def _paper_says(pairs) -> str:
     """How the paper's Table 2 means compare for ``pairs`` of ((better method, budget), (worse method, budget)):
-    ``"LPPD: 3 of 3 ..."``."""
+    ``"LPPD: pSMILE-naive (batch-wise) better than SMILE-naive (batch-wise) in 3 of 3 of its pairs of cells
+    (means); RMSE: ..."``."""
     parts = []
     for metric, index in (("lppd", 0), ("rmse", 2)):
         wins = total = 0
@@ -310,8 +311,29 @@ def _paper_says(pairs) -> str:
                 total += 1
                 difference = PAPER_TABLE2[better][dataset][index] - PAPER_TABLE2[worse][dataset][index]
                 wins += SIGNS[metric] * difference > 0
-        parts.append(f"{SHORT[metric]}: better in {wins} of {total} of its cells (means)")
+        parts.append(f"{SHORT[metric]}: {' and '.join(sorted({_named(b) for b, _ in pairs}))} better than "
+                     f"{' and '.join(sorted({_named(w) for _, w in pairs}))} in {wins} of {total} of its pairs of "
+                     "cells (means)")
     return "; ".join(parts)
+
+
+def _paper_gap_closed() -> str:
+    """How often the paper's Table 2 has epoch-wise pSMILE-naive beyond the midpoint of epoch-wise SGHMC and MILE
+    (more than half of the gap closed), its means, per metric."""
+    parts = []
+    for metric, index in (("lppd", 0), ("rmse", 2)):
+        closed = sum(SIGNS[metric] * (PAPER_TABLE2[("psmile_naive", EPOCH)][d][index]
+                                      - (PAPER_TABLE2[("sghmc_sa", EPOCH)][d][index]
+                                         + PAPER_TABLE2[("mile", FULL)][d][index]) / 2) > 0 for d in PAPER_DATASETS)
+        parts.append(f"{SHORT[metric]}: pSMILE-naive (epoch-wise) closes more than half of SGHMC's (epoch-wise) gap "
+                     f"to MILE in {closed} of {len(PAPER_DATASETS)} data sets (means)")
+    return "; ".join(parts)
+
+
+def _named(run: tuple) -> str:
+    """``"pSMILE-naive (epoch-wise)"``: a (method, budget) of the table in words."""
+    method, budget = run
+    return METHODS[method] if budget == FULL else f"{METHODS[method]} ({budget})"
 
 
 def claims(frame: pd.DataFrame) -> tuple[Claim, ...]:
@@ -370,7 +392,7 @@ def claims(frame: pd.DataFrame) -> tuple[Claim, ...]:
                  "observed between stochastic and full-batch MCMC", f"{GAP}, fourth sentence",
                  [_gap_closed(frame, d, metric, "psmile_naive") for d in datasets for metric in CLAIMED],
                  "the midpoint of SGHMC and MILE", "pSMILE-naive (epoch-wise)",
-                 paper=_paper_says([(("psmile_naive", EPOCH), ("sghmc_sa", EPOCH))]),
+                 paper=_paper_gap_closed(),
                  reason="\"mitigating the gap\" read as closing more than half of the gap between the stochastic "
                         "baseline (scale-adapted SGHMC, epoch-wise) and MILE: per split, pSMILE-naive's metric "
                         f"against the midpoint of SGHMC's and MILE's, LPPD and RMSE; {general}"),
