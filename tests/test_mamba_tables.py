@@ -132,8 +132,8 @@ def test_a_record_holding_every_cell_builds_nothing_and_a_missing_cell_is_not_co
     (["mamba-table1", "--runs", "0"], "--runs must be an integer >= 1"),
     (["mamba-table2", "--jobs", "0"], "--jobs must be an integer >= 1, got 0"),
     (["sglrw-table1", "--jobs", "2"],
-     "--jobs is an option of mamba-table1, mamba-table2, mamba-table3, mile-classification, mile-uci, smile-table1, "
-     "smile-table2, not of sglrw-table1"),
+     "--jobs is an option of mamba-table1, mamba-table2, mamba-table3, mile-classification, mile-uci, "
+     "px-cold-posterior, px-table4, smile-table1, smile-table2, not of sglrw-table1"),
     (["mamba-table1", "--num-data", "500"],
      "build it with `sgbench reference build logreg --param data_seed=0 --param dataset=simulated "
      "--param num_data=500 --param prior_variance=10.0`"),

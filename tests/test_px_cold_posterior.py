@@ -1,7 +1,7 @@
 """The PX cold-posterior reproduction (``bench/reproduce/px_cold_posterior.py``): the step-size choice, the claims of
 appendix B.4, Table 4 and Table 10 on constructed chains (held, contradicted, within noise, at every temperature and
-metric they name), the tables beside the paper's, the rendering from the record alone, and a tiny run through the
-command."""
+metric they name), the tables beside the paper's, the rendering from the record alone, bad options, and a tiny run
+through the command."""
 
 from __future__ import annotations
 
@@ -97,6 +97,17 @@ def test_the_outcome_renders_from_the_record_alone(tmp_path, monkeypatch):
         assert docs_blocks.outcome_markdown(pxc.run("quick", {}, db, tmp_path, progress=False)) == first
         with pytest.raises(_record.NotRecorded):
             pxc.run("quick", {"seed": 1}, db, tmp_path, progress=False)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--jobs", "0"], "--jobs must be an integer >= 1, got 0"),
+    (["--jobs", "2", "--executor", "dask"], "--jobs shares the runs between local processes; with --executor dask"),
+])
+def test_bad_options_are_one_line_and_exit_2(tmp_path, capsys, argv, message):
+    status = main(["reproduce", "px-cold-posterior", *argv, "--out", str(tmp_path), "--db",
+                   str(tmp_path / "r.sqlite"), "--no-progress"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert status == 2 and len(err) == 1 and message in err[0], err
 
 
 @pytest.mark.integration

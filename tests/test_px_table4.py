@@ -1,7 +1,8 @@
 """The PX expansion ablation (``bench/reproduce/px_table4.py``): the distances between consecutive samples
 (``reference/metrics/parameter_diversity.py``) and the singular values against closed forms, the claims of
 section 5.2.3 on constructed chains (held, contradicted, within noise, at every expansion they name), the rendering
-from the record alone, bad options, and a tiny run through the command."""
+from the record alone, bad options, a tiny run through the command, and its runs in worker processes equal to those
+computed here."""
 
 from __future__ import annotations
 
@@ -157,6 +158,8 @@ def test_the_outcome_renders_from_the_record_alone(tmp_path, monkeypatch):
     (["--cycles", "1"], "--cycles must be an integer >= 2"),
     (["--chains", "1"], "--chains must be an integer >= 2"),
     (["--seed", "-1"], "--seed must be an integer >= 0"),
+    (["--jobs", "0"], "--jobs must be an integer >= 1, got 0"),
+    (["--jobs", "2", "--executor", "dask"], "--jobs shares the runs between local processes; with --executor dask"),
     (["--particles", "30"], "--particles is an option of sglrw-covariance, sglrw-table1, sglrw-table2, not of "
                             "px-table4"),
 ])
@@ -185,3 +188,17 @@ def test_tiny_run_through_the_command(tmp_path, capsys, monkeypatch):
 
     monkeypatch.setattr(pxc, "run_chains", no_run)
     assert main(argv) == status and capsys.readouterr().out.splitlines()[:8] == out.splitlines()[:8]
+
+
+@pytest.mark.integration
+def test_runs_in_worker_processes_equal_those_computed_here(tmp_path):
+    """Both stages (the step-size trials, then each expansion's run) computed in 2 spawned processes give the frames
+    computed here one after another, bit for bit (none holds a wall time), and the same record."""
+    tiny = {"chains": 2, "cycle_length": 20, "cycles": 2, "seed": 0, "grid": (1e-4, 1e-3)}
+    here = pxt.compute(**tiny, record=tmp_path / "here_runs.jsonl", jobs=1)
+    there = pxt.compute(**tiny, record=tmp_path / "there_runs.jsonl", jobs=2)
+    for ours, theirs in zip(here[:3], there[:3]):
+        pd.testing.assert_frame_equal(ours, theirs, check_exact=True)
+    assert here[3] == there[3] and len(here[1]) == 4 * 2 * 2  # 4 expansions x 2 chains x 2 cycles: every run ran
+    lines = [sorted((tmp_path / f"{where}_runs.jsonl").read_text().splitlines()) for where in ("here", "there")]
+    assert len(lines[0]) == 4 * 2 + 4 and lines[0] == lines[1]

@@ -19,8 +19,9 @@ The claims (:func:`claims`) are tested with the chains as runs (``claims.orderin
 Welch's t, 4 chains each at the quick scale).
 
 Kept on interruption: each finished run (step-size trial; temperature, schedule and sampler), in
-``px_cold_posterior_runs.jsonl`` beside the results store; progress over the runs
-(``sgbench.bench.reproduce._record.Units``).
+``px_cold_posterior_runs.jsonl`` beside the results store. The runs are computed in two stages, the step-size
+trials, then the runs at the chosen steps, each through ``sgbench.bench.reproduce.computed_units`` (here one after
+another, in ``--jobs N`` spawned processes or as tasks of ``--executor dask``), with progress over its runs.
 """
 
 from __future__ import annotations
@@ -31,7 +32,16 @@ import numpy as np
 import pandas as pd
 
 from sgbench.base.figures import png_bytes, subplots
-from sgbench.bench.reproduce._registry import SEED_OPTION, Option, Reproduction, register, seed_of
+from sgbench.bench.reproduce._registry import (
+    EXECUTOR_OPTIONS,
+    JOBS_OPTION,
+    SEED_OPTION,
+    Option,
+    Reproduction,
+    executor_context,
+    register,
+    seed_of,
+)
 from sgbench.bench.reproduce.claims import Claim, RunsComparison, not_testable, ordering
 from sgbench.bench.reproduce.outcome import NO_PAPER_VALUE, Outcome, timed
 
@@ -126,27 +136,56 @@ def run_chains(target, sampler: str, step_size: float, temperature: float, chain
             for c in range(chains)]
 
 
-def tune_step_sizes(target, chains: int, cycle_length: int, seed: int, units, grid=None,
-                    arms: dict | None = None) -> pd.DataFrame:
-    """Per sampler and step size of ``grid`` (default ``STEP_GRID``) at T = 1: the mean validation NLL over
-    ``chains`` chains of ``TUNING_CYCLES`` cycles (NaN where a chain diverged); each a unit of ``units`` (a
-    ``sgbench.bench.reproduce._record.Units``: kept in its record). ``arms`` (default: each of ``SAMPLERS`` with
-    its ``SAMPLER_PARAMS``) maps each label of the table's ``sampler`` column to ``(registered sampler, further
-    params or None)`` (:func:`run_chains`)."""
+def digits_chains(*args) -> list[dict] | None:
+    """:func:`run_chains` on :func:`digits_bnn`, built here: ``args`` are :func:`run_chains`'s after ``target``
+    (``sampler``, ``step_size``, ..., ``params``, ``measures``). A unit function of ``computed_units`` (worker
+    processes import it by name; the target is deterministic, so its results do not depend on where it runs)."""
+    return run_chains(digits_bnn(), *args)
+
+
+def validation_nll(sampler: str, params: dict | None, step: float, chains: int, cycle_length: int,
+                   seed: int) -> float:
+    """One step-size trial: the mean validation NLL over ``chains`` chains of ``sampler`` (further ``params``) on
+    :func:`digits_bnn` at peak ``step``, T = 1, ``TUNING_CYCLES`` cycles of ``cycle_length`` steps (NaN when a chain
+    diverged). A unit function of ``computed_units``, as :func:`digits_chains`."""
+    scores = digits_chains(sampler, step, 1.0, chains, cycle_length, TUNING_CYCLES, seed, ("validation",), CYCLICAL,
+                           params)
+    return math.nan if scores is None else float(np.mean([s["validation"]["NLL"] for s in scores]))
+
+
+def tune_step_sizes(chains: int, cycle_length: int, seed: int, grid=None, arms: dict | None = None,
+                    name: str = "px-cold-posterior", record=None, jobs: int = 1, client=None,
+                    progress: bool = False) -> pd.DataFrame:
+    """Per sampler and step size of ``grid`` at T = 1: the mean validation NLL over ``chains`` chains of
+    ``TUNING_CYCLES`` cycles (:func:`validation_nll`; NaN where a chain diverged), each trial a unit of
+    ``computed_units.computed`` kept in ``record``.
+
+    Args:
+        chains: chains per trial.
+        cycle_length: steps per cycle.
+        seed: the trials' seed.
+        grid: the step sizes tried (default ``STEP_GRID``).
+        arms: maps each label of the table's ``sampler`` column to ``(registered sampler, further params or
+            None)`` (:func:`run_chains`); default: each of ``SAMPLERS`` with its ``SAMPLER_PARAMS``.
+        name: the reproduction's name, in the progress lines.
+        record: the record file, or None (nothing kept).
+        jobs: trials computed at once in spawned processes.
+        client: a ``distributed.Client``: each trial a Dask task instead.
+        progress: progress over the trials on stderr.
+
+    Returns:
+        one row per (sampler, step size) with its validation NLL.
+    """
+    from sgbench.bench.reproduce.computed_units import Unit, computed
+
     settings = {"part": "tuning", "chains": chains, "cycle_length": cycle_length, "cycles": TUNING_CYCLES,
                 "seed": seed}
     arms = {sampler: (sampler, None) for sampler in SAMPLERS} if arms is None else arms
-
-    def validation_nll(label, step):
-        sampler, params = arms[label]
-        scores = run_chains(target, sampler, step, 1.0, chains, cycle_length, TUNING_CYCLES, seed,
-                            splits=("validation",), params=params)
-        return math.nan if scores is None else float(np.mean([s["validation"]["NLL"] for s in scores]))
-
-    rows = [{"sampler": label, "step size": step,
-             "validation NLL": units.cached(settings, (label, step), validation_nll, label, step)}
-            for label in arms for step in (STEP_GRID if grid is None else grid)]
-    return pd.DataFrame(rows).astype({"validation NLL": float})
+    trials = [(label, step) for label in arms for step in (STEP_GRID if grid is None else grid)]
+    units = [Unit((label, step), settings, (*arms[label], step, chains, cycle_length, seed)) for label, step in trials]
+    nlls = computed(f"{name} (step-size search)", record, units, validation_nll, "run", jobs, client, progress)
+    return pd.DataFrame([{"sampler": label, "step size": step, "validation NLL": nll}
+                         for (label, step), nll in zip(trials, nlls)]).astype({"validation NLL": float})
 
 
 def best_steps(tuning: pd.DataFrame) -> dict:
@@ -165,8 +204,10 @@ def run_grid(temperatures=TEMPERATURES) -> list[tuple[float, str]]:
 
 
 def compute(chains: int, cycle_length: int, cycles: int, seed: int = 0, temperatures=TEMPERATURES,
-            grid=None, record=None, progress: bool = False) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
-    """Tune, then run every (temperature, schedule) of :func:`run_grid` for each sampler.
+            grid=None, record=None, jobs: int = 1, client=None,
+            progress: bool = False) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
+    """Tune (:func:`tune_step_sizes`), then run every (temperature, schedule) of :func:`run_grid` for each sampler
+    (:func:`digits_chains`), each stage's runs through ``computed_units.computed``.
 
     Args:
         chains: chains per run.
@@ -177,37 +218,38 @@ def compute(chains: int, cycle_length: int, cycles: int, seed: int = 0, temperat
         grid: the step sizes tried (default ``STEP_GRID``).
         record: a ``sgbench.bench.reproduce._record`` file keeping every finished run, reused by a rerun of the
             same settings (None: nothing kept).
-        progress: progress over the runs on stderr (``_record.Units``).
+        jobs: runs computed at once in spawned processes.
+        client: a ``distributed.Client``: each run a Dask task instead.
+        progress: progress over each stage's runs on stderr (``_record.Units``).
 
     Returns:
         ``(frame, tuning, steps)``: one row per (T, schedule, sampler, chain, split) with ERR, NLL and AMB (a
         diverged run's rows hold NaN), the tuning table and the chosen step sizes.
     """
-    from sgbench.bench.reproduce._record import Units
+    from sgbench.bench.reproduce.computed_units import Unit, computed
 
+    tuning = tune_step_sizes(chains, cycle_length, seed, grid, record=record, jobs=jobs, client=client,
+                             progress=progress)
+    steps = best_steps(tuning)
     settings = {"part": "runs", "chains": chains, "cycle_length": cycle_length, "cycles": cycles, "seed": seed,
                 "splits": list(SPLITS)}
-    runs = run_grid(temperatures)
-    total = len(SAMPLERS) * (len(STEP_GRID if grid is None else grid) + len(runs))
+    runs = [(temperature, schedule, sampler, step if schedule == CYCLICAL else CONSTANT_FRACTION * step)
+            for temperature, schedule in run_grid(temperatures) for sampler, step in steps.items()
+            if step is not None]  # every step size diverged: nothing to run
+    units = [Unit((temperature, schedule, sampler), {**settings, "step_size": step},
+                  (sampler, step, temperature, chains, cycle_length, cycles, seed, SPLITS, schedule))
+             for temperature, schedule, sampler, step in runs]
+    results = dict(zip([unit.key for unit in units],
+                       computed("px-cold-posterior (runs)", record, units, digits_chains, "run", jobs, client,
+                                progress)))
+    failed = {split: dict.fromkeys(SCORES, math.nan) for split in SPLITS}
     rows = []
-    with Units("px-cold-posterior", record, total, "run", progress) as units:
-        target = digits_bnn()
-        tuning = tune_step_sizes(target, chains, cycle_length, seed, units, grid)
-        steps = best_steps(tuning)
-        for temperature, schedule in runs:
-            for sampler, step in steps.items():
-                if step is None:  # every step size diverged: nothing to run
-                    scores = None
-                    units.update()
-                else:
-                    step = step if schedule == CYCLICAL else CONSTANT_FRACTION * step
-                    scores = units.cached({**settings, "step_size": step}, (temperature, schedule, sampler),
-                                          run_chains, target, sampler, step, temperature, chains, cycle_length,
-                                          cycles, seed, SPLITS, schedule)
-                failed = {split: dict.fromkeys(SCORES, math.nan) for split in SPLITS}
-                for chain, score in enumerate(scores or [failed] * chains):
-                    rows += [{"T": temperature, "schedule": schedule, "sampler": sampler, "chain": chain,
-                              "split": split, **score[split]} for split in SPLITS]
+    for temperature, schedule in run_grid(temperatures):
+        for sampler in steps:
+            scores = results.get((temperature, schedule, sampler))
+            for chain, score in enumerate(scores or [failed] * chains):
+                rows += [{"T": temperature, "schedule": schedule, "sampler": sampler, "chain": chain,
+                          "split": split, **score[split]} for split in SPLITS]
     return pd.DataFrame(rows), tuning, steps
 
 
@@ -399,8 +441,9 @@ def figure(table: pd.DataFrame) -> bytes:
 
 def run(scale: str, options: dict, db, out, progress: bool) -> Outcome:
     """``sgbench reproduce px-cold-posterior``: :func:`compute` at ``scale`` (``--chains``, ``--cycles`` and
-    ``--seed`` override it), every finished run kept in ``px_cold_posterior_runs.jsonl`` beside the results store
-    ``db``, and the paper's claims (:func:`claims`)."""
+    ``--seed`` override it; ``--jobs`` and the executor options say where the runs are computed), every finished
+    run kept in ``px_cold_posterior_runs.jsonl`` beside the results store ``db``, and the paper's claims
+    (:func:`claims`)."""
     from sgbench.base.arguments import integer_at_least
     from sgbench.bench.reproduce._record import record_path
 
@@ -408,9 +451,11 @@ def run(scale: str, options: dict, db, out, progress: bool) -> Outcome:
     chains = integer_at_least("--chains", options.get("chains", setting["chains"]), 2, 1000)
     cycles = integer_at_least("--cycles", options.get("cycles", setting["cycles"]), 1, 10_000)
     seed = seed_of(options)
+    jobs = integer_at_least("--jobs", options.get("jobs", 1), 1, 64)
     record = record_path(db, "px-cold-posterior")
-    (frame, tuning, steps), seconds = timed(compute, chains, setting["cycle_length"], cycles, seed, record=record,
-                                               progress=progress)
+    with executor_context(options, jobs) as client:
+        (frame, tuning, steps), seconds = timed(compute, chains, setting["cycle_length"], cycles, seed,
+                                                   record=record, jobs=jobs, client=client, progress=progress)
     table = summary(frame)
     return Outcome(
         name="px-cold-posterior",
@@ -445,5 +490,5 @@ REPRODUCTION = register(Reproduction(
     run=run,
     options=(Option("--chains", "chains per sampler (default: the scale's)"),
              Option("--cycles", "px-cold-posterior: cycles per chain, one sample each (default: the scale's)"),
-             SEED_OPTION),
+             SEED_OPTION, JOBS_OPTION, *EXECUTOR_OPTIONS),
 ))

@@ -23,7 +23,9 @@ cycle (the trace of Figure 3, coarser). The claims (:func:`claims`) compare per-
 measures averaged over the chain's samples) with Welch's t over the chains (``claims.RunsComparison``).
 
 Kept on interruption: each finished run (a step-size trial; an expansion's run), in ``px_table4_runs.jsonl``
-beside the results store; progress over the runs (``sgbench.bench.reproduce._record.Units``).
+beside the results store. The runs are computed in two stages, the step-size trials, then each expansion's run at
+its chosen step, each through ``sgbench.bench.reproduce.computed_units`` (here one after another, in ``--jobs N``
+spawned processes or as tasks of ``--executor dask``), with progress over its runs.
 """
 
 from __future__ import annotations
@@ -35,7 +37,16 @@ import pandas as pd
 
 from sgbench.base.figures import png_bytes, subplots
 from sgbench.bench.reproduce import px_cold_posterior as pxc
-from sgbench.bench.reproduce._registry import SEED_OPTION, Option, Reproduction, register, seed_of
+from sgbench.bench.reproduce._registry import (
+    EXECUTOR_OPTIONS,
+    JOBS_OPTION,
+    SEED_OPTION,
+    Option,
+    Reproduction,
+    executor_context,
+    register,
+    seed_of,
+)
 from sgbench.bench.reproduce.claims import Claim, RunsComparison, not_testable, ordering
 from sgbench.bench.reproduce.outcome import Outcome, timed
 from sgbench.bench.reproduce.sglrw_covariance import with_sd
@@ -84,10 +95,11 @@ def exploration(target, samples) -> dict:
                                 for m in range(len(samples))] for split in ("train", SPLIT)}}
 
 
-def compute(chains: int, cycle_length: int, cycles: int, seed: int = 0, grid=None, record=None,
-            progress: bool = False) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, dict]:
+def compute(chains: int, cycle_length: int, cycles: int, seed: int = 0, grid=None, record=None, jobs: int = 1,
+            client=None, progress: bool = False) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, dict]:
     """Tune each expansion's peak step (``px_cold_posterior.tune_step_sizes``), then run it at T = 1 on the cyclical
-    schedule (``px_cold_posterior.run_chains``) with :func:`exploration` per chain.
+    schedule (``px_cold_posterior.digits_chains``) with :func:`exploration` per chain, each stage's runs through
+    ``computed_units.computed``.
 
     Args:
         chains: chains per run.
@@ -97,7 +109,9 @@ def compute(chains: int, cycle_length: int, cycles: int, seed: int = 0, grid=Non
         grid: the step sizes tried (default ``px_cold_posterior.STEP_GRID``).
         record: a ``sgbench.bench.reproduce._record`` file keeping every finished run, reused by a rerun of the
             same settings (None: nothing kept).
-        progress: progress over the runs on stderr (``_record.Units``).
+        jobs: runs computed at once in spawned processes.
+        client: a ``distributed.Client``: each run a Dask task instead.
+        progress: progress over each stage's runs on stderr (``_record.Units``).
 
     Returns:
         ``(frame, trace, tuning, steps)``: ``frame`` one row per (sampler, chain) with T, schedule, split and ERR,
@@ -105,28 +119,25 @@ def compute(chains: int, cycle_length: int, cycles: int, seed: int = 0, grid=Non
         chain, cycle) with the measures of :func:`trace_rows` (none for a failed run); the tuning table and the
         chosen step per arm.
     """
-    from sgbench.bench.reproduce._record import Units
+    from sgbench.bench.reproduce.computed_units import Unit, computed
 
+    tuning = pxc.tune_step_sizes(chains, cycle_length, seed, grid, arms=ARMS, name=NAME, record=record, jobs=jobs,
+                                 client=client, progress=progress)
+    steps = pxc.best_steps(tuning)
     settings = {"part": "runs", "chains": chains, "cycle_length": cycle_length, "cycles": cycles, "seed": seed,
                 "splits": [SPLIT]}
-    total = len(ARMS) * (len(pxc.STEP_GRID if grid is None else grid) + 1)
+    units = [Unit((arm,), {**settings, "step_size": steps[arm]},
+                  (sampler, steps[arm], 1.0, chains, cycle_length, cycles, seed, (SPLIT,), pxc.CYCLICAL, params,
+                   exploration))
+             for arm, (sampler, params) in ARMS.items() if steps[arm] is not None]  # None: every step diverged
+    results = dict(zip([unit.key[0] for unit in units],
+                       computed(f"{NAME} (runs)", record, units, pxc.digits_chains, "run", jobs, client, progress)))
     rows, trace = [], []
-    with Units(NAME, record, total, "run", progress) as units:
-        target = pxc.digits_bnn()
-        tuning = pxc.tune_step_sizes(target, chains, cycle_length, seed, units, grid, arms=ARMS)
-        steps = pxc.best_steps(tuning)
-        for arm, (sampler, params) in ARMS.items():
-            if steps[arm] is None:  # every step size diverged: nothing to run
-                scores = None
-                units.update()
-            else:
-                scores = units.cached({**settings, "step_size": steps[arm]}, (arm,), pxc.run_chains, target,
-                                      sampler, steps[arm], 1.0, chains, cycle_length, cycles, seed, (SPLIT,),
-                                      pxc.CYCLICAL, params=params, measures=exploration)
-            for chain, score in enumerate(scores or [{SPLIT: dict.fromkeys(pxc.SCORES, math.nan)}] * chains):
-                rows.append({"T": 1.0, "schedule": pxc.CYCLICAL, "sampler": arm, "chain": chain, "split": SPLIT,
-                             **score[SPLIT]})
-                trace += trace_rows(arm, chain, score.get("measures"))
+    for arm in ARMS:
+        for chain, score in enumerate(results.get(arm) or [{SPLIT: dict.fromkeys(pxc.SCORES, math.nan)}] * chains):
+            rows.append({"T": 1.0, "schedule": pxc.CYCLICAL, "sampler": arm, "chain": chain, "split": SPLIT,
+                         **score[SPLIT]})
+            trace += trace_rows(arm, chain, score.get("measures"))
     return pd.DataFrame(rows), pd.DataFrame(trace), tuning, steps
 
 
@@ -293,8 +304,9 @@ def figure(trace: pd.DataFrame, measures, titles) -> bytes:
 
 def run(scale: str, options: dict, db, out, progress: bool) -> Outcome:
     """``sgbench reproduce px-table4``: :func:`compute` at ``scale`` (``px_cold_posterior.SCALES``; ``--chains``,
-    ``--cycles`` and ``--seed`` override it), every finished run kept in ``px_table4_runs.jsonl`` beside the
-    results store ``db``, and the paper's claims (:func:`claims`)."""
+    ``--cycles`` and ``--seed`` override it; ``--jobs`` and the executor options say where the runs are computed),
+    every finished run kept in ``px_table4_runs.jsonl`` beside the results store ``db``, and the paper's claims
+    (:func:`claims`)."""
     from sgbench.base.arguments import integer_at_least
     from sgbench.bench.reproduce._record import record_path
 
@@ -302,9 +314,11 @@ def run(scale: str, options: dict, db, out, progress: bool) -> Outcome:
     chains = integer_at_least("--chains", options.get("chains", setting["chains"]), 2, 1000)
     cycles = integer_at_least("--cycles", options.get("cycles", setting["cycles"]), 2, 10_000)
     seed = seed_of(options)
+    jobs = integer_at_least("--jobs", options.get("jobs", 1), 1, 64)
     record = record_path(db, NAME)
-    (frame, trace, tuning, steps), seconds = timed(compute, chains, setting["cycle_length"], cycles, seed,
-                                                   record=record, progress=progress)
+    with executor_context(options, jobs) as client:
+        (frame, trace, tuning, steps), seconds = timed(compute, chains, setting["cycle_length"], cycles, seed,
+                                                       record=record, jobs=jobs, client=client, progress=progress)
     table = pxc.beside_table4(pxc.summary(frame), rows=[(label(e), label(e).split()[0], e) for e in EXPANSIONS])
     table.insert(2, "peak step", [f"{steps[label(e)]:g}" if steps[label(e)] else "all diverged" for e in EXPANSIONS])
     sections = []
@@ -354,5 +368,5 @@ REPRODUCTION = register(Reproduction(
     run=run,
     options=(Option("--chains", "chains per sampler (default: the scale's)"),
              Option("--cycles", "px-table4: cycles per chain, one sample each, at least 2 (default: the scale's)"),
-             SEED_OPTION),
+             SEED_OPTION, JOBS_OPTION, *EXECUTOR_OPTIONS),
 ))
