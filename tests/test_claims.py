@@ -199,9 +199,14 @@ def test_the_paired_comparison_is_students_t_at_the_replicates_degrees_of_freedo
     pair = c.PairedComparison.of("a", (1.0, 2.0, 3.0))  # mean 2, sd 1: t = 2 sqrt(3) = 3.46 at 2 degrees of freedom
     assert pair.z() == pytest.approx(-scipy.special.ndtri(scipy.stats.t.sf(2 * math.sqrt(3), 2)), rel=1e-10)
     assert pair.text("the DE", "MILE's gain") == "a: MILE's gain over the DE +2 ± 0.58 over 3 pairs (z = 1.8)"
-    assert c.PairedComparison.of("a", (1.0, 2.0, 3.0, math.inf)) == pair  # a replicate without a value is left out
+    assert c.PairedComparison.of("a", (1.0, 2.0, 3.0, math.nan)) == pair  # a replicate without a value is left out
     assert c.PairedComparison.of("a", (1.0,)).z() == 0.0  # one replicate: no spread to judge by
     assert c.PairedComparison.of("a", (0.5, 0.5)).z() == math.inf and c.PairedComparison.of("a", (0, 0)).z() == 0.0
+    # a method that failed on a replicate counts against it, whatever the others say; NaN (no value) is left out
+    assert c.PairedComparison.of("a", (0.3, -math.inf, 0.2)).z() == -math.inf
+    assert c.PairedComparison.of("a", (-0.3, math.inf, math.nan)).z() == math.inf
+    assert c.PairedComparison.of("a", (math.inf,)).z() == math.inf  # one replicate suffices for an observed event
+    assert c.PairedComparison.of("a", (math.inf, -math.inf, 1.0)).z() == 0.0  # failures on both sides: a tie
     # differences that cancel leave a rounding residue (mean 1.9e-17 in floating point), taken as 0
     cancelling = c.PairedComparison.of("a", (0.1, 0.2, -0.3))
     assert cancelling.higher == 0.0 and cancelling.z() == 0.0 and "+0 ±" in cancelling.text("A", "B")

@@ -116,6 +116,21 @@ def test_mile_beyond_the_noise_contradicts_the_matching_and_less_than_half_the_g
     assert _verdict(verdicts, MITIGATING) == CONTRADICTED
 
 
+def test_a_run_whose_chains_all_failed_counts_against_its_method():
+    # pSMILE-naive ahead of everything, but every chain of its batch-wise run on d1 split 0 diverged (no value)
+    frame = _frame(_levels(sghmc=-0.2, naive=0.3, pnaive=0.5, mile=0.7, epoch_pnaive=0.9))
+    failed = (frame["data set"] == "d1") & (frame["split"] == 0) & (frame["method"] == "psmile_naive") & (
+        frame["budget"] == BATCH)
+    frame.loc[failed, ["lppd", "rmse"]] = float("nan")
+    verdicts = _verdicts(frame)
+    assert _verdict(verdicts, BOTH_NAIVE) == CONTRADICTED and _verdict(verdicts, PRECONDITIONING) == CONTRADICTED
+    assert _verdict(verdicts, MATCHING) == HELD  # its epoch-wise runs did not fail
+    # SGHMC failing where the naive variants ran is no evidence against the claim
+    frame = _frame(_levels(sghmc=-0.2, naive=0.3, pnaive=0.5, mile=0.7, epoch_pnaive=0.9))
+    frame.loc[(frame["method"] == "sghmc_sa") & (frame["budget"] == BATCH), ["lppd", "rmse"]] = float("nan")
+    assert _verdict(_verdicts(frame), BOTH_NAIVE) == HELD
+
+
 def test_every_claim_names_its_place_and_the_untestable_ones_say_why():
     claims = smile_table2.claims(_frame(_levels(sghmc=-0.2, naive=0.3, pnaive=0.5, mile=0.7)))
     assert len(claims) == 8 and all(c.where for c in claims)

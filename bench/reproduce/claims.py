@@ -217,11 +217,20 @@ class PairedComparison(Comparison):
 
     @classmethod
     def of(cls, setting: str, differences) -> PairedComparison:
-        """The comparison of the signed per-replicate ``differences`` (positive: the claim's way); a non-finite
-        one, of a replicate where a method produced no value, is left out. A mean within rounding of 0 (at most
-        1e-12 of the largest difference: differences that cancel, such as accuracies on the same test points) is 0."""
+        """The comparison of the signed per-replicate ``differences`` (positive: the claim's way). A NaN one, of a
+        replicate where neither method or one of unknown standing produced a value, is left out. An infinite one
+        is a replicate where one method failed (diverged), an observed event with no sampling tolerance that
+        counts against it: ``-inf`` against the claim, ``+inf`` for it; the comparison's mean is then that
+        infinity (both signs among the replicates: a tie, mean NaN and z 0). A mean within rounding of 0 (at most
+        1e-12 of the largest difference: differences that cancel, such as accuracies on the same test points) is
+        0."""
         values = np.asarray(differences, dtype=np.float64)
-        values = values[np.isfinite(values)]
+        values = values[~np.isnan(values)]
+        failures = values[np.isinf(values)]
+        if failures.size:
+            signs = set(np.sign(failures).tolist())
+            return cls(setting, 0.0, 0.0, math.copysign(math.inf, signs.pop()) if len(signs) == 1 else math.nan,
+                       math.nan, values.size)
         mean = float(values.mean()) if values.size else math.nan
         if values.size and abs(mean) <= ROUNDING * float(np.max(np.abs(values))):
             mean = 0.0
@@ -229,9 +238,12 @@ class PairedComparison(Comparison):
         return cls(setting, 0.0, 0.0, mean, se, values.size)
 
     def z(self) -> float:
-        """The normal quantile of the paired t's distribution function; 0 (the noise cannot be told) with fewer
-        than 2 differences; ``±inf`` when they are all equal and not 0."""
-        if self.pairs < 2:
+        """The normal quantile of the paired t's distribution function; ``±inf`` where a method failed on a
+        replicate (:meth:`of`) or the differences are all equal and not 0; 0 (the noise cannot be told) with fewer
+        than 2 differences, and for failures on both sides."""
+        if math.isinf(self.higher):
+            return self.higher
+        if self.pairs < 2 or math.isnan(self.higher):
             return 0.0
         base = super().z()
         if not math.isfinite(base) or base == 0.0:

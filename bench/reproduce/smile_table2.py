@@ -280,23 +280,29 @@ def summary(frame: pd.DataFrame) -> pd.DataFrame:
     return out.reset_index()
 
 
+def _signed(frame: pd.DataFrame, dataset: str, metric: str) -> pd.DataFrame:
+    """``metric`` on ``dataset`` per split (rows) and (method, budget) (columns), signed so that higher is better;
+    a run whose every chain failed (no finite draw: NaN) is ``-inf``, below any value."""
+    rows = frame[frame["data set"] == dataset].set_index(["split", "method", "budget"])[metric].unstack(
+        ["method", "budget"])
+    return (SIGNS[metric] * rows).fillna(-np.inf)
+
+
 def _paired(frame: pd.DataFrame, dataset: str, metric: str, better: tuple, worse: tuple,
             label: str) -> PairedComparison:
     """Per split, (method, budget) ``better``'s ``metric`` minus ``worse``'s, signed so that a positive difference
-    is ``better``'s advantage; named ``"DATASET LABEL METRIC"``. The splits pair them: same data, same starts."""
-    rows = frame[frame["data set"] == dataset].set_index(["split", "method", "budget"])[metric].unstack(
-        ["method", "budget"])
-    return PairedComparison.of(f"{dataset} {label} {SHORT[metric]}", SIGNS[metric] * (rows[better] - rows[worse]))
+    is ``better``'s advantage; named ``"DATASET LABEL METRIC"``. The splits pair them: same data, same starts. A
+    run that failed counts against its method (``claims.PairedComparison.of``); both failed: left out."""
+    rows = _signed(frame, dataset, metric)
+    return PairedComparison.of(f"{dataset} {label} {SHORT[metric]}", rows[better] - rows[worse])
 
 
 def _gap_closed(frame: pd.DataFrame, dataset: str, metric: str, method: str) -> PairedComparison:
     """Per split, ``method``'s epoch-wise ``metric`` minus the midpoint of SGHMC's (epoch-wise) and MILE's, signed:
-    positive when ``method`` closes more than half of SGHMC's gap to MILE."""
-    rows = frame[frame["data set"] == dataset].set_index(["split", "method", "budget"])[metric].unstack(
-        ["method", "budget"])
+    positive when ``method`` closes more than half of SGHMC's gap to MILE; failed runs as in :func:`_paired`."""
+    rows = _signed(frame, dataset, metric)
     midpoint = (rows[("sghmc_sa", EPOCH)] + rows[("mile", FULL)]) / 2
-    return PairedComparison.of(f"{dataset} {STOCHASTIC[method]} {SHORT[metric]}",
-                               SIGNS[metric] * (rows[(method, EPOCH)] - midpoint))
+    return PairedComparison.of(f"{dataset} {STOCHASTIC[method]} {SHORT[metric]}", rows[(method, EPOCH)] - midpoint)
 
 
 def _paper_says(pairs) -> str:
