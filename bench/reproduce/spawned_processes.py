@@ -7,8 +7,8 @@ from __future__ import annotations
 
 def results_as_finished(function, calls, jobs: int):
     """``function(*args)`` for each ``args`` of ``calls`` in ``min(jobs, len(calls))`` spawned processes, yielded as
-    ``(index in calls, result)`` in the order they finish; the rest are cancelled if the caller stops early (an
-    interruption) or a call fails.
+    ``(index in calls, result)`` in the order they finish; if the caller stops early (an interruption) or a call
+    fails, the rest are cancelled and the workers ended, mid-call if need be.
 
     Args:
         function: a module-level function (the workers import it by name).
@@ -30,4 +30,8 @@ def results_as_finished(function, calls, jobs: int):
         except BaseException:
             for future in futures:
                 future.cancel()
+            # a worker inside a long compiled call does not see the interruption: end the workers rather than wait
+            # for their current calls (ProcessPoolExecutor has no public way to before Python 3.14)
+            for process in list((getattr(pool, "_processes", None) or {}).values()):
+                process.terminate()
             raise
