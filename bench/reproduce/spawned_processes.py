@@ -28,10 +28,10 @@ def results_as_finished(function, calls, jobs: int):
             for future in concurrent.futures.as_completed(futures):
                 yield futures[future], future.result()
         except BaseException:
-            for future in futures:
-                future.cancel()
             # a worker inside a long compiled call does not see the interruption: end the workers rather than wait
             # for their current calls (ProcessPoolExecutor has no public way to before Python 3.14)
-            for process in list((getattr(pool, "_processes", None) or {}).values()):
+            workers = list((getattr(pool, "_processes", None) or {}).values())
+            pool.shutdown(wait=False, cancel_futures=True)
+            for process in workers:
                 process.terminate()
             raise
