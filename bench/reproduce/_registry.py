@@ -74,6 +74,13 @@ def executor_context(options: dict, jobs: int):
     return client_context(executor, options.get("scheduler"), options.get("workers"))
 
 
+def jobs_of(options: dict, most: int = 64) -> int:
+    """The ``--jobs`` of ``options`` (default 1), checked: an integer in [1, ``most``]."""
+    from sgbench.base.arguments import integer_at_least
+
+    return integer_at_least("--jobs", options.get("jobs", 1), 1, most)
+
+
 def seed_of(options: dict) -> int:
     """The ``--seed`` of ``options`` (default 0), checked: an integer in [0, ``MAX_SEED``]."""
     from sgbench.base.arguments import integer_at_least

@@ -53,6 +53,7 @@ from sgbench.bench.reproduce._registry import (
     Option,
     Reproduction,
     executor_context,
+    jobs_of,
     register,
 )
 from sgbench.bench.running.compilation_cache import enable_compilation_cache
@@ -526,7 +527,7 @@ def run_table(table: Table, scale: str, options: dict, db, out, progress: bool):
 
     settings = {**SCALES[scale], **{k: v for k, v in options.items() if k in SCALES[scale]}}
     runs = integer_at_least("--runs", settings["runs"], 1, 1000)
-    jobs = integer_at_least("--jobs", options.get("jobs", 1), 1, 256)
+    jobs = jobs_of(options, 256)
     if options.get("num_data") is not None:
         integer_at_least("--num-data", options["num_data"], 1, 1_000_000)
     for flag in ("budget_grads", "final_grads"):

@@ -39,6 +39,7 @@ from sgbench.bench.reproduce._registry import (
     SEED_OPTION,
     Reproduction,
     executor_context,
+    jobs_of,
     register,
     seed_of,
 )
@@ -241,7 +242,7 @@ def run(scale: str, options: dict, db, out, progress: bool) -> Outcome:
     seed = seed_of(options)
     phases, sampling = SCALES[scale]["phases"], SCALES[scale]["sampling"]
     record = record_path(db, NAME)
-    jobs = integer_at_least("--jobs", options.get("jobs", 1), 1, 64)
+    jobs = jobs_of(options)
     with executor_context(options, jobs) as client:
         frame, seconds = timed(mile_uci.compute, phases, sampling, splits, seed, datasets, path, progress, record,
                                name=NAME, split_rows=one_split, jobs=jobs, client=client)

@@ -44,6 +44,7 @@ from sgbench.bench.reproduce._registry import (
     Option,
     Reproduction,
     executor_context,
+    jobs_of,
     register,
     seed_of,
 )
@@ -588,7 +589,7 @@ def run(scale: str, options: dict, db, out, progress: bool) -> Outcome:
     from sgbench.bench.reproduce._record import record_path
 
     record = record_path(db, "mile-uci")
-    jobs = integer_at_least("--jobs", options.get("jobs", 1), 1, 64)
+    jobs = jobs_of(options)
     with executor_context(options, jobs) as client:
         frame, seconds = timed(compute, phases, sampling, splits, seed, datasets, path, progress, record,
                                jobs=jobs, client=client)

@@ -39,6 +39,7 @@ from sgbench.bench.reproduce._registry import (
     Option,
     Reproduction,
     executor_context,
+    jobs_of,
     register,
     seed_of,
 )
@@ -451,7 +452,7 @@ def run(scale: str, options: dict, db, out, progress: bool) -> Outcome:
     chains = integer_at_least("--chains", options.get("chains", setting["chains"]), 2, 1000)
     cycles = integer_at_least("--cycles", options.get("cycles", setting["cycles"]), 1, 10_000)
     seed = seed_of(options)
-    jobs = integer_at_least("--jobs", options.get("jobs", 1), 1, 64)
+    jobs = jobs_of(options)
     record = record_path(db, "px-cold-posterior")
     with executor_context(options, jobs) as client:
         (frame, tuning, steps), seconds = timed(compute, chains, setting["cycle_length"], cycles, seed,

@@ -44,6 +44,7 @@ from sgbench.bench.reproduce._registry import (
     Option,
     Reproduction,
     executor_context,
+    jobs_of,
     register,
     seed_of,
 )
@@ -314,7 +315,7 @@ def run(scale: str, options: dict, db, out, progress: bool) -> Outcome:
     chains = integer_at_least("--chains", options.get("chains", setting["chains"]), 2, 1000)
     cycles = integer_at_least("--cycles", options.get("cycles", setting["cycles"]), 2, 10_000)
     seed = seed_of(options)
-    jobs = integer_at_least("--jobs", options.get("jobs", 1), 1, 64)
+    jobs = jobs_of(options)
     record = record_path(db, NAME)
     with executor_context(options, jobs) as client:
         (frame, trace, tuning, steps), seconds = timed(compute, chains, setting["cycle_length"], cycles, seed,

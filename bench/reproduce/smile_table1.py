@@ -53,6 +53,7 @@ from sgbench.bench.reproduce._registry import (
     Option,
     Reproduction,
     executor_context,
+    jobs_of,
     register,
     seed_of,
 )
@@ -487,7 +488,7 @@ def run(scale: str, options: dict, db, out, progress: bool) -> Outcome:
 
     steps = integer_at_least("--steps", options.get("steps", STEPS[scale]), 1, MAX_TOTAL_STEPS)
     seed = seed_of(options)
-    jobs = integer_at_least("--jobs", options.get("jobs", 1), 1, 64)
+    jobs = jobs_of(options)
     chosen = {key: _choices(options, key, allowed) for key, allowed in
               (("target", TARGETS), ("noise", NOISES), ("sampler", SAMPLERS))}
     enable_compilation_cache()

@@ -50,6 +50,7 @@ from sgbench.bench.reproduce._registry import (
     Option,
     Reproduction,
     executor_context,
+    jobs_of,
     register,
     seed_of,
 )
@@ -476,7 +477,7 @@ def run(scale: str, options: dict, db, out, progress: bool) -> Outcome:
     splits = integer_at_least("--splits", options.get("splits", SCALES[scale]["splits"]), 1, 100)
     data = parse_data(options.get("data"))
     seed = seed_of(options)
-    jobs = integer_at_least("--jobs", options.get("jobs", 1), 1, 64)
+    jobs = jobs_of(options)
     phases, sampling = SCALES[scale]["phases"], SCALES[scale]["sampling"]
     record = record_path(db, NAME)
     with executor_context(options, jobs) as client:
