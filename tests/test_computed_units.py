@@ -54,6 +54,33 @@ def test_a_function_that_reports_progress_is_given_the_bar(tmp_path):
     assert len(seen) == 3 and all(callable(p) for p in seen)
 
 
+def test_units_taken_from_the_record_are_left_out_of_the_time_left(tmp_path, monkeypatch, capsys):
+    """Half the units come from the record: before a unit is computed here no time left is promised, and the one
+    that is promised is the rest at the speed of the units computed here (time made to pass 10 s per unit)."""
+    import io
+    import sys
+
+    from sgbench.bench.running import progress_lines
+
+    record = tmp_path / "r_runs.jsonl"
+    computed("t", record, UNITS[:2], operator.add, progress=False)
+    monkeypatch.setattr(sys, "stderr", io.StringIO())  # not a terminal: progress lines
+    lines = []
+    monkeypatch.setattr(progress_lines.ProgressLines, "write", lambda bar, line: lines.append(line))
+    clock = [0.0]
+    monkeypatch.setattr(progress_lines.time, "monotonic", lambda: clock[0])
+
+    def slow_add(a, b):
+        clock[0] += 10
+        return a + b
+
+    assert computed("t", record, UNITS, slow_add) == [10, 11, 12, 13]
+    said = [line for line in lines if line.startswith("progress: ")]
+    assert said[0].startswith("progress: 0 % (0 of 4 runs) in 0 s, time left not yet known")
+    assert any(line.startswith("progress: 50 % (2 of 4 runs) in 0 s, time left not yet known") for line in said)
+    assert any(line.startswith("progress: 75 % (3 of 4 runs) in 10 s, about 10 s left") for line in said), said
+
+
 @pytest.mark.integration
 def test_spawned_processes_and_dask_tasks_give_the_same_results(tmp_path):
     assert computed("t", tmp_path / "p_runs.jsonl", UNITS, operator.add, jobs=2, progress=False) == [10, 11, 12, 13]

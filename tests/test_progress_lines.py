@@ -93,3 +93,24 @@ def test_a_signal_swallowed_during_a_garbage_collection_stops_the_next_progress_
     with pytest.raises(KeyboardInterrupt):
         progress("[1/2] done")
     assert interruption.RECEIVED == [2] and interruption.RAISED == [2, 2, 2]
+
+
+def test_work_done_elsewhere_is_left_out_of_the_time_left():
+    """A resumed run takes a quarter of its work from the record at once: the time left is the rest at the rate of
+    the work done here (found in a smile-table2 resume: "27 % in 10 s, about 27 s left", and minutes later still
+    nothing new; it was the record's quarter counted as done in 10 s)."""
+    stream = io.StringIO()
+    with ProgressLines(100, stream=stream, every=60) as bar:
+        bar.done_elsewhere(25)
+        assert bar.line().startswith("progress: 25 % (25 of 100 chain-steps) in 0 s, time left not yet known")
+        bar._started -= 100  # 100 s ago
+        bar.update(25)  # 25 done here in 100 s: the 50 left take 200 s (counting the record's 25 too: 100 s)
+        assert bar.line().startswith("progress: 50 % (50 of 100 chain-steps) in 100 s, about 200 s left")
+    terminal = _Terminal()
+    with TickingBar(100, unit="run", stream=terminal, every=60) as bar:
+        bar.done_elsewhere(25)
+        bar.bar.start_t -= 100
+        bar.bar.last_print_t -= 100
+        bar.update(25)
+        shown = bar.bar.format_meter(**bar.bar.format_dict)
+    assert "50/100" in shown and "[01:40<03:20" in shown, shown

@@ -69,7 +69,8 @@ class Units:
     """A reproduction's units of work, each kept in ``record`` as it finishes (:func:`cached`), with progress over
     them: entered, it prints a first line before anything is computed (or compiled), then shows
     ``sgbench.bench.running.progress_lines.progress_bar``, described by the unit being computed; a line says when a
-    unit finishes and is kept, or is taken from the record (counted done at once).
+    unit finishes and is kept, or is taken from the record (counted done at once, and left out of the rate behind the
+    time-left estimate).
 
     Args:
         name: the reproduction's name (in its lines).
@@ -125,7 +126,9 @@ class Units:
             if self.record is not None:  # kept JSON-ready; without a record, the result as computed
                 result = plain(result)
                 append(self.record, settings, plain_key, result)
-        self.bar.update(start + size - self.bar.n)
-        if plain_key not in done:
+        if plain_key in done:
+            self.bar.done_elsewhere(size)
+        else:
+            self.bar.update(start + size - self.bar.n)
             self.bar.write(f"{self.name}: {label}: finished" + (f", kept in {self.record}" if self.record else ""))
         return result

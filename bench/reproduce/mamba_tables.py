@@ -401,7 +401,7 @@ def reproduce(table: Table, runs: int = 10, budget: float = DEFAULT_BUDGET, fina
         print(f"{len(missing)} of {len(cells)} cells to compute ({done} from the record), {jobs} at a time; a line as "
               "each one finishes", file=sys.stderr, flush=True)
     with progress_bar(len(cells), "cell", progress) as bar:
-        bar.update(done)
+        bar.done_elsewhere(done)
         for cell, row in _computed(context, missing, budget, final_budget, num_data, jobs, client):
             label = row.pop("arm_label")
             rows[cell] = row

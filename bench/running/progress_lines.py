@@ -2,7 +2,9 @@
 the first compilation) and then one at least every ``EVERY_SECONDS``, with what is done, what is left and an
 estimate of the time left; on a terminal, tqdm's bar, redrawn every ``TICK_SECONDS`` so that its elapsed time ticks
 during a long compiled call (tqdm redraws only on an update). :func:`progress_bar` gives either behind tqdm's
-``update``, ``set_description``, ``write`` and context-manager interface."""
+``update``, ``set_description``, ``write`` and context-manager interface, plus ``done_elsewhere(n)``: work counted done
+that this process did not spend its time on (taken from a record, computed by another process), left out of the rate
+behind the time-left estimate (a resumed run that counted it would promise the rest at the record's speed)."""
 
 from __future__ import annotations
 
@@ -58,14 +60,18 @@ class ProgressLines:
         self.total, self.unit, self.every = float(total), unit, every
         self.stream = sys.stderr if stream is None else stream
         self.n, self.description, self._entered = 0.0, "", False
+        self.elsewhere = 0.0  # of ``n``, done without this process's time (``done_elsewhere``)
         self._started = time.monotonic()
         self._heartbeat = Ticker(self._say, every)
 
     def line(self) -> str:
-        """"progress: 40 % (4e+05 of 1e+06 chain-steps) in 12 s, about 18 s left, DESCRIPTION"."""
+        """"progress: 40 % (4e+05 of 1e+06 chain-steps) in 12 s, about 18 s left, DESCRIPTION": the time left is the
+        work left at the rate of the work done here (``n`` less what was done elsewhere) over the elapsed time."""
         elapsed = time.monotonic() - self._started
         share = self.n / self.total if self.total else 1.0
-        left = f"about {elapsed * (1 - share) / share:.0f} s left" if share > 0 else "time left not yet known"
+        done_here = self.n - self.elsewhere
+        left = (f"about {elapsed * (self.total - self.n) / done_here:.0f} s left" if done_here > 0
+                else "time left not yet known")
         described = f", {self.description}" if self.description else ""
         return (f"progress: {100 * share:.0f} % ({self.n:.3g} of {self.total:.3g} {self.unit}s) in {elapsed:.0f} s, "
                 f"{left}{described}")
@@ -80,6 +86,11 @@ class ProgressLines:
     def update(self, n: float = 1) -> None:
         self.n += n
         raise_if_signalled()
+
+    def done_elsewhere(self, n: float) -> None:
+        """Count ``n`` done without this process's time: left out of the time-left estimate's rate."""
+        self.n += n
+        self.elsewhere += n
 
     def set_description(self, description: str) -> None:
         """Name the work under way; once entered, a new description is said at once (a new unit has begun)."""
@@ -131,6 +142,14 @@ class TickingBar:
         self.bar.update(n)
         raise_if_signalled()
 
+    def done_elsewhere(self, n: float) -> None:
+        """Count ``n`` done without this process's time: moved into tqdm's ``initial`` (its rate is ``(n - initial) /
+        elapsed``) and its last printed count (its smoothed rate is over the counts between redraws)."""
+        self.bar.initial += n
+        self.bar.last_print_n += n
+        self.bar.n += n
+        self.bar.refresh()
+
     def set_description(self, description: str) -> None:
         self.bar.set_description(description)
 
@@ -155,6 +174,9 @@ class _Silent:
         self.n += n
         raise_if_signalled()
 
+    def done_elsewhere(self, n: float) -> None:
+        self.n += n
+
     def set_description(self, description: str) -> None:
         pass
 
@@ -175,8 +197,8 @@ def progress_bar(total: float, unit: str = "chain-step", enabled: bool = True):
         enabled: False for no progress at all.
 
     Returns:
-        an object with ``n`` (done so far), ``update(n)``, ``set_description(text)`` and ``write(line)``, used as a
-        context manager.
+        an object with ``n`` (done so far), ``update(n)``, ``done_elsewhere(n)``, ``set_description(text)`` and
+        ``write(line)``, used as a context manager.
     """
     if not enabled:
         return _Silent()

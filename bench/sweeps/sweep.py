@@ -95,7 +95,7 @@ def run_suite(entries, store: ResultsStore, suite_name: str | None = None, progr
             tasks = []
             for index, keys in pending.items():
                 claimed = store.claim(keys)
-                bar.update(steps_per_point[index] * len(claimed.stored))  # stored by another process meanwhile
+                bar.done_elsewhere(steps_per_point[index] * len(claimed.stored))  # stored by another process meanwhile
                 if claimed.mine and client is None:
                     new += _run_claimed(entries[index], [keys[k] for k in claimed.mine], claimed.mine, store,
                                         suite_name, bar)
