@@ -4,6 +4,7 @@ computed (here, spawned processes, Dask tasks), units of the record never recomp
 
 from __future__ import annotations
 
+import io
 import operator
 
 import pytest
@@ -90,3 +91,28 @@ def test_spawned_processes_and_dask_tasks_give_the_same_results(tmp_path):
         assert computed("t", tmp_path / "d_runs.jsonl", UNITS, operator.add, client=client,
                         progress=False) == [10, 11, 12, 13]
     assert len((tmp_path / "d_runs.jsonl").read_text().splitlines()) == 4
+
+
+def test_units_from_workers_are_kept_and_the_lines_name_what_is_under_way(tmp_path, monkeypatch):
+    """With ``--jobs 2`` a unit arrives finished: it is kept and said finished, and the progress lines name the
+    units still in the worker processes (they named the last unit to arrive, as if it were under way)."""
+    from sgbench.bench.reproduce import spawned_processes
+    from sgbench.bench.running import progress_lines
+
+    def here(function, calls, jobs):  # the pool's contract, without spawning: in order, as they finish
+        for index, args in enumerate(calls):
+            yield index, function(*args)
+
+    monkeypatch.setattr(spawned_processes, "results_as_finished", here)
+    lines = []
+    monkeypatch.setattr(progress_lines.ProgressLines, "write", lambda bar, line: lines.append(line))
+    monkeypatch.setattr(progress_lines.sys, "stderr", io.StringIO())
+    record = tmp_path / "r_runs.jsonl"
+    computed("t", record, UNITS[:1], operator.add, progress=False)
+    assert computed("t", record, UNITS, operator.add, jobs=2) == [10, 11, 12, 13]
+    assert len(record.read_text().splitlines()) == 4
+    progress = [line for line in lines if line.startswith("progress: ")]
+    assert progress[1].startswith("progress: 25 %") and progress[1].endswith(", 3 units in 2 worker processes")
+    assert progress[2].startswith("progress: 50 %") and progress[2].endswith(", 2 units left in 2 worker processes")
+    assert f"t: a, 1: finished, kept in {record}" in lines
+    assert not any(line.endswith("a, 3") for line in lines)

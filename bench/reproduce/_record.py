@@ -130,5 +130,33 @@ class Units:
             self.bar.done_elsewhere(size)
         else:
             self.bar.update(start + size - self.bar.n)
-            self.bar.write(f"{self.name}: {label}: finished" + (f", kept in {self.record}" if self.record else ""))
+            self._say_finished(label)
         return result
+
+    def arrived(self, settings: dict, key: tuple, result, size: float = 1):
+        """Keep the result of unit ``key`` computed by a worker process or a Dask task (the bar's description,
+        which names the work under way, is left as it is: the unit is no longer under way).
+
+        Args:
+            settings: the settings the unit depends on.
+            key: the unit's key (a tuple of JSON scalars).
+            result: its result.
+            size: its share of the bar's total.
+
+        Returns:
+            the result, made JSON-ready when it is kept.
+        """
+        plain_key = tuple(plain(list(key)))
+        if self.record is not None:
+            result = plain(result)
+            append(self.record, settings, plain_key, result)
+        self.bar.update(size)
+        self._say_finished(", ".join(str(part) for part in plain_key))
+        return result
+
+    def describe(self, description: str) -> None:
+        """Name the work under way in the progress lines."""
+        self.bar.set_description(description)
+
+    def _say_finished(self, label: str) -> None:
+        self.bar.write(f"{self.name}: {label}: finished" + (f", kept in {self.record}" if self.record else ""))

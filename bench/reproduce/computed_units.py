@@ -87,10 +87,13 @@ def computed(name: str, record, units: list[Unit], function: Callable, unit: str
                 found[index] = bar.cached(each.settings, each.key, function, *each.args, size=each.size, **extra)
         elif missing:
             calls = [(function, *units[index].args) for index in missing]
+            where = "as Dask tasks" if client is not None else f"in {min(jobs, len(missing))} worker processes"
+            bar.describe(f"{len(missing)} units {where}")
             arriving = (dask_tasks.results_as_finished(client, _in_worker, calls) if client is not None
                         else spawned_processes.results_as_finished(_in_worker, calls, jobs))
-            for position, result in arriving:
+            for count, (position, result) in enumerate(arriving, 1):
                 each = units[missing[position]]
-                found[missing[position]] = bar.cached(each.settings, each.key, lambda result=result: result,
-                                                      size=each.size)
+                found[missing[position]] = bar.arrived(each.settings, each.key, result, size=each.size)
+                if count < len(missing):
+                    bar.describe(f"{len(missing) - count} units left {where}")
     return [found[index] for index in range(len(units))]
