@@ -4,7 +4,11 @@ interruption ends the workers at once instead of waiting for their current calls
 from __future__ import annotations
 
 import multiprocessing
+import subprocess
+import sys
 import time
+
+import pytest
 
 from sgbench.bench.reproduce.spawned_processes import results_as_finished
 
@@ -20,3 +24,31 @@ def test_an_interrupted_caller_leaves_no_worker_running():
     while multiprocessing.active_children() and time.perf_counter() < deadline:
         time.sleep(0.1)
     assert multiprocessing.active_children() == []
+
+
+_INTERRUPTED_AND_EXITED = """
+import os, sys, time
+from sgbench.bench.cli import _release_worker_semaphores
+from sgbench.bench.reproduce.spawned_processes import results_as_finished
+
+if __name__ == "__main__":
+    arriving = results_as_finished(time.sleep, [(0.0,), (60.0,), (60.0,)], 2)
+    next(arriving)
+    arriving.close()
+    if sys.argv[1] == "released":
+        _release_worker_semaphores()
+    os._exit(130)  # the console script's end after an interruption
+"""
+
+
+@pytest.mark.parametrize("released", [True, False])
+def test_an_interrupted_pool_leaves_no_semaphore_to_the_resource_tracker(tmp_path, released):
+    """After an interruption the console script ends with ``os._exit``, which skips multiprocessing's finalizers: the
+    pool's queues' named semaphores were left to the resource tracker, which warned of "5 leaked semaphore objects"
+    after the command's last line. Running the finalizers first (``_release_worker_semaphores``) leaves none."""
+    script = tmp_path / "interrupted.py"
+    script.write_text(_INTERRUPTED_AND_EXITED)
+    done = subprocess.run([sys.executable, str(script), "released" if released else "not"], capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 130, done.stderr
+    assert ("leaked semaphore" in done.stderr) is not released, done.stderr
