@@ -59,7 +59,9 @@ def test_the_terminal_bar_ticks_without_updates(monkeypatch):
     stream = _Terminal()
     with TickingBar(10, unit="run", stream=stream, every=0.05) as bar:
         drawn = stream.getvalue().count("\r")
-        time.sleep(0.3)  # no update
+        deadline = time.monotonic() + 10  # no update meanwhile; 0.3 s was too short beside a loaded machine's jobs
+        while stream.getvalue().count("\r") < drawn + 3 and time.monotonic() < deadline:
+            time.sleep(0.05)
         ticked = stream.getvalue().count("\r")
         bar.update(4)
     assert ticked >= drawn + 3
