@@ -122,10 +122,7 @@ class Units:
             raise _missing(self.record, settings, plain_key)
         else:
             self.bar.set_description(label)
-            result = compute(*args, **kwargs)
-            if self.record is not None:  # kept JSON-ready; without a record, the result as computed
-                result = plain(result)
-                append(self.record, settings, plain_key, result)
+            result = self._kept(settings, plain_key, compute(*args, **kwargs))
         if plain_key in done:
             self.bar.done_elsewhere(size)
         else:
@@ -147,9 +144,7 @@ class Units:
             the result, made JSON-ready when it is kept.
         """
         plain_key = tuple(plain(list(key)))
-        if self.record is not None:
-            result = plain(result)
-            append(self.record, settings, plain_key, result)
+        result = self._kept(settings, plain_key, result)
         self.bar.update(size)
         self._say_finished(", ".join(str(part) for part in plain_key))
         return result
@@ -157,6 +152,14 @@ class Units:
     def describe(self, description: str) -> None:
         """Name the work under way in the progress lines."""
         self.bar.set_description(description)
+
+    def _kept(self, settings: dict, plain_key: tuple, result):
+        """``result`` appended to the record, JSON-ready; without a record, as computed."""
+        if self.record is None:
+            return result
+        result = plain(result)
+        append(self.record, settings, plain_key, result)
+        return result
 
     def _say_finished(self, label: str) -> None:
         self.bar.write(f"{self.name}: {label}: finished" + (f", kept in {self.record}" if self.record else ""))
