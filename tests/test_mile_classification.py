@@ -129,8 +129,8 @@ def _classes_file(tmp_path, labels):
 
 
 @pytest.mark.parametrize("labels, message", [
-    (None, "/nonexistent/classes.csv"),
-    ([0.5, 1.5] * 30, "task='classification'"),  # labels that are not classes
+    (None, "--dataset-file: data file '/nonexistent/classes.csv' does not exist"),
+    ([0.5, 1.5] * 30, "--dataset-file: "),  # labels that are not classes
 ])
 def test_a_bad_dataset_file_is_refused_in_one_line(tmp_path, capsys, labels, message):
     path = "/nonexistent/classes.csv" if labels is None else str(_classes_file(tmp_path, labels))
@@ -138,6 +138,7 @@ def test_a_bad_dataset_file_is_refused_in_one_line(tmp_path, capsys, labels, mes
                  str(tmp_path / "r.sqlite"), "--no-progress"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and message in err[0], err
+    assert labels is None or "task='classification'" in err[0], err
 
 
 @pytest.mark.integration

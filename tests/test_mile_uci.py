@@ -142,7 +142,7 @@ def test_splits_computed_in_worker_processes_equal_those_computed_here(tmp_path)
 
 @pytest.mark.parametrize("argv, message", [
     (["--splits", "0"], "--splits must be an integer >= 1"),
-    (["--dataset-file", "/nonexistent/uci.csv"], "/nonexistent/uci.csv"),
+    (["--dataset-file", "/nonexistent/uci.csv"], "--dataset-file: data file '/nonexistent/uci.csv' does not exist"),
 ])
 def test_bad_requests_exit_2(tmp_path, capsys, argv, message):
     assert main(["reproduce", "mile-uci", *argv, "--out", str(tmp_path), "--db", str(tmp_path / "r.sqlite"),

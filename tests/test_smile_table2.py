@@ -45,8 +45,9 @@ def test_data_entries_are_parsed_and_bad_ones_refused(tmp_path):
     assert smile_table2.parse_data(None) == {"diabetes": None, "friedman1": None}
     path = _file(tmp_path)
     assert smile_table2.parse_data([f"Energy={path}"]) == {"energy": str(path)}
+    missing = ("energy=/nonexistent/e.csv", "--data energy: data file '/nonexistent/e.csv' does not exist")
     for entry, message in ((f"{path}", "--data must be NAME=PATH"), ("a b=x.csv", "--data must be NAME=PATH"),
-                           ("energy=", "--data must be NAME=PATH"), ("energy=/nonexistent/e.csv", "does not exist")):
+                           ("energy=", "--data must be NAME=PATH"), missing):
         with pytest.raises((ValueError, OSError), match=message):
             smile_table2.parse_data([entry])
     with pytest.raises(ValueError, match="names 'ENERGY' twice"):

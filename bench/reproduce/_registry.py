@@ -89,6 +89,23 @@ def seed_of(options: dict) -> int:
     return integer_at_least("--seed", options.get("seed", 0), 0, MAX_SEED)
 
 
+def check_data_file(flag: str, path, **bnn_arguments) -> None:
+    """Build the ``bnn`` target of a user's data file ``path`` once, before any run, so that a missing, unreadable or
+    unusable file stops the command at once; a ValueError naming ``flag`` and the file otherwise.
+
+    Args:
+        flag: the option that gave the file (``--dataset-file``, or ``--data NAME=PATH``'s ``--data NAME``).
+        path: the file (``.csv`` with a label column ``y``, or ``.npz``).
+        **bnn_arguments: the rest of the ``bnn`` target's arguments the runs use (``task``, ``hidden``, ...).
+    """
+    from sgbench import targets
+
+    try:
+        targets.get("bnn", noise="none", dataset="file", path=path, **bnn_arguments)
+    except (OSError, ValueError, TypeError) as error:
+        raise ValueError(f"{flag}: {error}") from error
+
+
 REPRODUCTIONS: Registry[Reproduction] = Registry("reproduction", "sgbench.bench.reproduce")
 
 

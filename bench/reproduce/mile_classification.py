@@ -38,6 +38,7 @@ from sgbench.bench.reproduce._registry import (
     JOBS_OPTION,
     SEED_OPTION,
     Reproduction,
+    check_data_file,
     executor_context,
     jobs_of,
     register,
@@ -233,11 +234,8 @@ def run(scale: str, options: dict, db, out, progress: bool) -> Outcome:
 
     splits = integer_at_least("--splits", options.get("splits", SCALES[scale]["splits"]), 1, 100)
     path = options.get("dataset_file")
-    if path is not None:
-        from sgbench import targets
-
-        # a bad file (or labels that are not classes 0..K-1) is refused before any run
-        targets.get("bnn", task="classification", noise="none", hidden=HIDDEN, dataset="file", path=path)
+    if path is not None:  # a bad file (or labels that are not classes 0..K-1) is refused before any run
+        check_data_file("--dataset-file", path, task="classification", hidden=HIDDEN)
     datasets = ("file",) if path else DATASETS
     seed = seed_of(options)
     phases, sampling = SCALES[scale]["phases"], SCALES[scale]["sampling"]

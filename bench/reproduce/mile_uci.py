@@ -43,6 +43,7 @@ from sgbench.bench.reproduce._registry import (
     SEED_OPTION,
     Option,
     Reproduction,
+    check_data_file,
     executor_context,
     jobs_of,
     register,
@@ -580,9 +581,7 @@ def run(scale: str, options: dict, db, out, progress: bool) -> Outcome:
     splits = integer_at_least("--splits", options.get("splits", SCALES[scale]["splits"]), 1, 100)
     path = options.get("dataset_file")
     if path is not None:
-        from sgbench import targets
-
-        targets.get("bnn", noise="none", dataset="file", path=path)  # a bad file is refused before any run
+        check_data_file("--dataset-file", path)
     datasets = ("file",) if path else DATASETS
     seed = seed_of(options)
     phases, sampling = SCALES[scale]["phases"], SCALES[scale]["sampling"]

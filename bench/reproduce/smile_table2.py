@@ -49,6 +49,7 @@ from sgbench.bench.reproduce._registry import (
     SEED_OPTION,
     Option,
     Reproduction,
+    check_data_file,
     executor_context,
     jobs_of,
     register,
@@ -115,7 +116,7 @@ def parse_data(entries) -> dict:
                              f"with a label column y, or a .npz file), got {entry!r}")
         if name.lower() in data:
             raise ValueError(f"--data names {name!r} twice; give each data set once")
-        _network(name.lower(), path, 0, "none")  # a bad file is refused before any run
+        check_data_file(f"--data {name}", path, hidden=HIDDEN)  # a bad file is refused before any run
         data[name.lower()] = path
     return data
 
