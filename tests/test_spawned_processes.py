@@ -52,3 +52,30 @@ def test_an_interrupted_pool_leaves_no_semaphore_to_the_resource_tracker(tmp_pat
                           text=True, timeout=60)
     assert done.returncode == 130, done.stderr
     assert ("leaked semaphore" in done.stderr) is not released, done.stderr
+
+
+
+_WORKER_INTERRUPTED = """
+import os, signal, time
+from sgbench.bench.reproduce.spawned_processes import results_as_finished
+
+
+def interrupted_worker():
+    os.kill(os.getpid(), signal.SIGINT)  # what Ctrl-C in a terminal does to every process of its group
+    time.sleep(0.5)
+    return "not interrupted"
+
+
+if __name__ == "__main__":
+    print([result for _, result in results_as_finished(interrupted_worker, [()], 1)])
+"""
+
+
+def test_a_worker_leaves_ctrl_c_to_the_parent(tmp_path):
+    """Ctrl-C interrupts the whole process group, the workers too: each printed "Process SpawnProcess-N:" and its
+    KeyboardInterrupt traceback among the command's last lines (seen after an interrupted ``--jobs 2`` run). The
+    workers ignore SIGINT; the parent, interrupted, ends them (test_an_interrupted_caller_leaves_no_worker_running)."""
+    script = tmp_path / "worker_interrupted.py"
+    script.write_text(_WORKER_INTERRUPTED)
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and done.stdout.strip() == "['not interrupted']", done.stderr

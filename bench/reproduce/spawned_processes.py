@@ -5,10 +5,20 @@ is unsafe), each result yielded as it arrives, the counterpart of ``sgbench.benc
 from __future__ import annotations
 
 
+def _leave_interruptions_to_the_parent():
+    """A worker's initializer: SIGINT ignored. Ctrl-C in a terminal reaches every process of its group; the parent,
+    interrupted, ends the workers (:func:`results_as_finished`), and a worker interrupted itself printed its own
+    KeyboardInterrupt traceback, or returned it as its call's result."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def results_as_finished(function, calls, jobs: int):
     """``function(*args)`` for each ``args`` of ``calls`` in ``min(jobs, len(calls))`` spawned processes, yielded as
-    ``(index in calls, result)`` in the order they finish; if the caller stops early (an interruption) or a call
-    fails, the rest are cancelled and the workers ended, mid-call if need be.
+    ``(index in calls, result)`` in the order they finish; the workers ignore SIGINT (Ctrl-C is the caller's to
+    handle); if the caller stops early (an interruption) or a call fails, the rest are cancelled and the workers
+    ended, mid-call if need be.
 
     Args:
         function: a module-level function (the workers import it by name).
@@ -22,7 +32,8 @@ def results_as_finished(function, calls, jobs: int):
     import multiprocessing
 
     with concurrent.futures.ProcessPoolExecutor(max(1, min(jobs, len(calls))),
-                                                mp_context=multiprocessing.get_context("spawn")) as pool:
+                                                mp_context=multiprocessing.get_context("spawn"),
+                                                initializer=_leave_interruptions_to_the_parent) as pool:
         futures = {pool.submit(function, *args): index for index, args in enumerate(calls)}
         try:
             for future in concurrent.futures.as_completed(futures):
