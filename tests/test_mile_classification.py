@@ -104,7 +104,8 @@ def test_the_outcome_is_rendered_from_the_record_alone(tmp_path, monkeypatch):
         with pytest.raises(_record.NotRecorded):
             mc.run("quick", {"splits": 4}, db, tmp_path, progress=False)
     assert again.table.equals(first.table) and again.claims == first.claims
-    assert again.sections[0][1].equals(first.sections[0][1])  # the per-split table
+    assert first.sections[0][1][:8] == b"\x89PNG\r\n\x1a\n"  # the hold-out metrics' bars
+    assert again.sections[1][1].equals(first.sections[1][1])  # the per-split table
     assert list(first.table["method"][:4]) == list(mc.METHODS.values())
 
 
@@ -118,6 +119,7 @@ def test_the_command_runs_end_to_end(tmp_path, capsys, monkeypatch):
     assert UQ in out and status == (1 if "CONTRADICTED" in out else 0), out
     page = (tmp_path / "mile_classification.html").read_text()
     assert "Table 4 (its data sets, for reference)" in page and "digits" in page
+    assert page.count("data:image/png;base64") == 1  # the hold-out metrics' bars
 
 
 def _classes_file(tmp_path, labels):

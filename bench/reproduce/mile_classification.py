@@ -254,7 +254,9 @@ def run(scale: str, options: dict, db, out, progress: bool) -> Outcome:
                f"{mile_uci.NUM_CHAINS} DE members and MILE chains, tuning phases {phases} and {sampling} sampling "
                f"steps, {KEPT} draws kept per chain (paper: (40000, 5000, 5000) + 10000), seed {seed}; "
                f"{seconds:.0f} s. Mean ± standard error over splits; finished splits are kept in {record}."),
-        sections=(("Per split", frame.drop(columns="commit").round(4)),
+        sections=(("Hold-out metrics (mean and 2 standard errors over splits)",
+                   mile_uci.figure(table, METRICS, METHODS)),
+                  ("Per split", frame.drop(columns="commit").round(4)),
                   ("The paper's Table 4 (its data sets, for reference)", PAPER_TABLE4),
                   ("Differences from the paper",
                    "The paper's tabular sets (Ionosphere, Income) and its image and text sets cannot be downloaded "

@@ -471,23 +471,32 @@ def display(table: pd.DataFrame) -> pd.DataFrame:
     return shown
 
 
-def methods_of(table: pd.DataFrame) -> list[str]:
-    """The methods of ``table`` in :data:`METHODS`' order (their colours ``C0``, ``C1``, ... in the figures)."""
-    return [m for m in METHODS if m in set(table["method"])]
+def methods_of(table: pd.DataFrame, methods: dict | None = None) -> list[str]:
+    """The methods of ``table`` in the order of ``methods`` (default :data:`METHODS`; their colours ``C0``, ``C1``,
+    ... in the figures)."""
+    return [m for m in (METHODS if methods is None else methods) if m in set(table["method"])]
 
 
-def figure(table: pd.DataFrame) -> bytes:
-    """PNG: one panel per metric, grouped bars (data set x method) with 2-standard-error bars."""
+def figure(table: pd.DataFrame, metrics: dict | None = None, methods: dict | None = None) -> bytes:
+    """PNG: one panel per metric, grouped bars (data set x method) with 2-standard-error bars.
+
+    Args:
+        table: :func:`summary`'s rows.
+        metrics: column -> panel title (default :data:`METRICS`).
+        methods: method -> legend label, in the bars' order (default :data:`METHODS`).
+    """
+    metrics = METRICS if metrics is None else metrics
+    labels = METHODS if methods is None else methods
     datasets = list(dict.fromkeys(table["data set"]))
-    fig, axes = subplots(1, len(METRICS), figsize=(4 * len(METRICS), 3))
-    methods = methods_of(table)
+    fig, axes = subplots(1, len(metrics), figsize=(4 * len(metrics), 3))
+    methods = methods_of(table, labels)
     width = 0.8 / len(methods)
-    for ax, (name, label) in zip(axes, METRICS.items()):
+    for ax, (name, label) in zip(axes, metrics.items()):
         for k, method in enumerate(methods):
             rows = table[table["method"] == method].set_index("data set").reindex(datasets)
             offset = (k - (len(methods) - 1) / 2) * width
             ax.bar(np.arange(len(datasets)) + offset, rows[name], width, yerr=2 * rows[f"{name}_se"], color=f"C{k}",
-                   label=METHODS[method])
+                   label=labels[method])
         ax.set_xticks(np.arange(len(datasets)), datasets)
         ax.set_title(label)
     axes[-1].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0))
