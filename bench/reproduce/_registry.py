@@ -102,7 +102,7 @@ def check_data_file(flag: str, path, **bnn_arguments) -> None:
 
     try:
         targets.get("bnn", noise="none", dataset="file", path=path, **bnn_arguments)
-    except (OSError, ValueError, TypeError) as error:
+    except (OSError, ValueError) as error:
         raise ValueError(f"{flag}: {error}") from error
 
 
