@@ -72,19 +72,12 @@ def summarize(draws) -> dict:
     n_eff = min(float(np.nanmin(ess(x, method="bulk"))), flat.shape[0])
     return {
         "mean": mean, "mean_se": se.mean, "second_moment": second, "second_moment_se": se.second_moment,
-        "fourth_moment": fourth, "fourth_moment_se": per_dimension(az_mcse, x**4),
+        "fourth_moment": fourth, "fourth_moment_se": per_dimension("mcse", x**4, method="mean"),
         "second_moment_var": fourth - second**2,
-        "second_moment_var_se": per_dimension(az_mcse, (x**2 - second) ** 2),
+        "second_moment_var_se": per_dimension("mcse", (x**2 - second) ** 2, method="mean"),
         "covariance": np.cov(flat, rowvar=False).reshape(x.shape[-1], x.shape[-1]),
         "covariance_se": products.std(0, ddof=1) / np.sqrt(n_eff),
     }
-
-
-def az_mcse(values, **kwargs):
-    """ArviZ's MCSE of the mean (``az.mcse(method="mean")``)."""
-    import arviz as az
-
-    return az.mcse(values, method="mean", **kwargs)
 
 
 def _sha256(path: Path) -> str:

@@ -25,7 +25,6 @@ from __future__ import annotations
 import math
 from typing import NamedTuple
 
-import arviz as az
 import numpy as np
 import scipy.special
 
@@ -104,6 +103,6 @@ def expectation_mcse(values) -> ExpectationMCSE:
     coordinate of the values ``values`` = f(x) (chains, draws, dim), at least 4 finite draws per chain
     (module docstring; NaN MCSE and ESS for a constant coordinate)."""
     f = chain_draws(values, "values", min_draws=MIN_DRAWS)
-    ess = per_dimension(az.ess, f, method="mean")
+    ess = per_dimension("ess", f, method="mean")
     sd = f.reshape(-1, f.shape[-1]).std(axis=0, ddof=1)
     return ExpectationMCSE(f.mean(axis=(0, 1)), sd / np.sqrt(ess), ess)

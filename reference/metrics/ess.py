@@ -13,7 +13,6 @@ estimate of the integrated autocorrelation time :math:`\hat\tau`. NaN for a cons
 
 from __future__ import annotations
 
-import arviz as az
 import numpy as np
 
 from sgbench.base.arguments import one_of
@@ -42,4 +41,4 @@ def ess(samples, method: str = "bulk") -> np.ndarray:
     """
     one_of("method", method, set(METHODS))
     x = chain_draws(samples, "samples", min_draws=MIN_DRAWS)
-    return per_dimension(az.ess, x, method=method)
+    return per_dimension("ess", x, method=method)

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-import arviz as az
 import numpy as np
 
 from sgbench.reference.metrics import register
@@ -46,4 +45,4 @@ def moment_mcse(samples) -> MomentMCSE:
         ValueError: another shape, too few draws, or a non-finite value.
     """
     x = chain_draws(samples, "samples", min_draws=MIN_DRAWS)
-    return MomentMCSE(per_dimension(az.mcse, x, method="mean"), per_dimension(az.mcse, x**2, method="mean"))
+    return MomentMCSE(per_dimension("mcse", x, method="mean"), per_dimension("mcse", x**2, method="mean"))

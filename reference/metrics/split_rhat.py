@@ -13,7 +13,6 @@ variance and :math:`B/n` the variance of the chain means; the result is the larg
 
 from __future__ import annotations
 
-import arviz as az
 import numpy as np
 
 from sgbench.reference.metrics import register
@@ -39,4 +38,4 @@ def split_rhat(samples) -> np.ndarray:
         ValueError: another shape, too few chains or draws, or a non-finite value.
     """
     x = chain_draws(samples, "samples", min_chains=MIN_CHAINS, min_draws=MIN_DRAWS)
-    return per_dimension(az.rhat, x, method="rank")
+    return per_dimension("rhat", x, method="rank")
