@@ -16,7 +16,11 @@ DIAGNOSTICS = ("ess", "rhat", "mcse")
 
 
 def arviz():
-    """The ``arviz`` module, its refactor announcement at import silenced."""
+    """ArviZ, imported with its refactor announcement silenced.
+
+    Returns:
+        the ``arviz`` module.
+    """
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=r"\s*ArviZ is undergoing a major refactor", category=FutureWarning)
         import arviz as az
