@@ -79,3 +79,44 @@ def test_a_worker_leaves_ctrl_c_to_the_parent(tmp_path):
     script.write_text(_WORKER_INTERRUPTED)
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0 and done.stdout.strip() == "['not interrupted']", done.stderr
+
+
+_PARENT_KILLED = """
+import multiprocessing, time
+from sgbench.bench.reproduce.spawned_processes import results_as_finished
+
+if __name__ == "__main__":
+    arriving = results_as_finished(time.sleep, [(0.0,), (60.0,)], 2)
+    next(arriving)
+    print(" ".join(str(child.pid) for child in multiprocessing.active_children()), flush=True)
+    time.sleep(120)
+"""
+
+
+def _running(pid: int) -> bool:
+    """Whether process ``pid`` exists and is not a zombie (Linux's /proc)."""
+    try:
+        state = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return False
+    return state != "Z"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the parent-death signal is Linux's prctl")
+def test_workers_end_when_their_parent_is_killed_outright(tmp_path):
+    """A parent killed by SIGKILL (or the out-of-memory killer) cannot end its workers; they waited on their call
+    queue for ever (measured: both still there 23 s after). They now get SIGTERM when the parent dies."""
+    import os
+    import signal
+
+    script = tmp_path / "parent_killed.py"
+    script.write_text(_PARENT_KILLED)
+    parent = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
+    workers = [int(pid) for pid in parent.stdout.readline().split()]
+    assert len(workers) == 2 and all(_running(pid) for pid in workers)
+    os.kill(parent.pid, signal.SIGKILL)
+    parent.wait(timeout=30)
+    deadline = time.perf_counter() + 20
+    while any(_running(pid) for pid in workers) and time.perf_counter() < deadline:
+        time.sleep(0.2)
+    assert not any(_running(pid) for pid in workers), [pid for pid in workers if _running(pid)]
