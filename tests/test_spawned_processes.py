@@ -7,6 +7,7 @@ import multiprocessing
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -54,7 +55,6 @@ def test_an_interrupted_pool_leaves_no_semaphore_to_the_resource_tracker(tmp_pat
     assert ("leaked semaphore" in done.stderr) is not released, done.stderr
 
 
-
 _WORKER_INTERRUPTED = """
 import os, signal, time
 from sgbench.bench.reproduce.spawned_processes import results_as_finished
@@ -96,7 +96,7 @@ if __name__ == "__main__":
 def _running(pid: int) -> bool:
     """Whether process ``pid`` exists and is not a zombie (Linux's /proc)."""
     try:
-        state = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0]
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
     except FileNotFoundError:
         return False
     return state != "Z"

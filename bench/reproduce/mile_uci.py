@@ -489,12 +489,12 @@ def figure(table: pd.DataFrame, metrics: dict | None = None, methods: dict | Non
     labels = METHODS if methods is None else methods
     datasets = list(dict.fromkeys(table["data set"]))
     fig, axes = subplots(1, len(metrics), figsize=(4 * len(metrics), 3))
-    methods = methods_of(table, labels)
-    width = 0.8 / len(methods)
+    shown = methods_of(table, labels)
+    width = 0.8 / len(shown)
     for ax, (name, label) in zip(axes, metrics.items()):
-        for k, method in enumerate(methods):
+        for k, method in enumerate(shown):
             rows = table[table["method"] == method].set_index("data set").reindex(datasets)
-            offset = (k - (len(methods) - 1) / 2) * width
+            offset = (k - (len(shown) - 1) / 2) * width
             ax.bar(np.arange(len(datasets)) + offset, rows[name], width, yerr=2 * rows[f"{name}_se"], color=f"C{k}",
                    label=labels[method])
         ax.set_xticks(np.arange(len(datasets)), datasets)
