@@ -101,3 +101,17 @@ def test_the_readme_example_runs_as_written():
     done = subprocess.run([sys.executable, "-c", example], capture_output=True, text=True, timeout=600,
                           cwd=ROOT / "tests")
     assert done.returncode == 0, done.stderr[-3000:]
+
+
+def test_the_validate_manual_example_runs_as_written():
+    """docs/gates.md's Python example (``validate`` with a budget), in a fresh process; it prints the outcome and
+    the cost of the one target."""
+    page = (ROOT / "docs" / "gates.md").read_text()
+    example = re.search(r"### In Python\n\n```python\n(.*?)```", page, re.DOTALL).group(1)
+    done = subprocess.run([sys.executable, "-c", example], capture_output=True, text=True, timeout=600,
+                          cwd=ROOT / "tests")
+    assert done.returncode == 0, done.stderr[-3000:]
+    first, second = done.stdout.splitlines()[:2]
+    assert first.split()[0] in ("PASSED", "INCONCLUSIVE") and "blackjax:sgld" in first, done.stdout
+    seconds, evals = eval(second)  # the (seconds, gradient evaluations) tuple it prints
+    assert seconds > 0 and evals >= 256 * 8000, done.stdout

@@ -2,8 +2,8 @@ r"""The gate (``sgbench.bench.gate``, ``sgbench gate``) and ``sgbench validate``
 
 - ``test_quick_gate_passes``: the CI gate. Every cell of the quick suite against truth and the
   stored baselines, through the command line; the run's false-failure rate is at most 1e-3 by
-  construction (``sgbench.bench.gate.runner``) and measured by ``sgbench gate --reseed`` (docs/gates.md). It also
-  writes the store rows and the HTML report.
+  construction (``sgbench.bench.gate.runner``) and measured by ``sgbench gate --reseed``
+  (docs/gates_derivations.md). It also writes the store rows and the HTML report.
 - Planted errors (rate: each is a check failing, at the per-check rates of about 1e-5, so a
   planted error passing is a power failure; the errors are far beyond the checks' detectable
   deviations, which the tests print): SGLD with its noise scaled by sqrt(2), without the N/B

@@ -18,10 +18,13 @@ import pytest
 from sgbench import samplers, targets
 from sgbench.base.draws import numpy_draws
 from sgbench.bench.adapters import load_sampler
+from sgbench.bench.gate import gold_standard
 from sgbench.samplers._contract import GradientOracle
 
 REPO = Path(__file__).resolve().parents[1]
-MODULES = sorted(p.stem for p in (REPO / "tests" / "heldout").glob("*.py") if not p.stem.startswith("_"))
+MANIFESTS = ("decisive",)  # tests/heldout/decisive.py is a manifest (DECISIVE_CASES), not a sampler
+MODULES = sorted(p.stem for p in (REPO / "tests" / "heldout").glob("*.py")
+                 if not p.stem.startswith("_") and p.stem not in MANIFESTS)
 NUM_STEPS = 30
 NUM_CHAINS = 3
 TOLERANCE = 1e-10
@@ -39,6 +42,22 @@ SETTINGS = {
     "sgld_lr_names": [{"lr": 0.01, "temp": 0.5}],
     "tamed_sgld": [{"step_size": 0.5}],
     "sgld_diverging": [{"step_size": 0.01}],
+    # the samplers of tests/heldout/decisive.py
+    "sgld_correct": [{"step_size": 0.02}, {"step_size": 1e-3, "temperature": 0.5}],
+    "sgld_noise_115": [{"step_size": 0.02}],
+    "sgld_temperature_in_drift": [{"step_size": 0.02, "temperature": 0.9}],
+    "sgld_first_coordinate": [{"step_size": 0.02}],
+    "sgld_weight_decay": [{"step_size": 0.02}],
+    "sgld_minibatch_off_by_one": [{"step_size": 0.02}],
+    "sgld_noise_growing": [{"step_size": 0.02}],
+    "sgld_drift_growing": [{"step_size": 0.02}],
+    "lm_langevin": [{"step_size": 0.1}, {"step_size": 0.1, "noise_estimate": 2.0, "temperature": 0.5}],
+    "sghmc_bao": [{"step_size": 0.05, "friction": 20.0}, {"step_size": 0.1, "friction": 0.5, "temperature": 0.5}],
+    "sghmc_refresh_mass": [{"step_size": 0.01, "friction": 0.1, "refresh_every": 3},
+                           {"step_size": 0.01, "friction": 0.2, "noise_estimate": 2.0, "temperature": 0.5,
+                            "refresh_every": 1}],
+    "sghmc_old_gradient": [{"step_size": 0.04, "friction": 0.2},
+                           {"step_size": 0.05, "friction": 10.0, "form": "practical", "noise_estimate": 2.0}],
 }
 
 BAD = {
@@ -51,6 +70,18 @@ BAD = {
     "sgld_lr_names": {"lr": -0.01},
     "tamed_sgld": {"step_size": 0.0},
     "sgld_diverging": {"step_size": -1.0},
+    "sgld_correct": {"step_size": 0.0},
+    "sgld_noise_115": {"step_size": float("nan")},
+    "sgld_temperature_in_drift": {"step_size": 0.02, "temperature": 0.0},
+    "sgld_first_coordinate": {"step_size": -0.02},
+    "sgld_weight_decay": {"step_size": float("inf")},
+    "sgld_minibatch_off_by_one": {"step_size": 0.0},
+    "sgld_noise_growing": {"step_size": -1.0},
+    "sgld_drift_growing": {"step_size": 0.02, "temperature": -1.0},
+    "lm_langevin": {"step_size": 0.1, "noise_estimate": 100.0},
+    "sghmc_bao": {"step_size": 0.1, "friction": 0.0},
+    "sghmc_refresh_mass": {"step_size": 0.01, "friction": 2.5},
+    "sghmc_old_gradient": {"step_size": 0.5, "friction": 10.0, "form": "practical"},
 }
 
 
@@ -139,9 +170,11 @@ def test_reference_and_optimized_agree_on_shared_draws(name, params):
 
 def test_the_manifest_names_what_exists():
     from tests.heldout import CASES, OUTCOMES, TARGETS
+    from tests.heldout.decisive import DECISIVE_CASES
 
     assert len({case.name for case in CASES}) == len(CASES)
-    assert {case.module.rpartition(".")[2] for case in CASES} == set(MODULES)
+    held_out = [c for c in CASES + DECISIVE_CASES if c.module.startswith("tests.heldout.")]
+    assert {case.module.rpartition(".")[2] for case in held_out} == set(MODULES)
     for case in CASES:
         sampler = load_sampler(case.sampler)
         sampler.params(**case.params)
@@ -154,4 +187,24 @@ def test_the_manifest_names_what_exists():
             assert case.param_map is None
     for preset in TARGETS.values():
         kwargs = dict(preset)
-        assert targets.get(kwargs.pop("name"), **kwargs).truth is not None
+        target = targets.get(kwargs.pop("name"), **kwargs)
+        # logreg's truth is its stored NUTS gold standard (docs/tutorial.md, "The targets")
+        assert target.truth is not None or gold_standard.truth_of(target).mean is not None
+
+
+def test_minibatch_off_by_one_rescales_the_minibatch_sum():
+    """On linreg's minibatch oracle the held-out bug's gradient is prior + N/(B + 1) x the minibatch sum, in both
+    backends; where the oracle draws no minibatch (icg) it is the oracle's own."""
+    from tests.heldout import sgld_minibatch_off_by_one as bug
+
+    target = targets.get("linreg", num_data=40, dim=2, noise="minibatch", noise_batch_size=8)
+    x = np.array([0.3, -0.2])
+    draw = {"indices": np.array([0, 3, 3, 7, 11, 20, 31, 39])}
+    expected = (target.grad_log_prior(x) + 40 / 9 * np.asarray(target.grad_log_likelihood(x, draw["indices"])))
+    np.testing.assert_allclose(bug.gradient(GradientOracle(target, draw), x), expected, rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(jax.jit(lambda y, d: bug.gradient(GradientOracle(target, d), y))(
+        jnp.asarray(x), {"indices": jnp.asarray(draw["indices"])})), expected, rtol=1e-12)
+    icg = targets.get("icg", dim=4, condition_number=4.0, rotation_seed=0, noise="isotropic", noise_variance=2.0)
+    icg_draw = numpy_draws(np.random.default_rng(0), icg.draw_spec, ())
+    oracle = GradientOracle(icg, icg_draw)
+    np.testing.assert_array_equal(bug.gradient(oracle, np.ones(4)), oracle(np.ones(4)))

@@ -26,7 +26,7 @@ from sgbench.bench.gate import start
 from sgbench.bench.gate.outcome import Outcome, combined
 from sgbench.bench.gate.resolution import Resolution
 from sgbench.bench.gate.validation_claim import NO_CLAIM, resolve_claim, split_params
-from sgbench.bench.gate.verdict import Evidence, decide
+from sgbench.bench.gate.verdict import Evidence, LadderFinding, decide, remedy
 from sgbench.reference.checks import CheckResult
 
 
@@ -148,16 +148,22 @@ RULES = [  # (evidence, outcome, words in the reason)
     (_evidence(travel=SLOW, agreement=BAD), Outcome.INCONCLUSIVE, "did not forget"),
     (_evidence(agreement=(_check("finite"), _check("mean"), _check("second_moment", detectable=0.3))),
      Outcome.INCONCLUSIVE, "detects only"),
-    (_evidence(agreement=BAD, halving=CheckResult(
-        name="own_step_halving", passed=True, alpha=1e-4, statistic=0.0, threshold=4.0,
-        details={"note": "worst: r 0.3 at step h -> 0.15 at h/2 in coordinate 0 (halving ...)"})),
-     Outcome.INCONCLUSIVE, "shrinks as a discretisation bias does"),
-    (_evidence(agreement=BAD, halving=_check("own_step_halving", passed=False)), Outcome.FAILED, "does not halve"),
+    (_evidence(agreement=BAD, ladder=LadderFinding("vanishes", "its error vanishes as the step shrinks")),
+     Outcome.PASSED, "a discretisation bias: its error vanishes"),
+    (_evidence(agreement=BAD, ladder=LadderFinding("persists", "its error does not vanish as the step shrinks")),
+     Outcome.FAILED, "does not vanish"),
+    (_evidence(agreement=BAD, ladder=LadderFinding("undecided", "the ladder cannot yet tell")), Outcome.INCONCLUSIVE,
+     "cannot yet tell"),
+    (_evidence(unstationary="its variance keeps growing"), Outcome.FAILED, "keeps growing"),
     (_reference(), Outcome.PASSED, "itself held to truth"),
     (_reference(agreement=BAD), Outcome.FAILED, "disagrees with the suite's 'sgld'"),
     (_reference(agreement=BAD, travel=SLOW), Outcome.FAILED, "disagrees"),  # same starts: memory cannot explain it
     (_reference(agreement=BAD, held=(False, "why")), Outcome.INCONCLUSIVE, "cannot be held to truth here: why"),
     (_reference(agreement=BAD, truth=BAD, held=(False, "why")), Outcome.FAILED, "and with truth on its own"),
+    (_reference(agreement=BAD, truth=BAD, held=(False, "why"), ladder=LadderFinding("vanishes", "it vanishes")),
+     Outcome.INCONCLUSIVE, "the claim itself cannot be confirmed"),
+    (_reference(agreement=BAD, truth=BAD, held=(False, "why"), ladder=LadderFinding("persists", "no")),
+     Outcome.FAILED, "and with truth on its own"),
     (_reference(held=(False, "why")), Outcome.PASSED, "and with truth on its own"),
     (_reference(truth=BAD, held=(False, "why")), Outcome.INCONCLUSIVE, "same discretisation bias"),
     (_reference(travel=SLOW), Outcome.INCONCLUSIVE, "did not forget"),
@@ -213,3 +219,37 @@ def test_no_truth_at_a_temperature_is_inconclusive():
     assert got is Outcome.INCONCLUSIVE and "cannot be checked here: no truth at temperature 0.5" in reason
     got, reason = decide(_reference(truth=None, held=(False, "why")), Resolution(0.1))
     assert got is Outcome.INCONCLUSIVE and "no truth at its temperature" in reason
+
+
+class _Fit:
+    def __init__(self, chains_factor):
+        self.chains_factor = chains_factor
+
+
+REMEDIES = [  # (evidence, remedy kind or None, words)
+    (_evidence(diverged=3), None, ""),
+    (_reference(diverged=5, reference_diverged=256), "step", "half the step"),
+    (_evidence(travel=SLOW), "warmup", "a warm-up of 9000 steps"),  # 1.5 x 2 x 3000
+    (_reference(travel=FORGOT, reference_travel=SLOW), "warmup", "9000"),
+    (_evidence(travel=STILL), None, ""),
+    (_evidence(agreement=BAD, ladder=LadderFinding("undecided", "", fit=_Fit(3.0), rungs=4)), "ladder_chains",
+     "3 times the chains on every rung of its step ladder"),
+    (_evidence(agreement=BAD, ladder=LadderFinding("undecided", "", fit=_Fit(float("nan")), rungs=4)), "ladder_rung",
+     "a finer rung (h/16) on its step ladder"),
+    (_reference(held=(False, "why"), truth=BAD, reference_ladder=LadderFinding("undecided", "", fit=_Fit(50.0),
+                                                                                rungs=5)),
+     "reference_ladder_chains", "50 times the chains on every rung of the reference's step ladder"),
+    (_reference(held=(False, "why"), truth=BAD, reference_ladder=LadderFinding("undecided", "",
+                                                                                fit=_Fit(float("nan")), rungs=5)),
+     "reference_ladder_rung", "h/32) on the reference's step ladder"),
+    (_evidence(agreement=(_check("finite"), _check("mean"), _check("second_moment", detectable=0.3))), "chains",
+     "576 chains"),  # 64 (0.3 / 0.1)^2
+    (_evidence(), None, ""),
+]
+
+
+@pytest.mark.parametrize("evidence, kind, words", REMEDIES, ids=[f"remedy{i}" for i in range(len(REMEDIES))])
+def test_remedy_names_what_would_decide(evidence, kind, words):
+    fix = remedy(evidence, Resolution(0.1))
+    assert (fix.kind if fix else None) == kind, fix
+    assert fix is None or words in fix.words, fix.words

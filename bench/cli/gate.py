@@ -87,12 +87,13 @@ CHECK_LEGEND = {
     "estimate": "the estimate at the worst coordinate; moves: the chains' autocorrelation time in steps",
     "expected": "the design bias or law at that coordinate; moves: the longest autocorrelation time the warm-up "
                 "allows",
-    "detectable": "the smallest deviation the check finds with probability 0.9 (docs/gates.md for its units)",
+    "detectable": "the smallest deviation the check finds with probability 0.9 (docs/gates_derivations.md for its "
+                  "units)",
 }
 CELL_LEGEND = {"outcome": "PASSED, FAILED or INCONCLUSIVE (see --help)",
                "failed": "the checks that failed; moves: the chains stayed where they started",
                "travel": "how far the chains travelled: whether they forgot their start within the warm-up, "
-                         "from their autocorrelation time (docs/gates.md, sgbench.bench.gate.start)"}
+                         "from their autocorrelation time (docs/gates_derivations.md, sgbench.bench.gate.start)"}
 
 
 def resumable_gate(args, db: Path, seed: int = 0, baseline: Path | None = None, use_baseline: bool = True):

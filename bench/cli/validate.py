@@ -1,5 +1,5 @@
 """``sgbench validate MODULE:OBJECT [--param [TARGET:]KEY=VALUE ...] [--claims NAME|none] [--map NAME=NAME ...]
-[--reference-param KEY=VALUE ...] [--targets KEYS] [--thorough] [--detect R] [--chains C] [--steps N]
+[--reference-param KEY=VALUE ...] [--targets KEYS] [--thorough] [--detect R] [--budget B] [--chains C] [--steps N]
 [--warmup W] [--seed S] [--reseed N [--record FILE]] [--out DIR]``: a sampler someone wrote (or an adapter)
 against truth and the suite's implementation of what it claims. Exit status 0 PASSED, 1 FAILED,
 3 INCONCLUSIVE, 2 bad input."""
@@ -18,11 +18,14 @@ EPILOG = """outcomes (exit status): PASSED (0) every check passed, the chains fo
 every check resolves the bias given by --detect; FAILED (1) a check found a disagreement, the chains do not move,
 or the sampler diverged where its reference did not; INCONCLUSIVE (3) nothing was found wrong but the run could
 not have found it (the chains did not forget their start, a check cannot resolve --detect, or the claimed
-reference cannot be held to truth here): the output says how many steps or chains would decide; 2 bad input.
-See docs/tutorial.md, "sgbench validate"."""
+reference cannot be held to truth here) and the remedy that would decide does not fit in --budget: the output names
+the budget that would run it; 2 bad input. Within --budget, an INCONCLUSIVE's remedy runs by itself: more chains, a
+longer warm-up, the step ladder (h, h/2, h/4, ...: does the error vanish as the step shrinks?), a smaller step.
+See docs/validate.md."""
 
 
 def add_parser(commands) -> None:
+    from sgbench.bench.gate.compute_budget import DEFAULT as DEFAULT_BUDGET
     from sgbench.bench.gate.resolution import DEFAULT_CHAINS, DEFAULT_DETECT
     from sgbench.bench.gate.validation_targets import keys
 
@@ -55,6 +58,9 @@ def add_parser(commands) -> None:
                           help=f"the relative variance error r the checks must resolve, > 0 (default: "
                                f"{DEFAULT_DETECT:g}; and a mean error of r standard deviations); a run that cannot is "
                                "INCONCLUSIVE")
+    validate.add_argument("--budget", default=DEFAULT_BUDGET,
+                          help="what the remedies of an INCONCLUSIVE may spend: a time (20min, 90s, 1.5h) or a number "
+                               f"of gradient evaluations (2e9); shared by the targets (default: {DEFAULT_BUDGET})")
     validate.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
     validate.add_argument("--chains", type=int, default=DEFAULT_CHAINS,
                           help=f"chains per target (default: {DEFAULT_CHAINS}; the claimed reference runs 4 x as many)")
@@ -95,6 +101,12 @@ def execute(args, argv) -> int:
         integer_at_least("--warmup", args.warmup, 0, MAX_TOTAL_STEPS)
     if not (math.isfinite(args.detect) and args.detect > 0):
         raise UsageError(f"--detect takes a finite number > 0 (a relative variance error), got {args.detect:g}")
+    from sgbench.bench.gate.compute_budget import Budget
+
+    try:
+        budget = Budget.parse(args.budget)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
     if args.record is not None and not args.reseed:
         raise UsageError("--record goes with --reseed N (the record of the reseeded runs)")
     output_folder(args.out)
@@ -103,7 +115,7 @@ def execute(args, argv) -> int:
     sampler = load_sampler(args.sampler)
     options = dict(params=parse_key_values(args.param, "--param"), claims=args.claims, targets=args.targets,
                    num_chains=args.chains, num_steps=args.steps, warmup=args.warmup, detect=args.detect,
-                   thorough=args.thorough, rename=_names(args.map),
+                   thorough=args.thorough, rename=_names(args.map), budget=budget,
                    reference_params=parse_key_values(args.reference_param, "--reference-param"))
     if args.reseed:
         return _reseed(sampler, options, args)

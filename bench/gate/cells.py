@@ -27,7 +27,7 @@ declares its cells (``sgbench.samplers._benchmarks.GateSettings``) and the targe
 holds what every cell shares: the targets, the temperature, the start, the chains and steps. Each group of
 a suite lists the samplers in the order of ``samplers.names()``.
 
-Why each setting, and the cells in full: docs/gates.md, section sgbench.bench.gate.cells.
+Why each setting, and the cells in full: docs/gates_derivations.md, section sgbench.bench.gate.cells.
 """
 
 from __future__ import annotations

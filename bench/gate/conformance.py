@@ -5,8 +5,9 @@ SGMCMCJax); their adapters are the module's :class:`~sgbench.bench.adapters.Adap
 declares the :class:`~sgbench.bench.adapters.Setting` s it is run at. One *task* is one adapter at one setting:
 
 - an adapter whose draws are the target's is run through :func:`sgbench.bench.gate.validate.validate` on the
-  setting's targets (three outcomes; held to the claimed suite sampler's run at the translated hyperparameters, and
-  to truth; an adapter that claims none is held to truth alone, with step halving);
+  setting's targets, within the scale's budget per task (three outcomes; held to the claimed suite sampler's run at
+  the translated hyperparameters, and to truth; an adapter that claims none is held to truth alone, with its step
+  ladder; an INCONCLUSIVE's remedies run within the budget, as in ``sgbench validate``);
 - an adapter whose draws follow another density and carry importance weights (``log_weight``: blackjax's contour
   SGLD) is held to truth by the weighted check, :mod:`sgbench.bench.gate.weighted_truth`.
 
@@ -18,13 +19,12 @@ adapter beside the suite's implementation of the same method in the same run (gr
 chain-steps per second, all chains together; the suite's twin is the claimed sampler's reference run, or for an
 adapter that claims none the suite sampler of its ``method`` at its gate settings, run as long).
 
-``SCALES`` sizes the runs: ``quick`` (CI: the first setting of each adapter, few chains: it exercises every
-adapter, and decides only what so little can), ``default`` (every setting; about 20 minutes on two cores; 256
-JAX chains resolve r of about 0.12, so a correct adapter is often INCONCLUSIVE, with the chains that would
-decide), ``full`` (4 times the chains: what the documentation's report was made with). Finished tasks are
-appended to a JSON-lines record as they finish and skipped when the record already holds them (the same
-adapter, setting, scale, seed and library version): an interrupted run resumes. Tasks run in this process or as
-Dask tasks (``client``), each a ``run_task`` call.
+``SCALES`` sizes the runs: ``quick`` (CI: the first setting of each adapter, few chains and a small budget: it
+exercises every adapter, and decides only what so little can), ``default`` (every setting, 256 JAX chains to start
+and a budget of ``Scale.budget`` per task for the remedies), ``full`` (4 times the chains and a larger budget).
+Finished tasks are appended to a JSON-lines record as they finish and skipped when the record already holds
+them (the same adapter, setting, scale, seed and library version): an interrupted run resumes. Tasks run in
+this process or as Dask tasks (``client``), each a ``run_task`` call.
 """
 
 from __future__ import annotations
@@ -53,18 +53,23 @@ DETECT = 0.1  # the relative variance error every PASSED must resolve
 @dataclasses.dataclass(frozen=True)
 class Scale:
     """Chains and scored steps per backend (``jax``: all chains in one program; ``numpy``: one chain at a time,
-    torch's update), and how many of each adapter's settings run (None: all)."""
+    torch's update), how many of each adapter's settings run (None: all), and what each task's remedies may spend
+    (``budget``, as ``sgbench validate --budget`` takes it)."""
 
     name: str
     chains: dict
     steps: dict
     settings: int | None
+    budget: str = "2min"
 
 
 SCALES = {
-    "quick": Scale("quick", chains={"jax": 32, "numpy": 4}, steps={"jax": 300, "numpy": 100}, settings=1),
-    "default": Scale("default", chains={"jax": 256, "numpy": 16}, steps={"jax": 2000, "numpy": 500}, settings=None),
-    "full": Scale("full", chains={"jax": 1024, "numpy": 64}, steps={"jax": 2000, "numpy": 1000}, settings=None),
+    "quick": Scale("quick", chains={"jax": 32, "numpy": 4}, steps={"jax": 300, "numpy": 100}, settings=1,
+                   budget="20s"),
+    "default": Scale("default", chains={"jax": 256, "numpy": 16}, steps={"jax": 2000, "numpy": 500}, settings=None,
+                     budget="2min"),
+    "full": Scale("full", chains={"jax": 1024, "numpy": 64}, steps={"jax": 2000, "numpy": 1000}, settings=None,
+                  budget="10min"),
 }
 
 
@@ -214,17 +219,19 @@ def run_task(task: Task, scale: Scale, seed: int = 0) -> list[dict]:
     if adapter.log_weight is not None:
         rows = _weighted_rows(adapter, setting, common, chains, steps, seed)
     else:
-        rows = _validated_rows(adapter, setting, common, chains, steps, seed)
+        rows = _validated_rows(adapter, setting, common, chains, steps, seed, scale.budget)
     seconds = time.perf_counter() - started
     return [dataclasses.asdict(dataclasses.replace(row, seconds=seconds / len(rows))) for row in rows]
 
 
-def _validated_rows(adapter, setting: Setting, common: dict, chains: int, steps: int, seed: int) -> list[Row]:
+def _validated_rows(adapter, setting: Setting, common: dict, chains: int, steps: int, seed: int,
+                    budget: str) -> list[Row]:
     from sgbench.bench.gate.validate import validate
 
     with tempfile.TemporaryDirectory() as folder:  # validate's page is not written here; its path only
         validation = validate(adapter, dict(setting.params), targets=setting.targets, seed=seed, num_chains=chains,
-                              num_steps=steps, detect=DETECT, out=Path(folder), progress=lambda line: None)
+                              num_steps=steps, detect=DETECT, out=Path(folder), progress=lambda line: None,
+                              budget=budget)
     verdict = validation.verdict
     checks, metrics = verdict.checks, verdict.metrics
     rows = []

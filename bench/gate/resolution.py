@@ -23,7 +23,7 @@ candidate's), so :math:`C\,(d/\delta)^2` chains would decide, :math:`d` the dete
 Why 0.1 by default: a 10 % error in a marginal variance (a Kullback-Leibler divergence of about 0.0025 per
 coordinate) is small against the discretisation biases the validated samplers show at practical steps,
 yet resolved by ``sgbench validate``'s default ``DEFAULT_CHAINS`` = 256 chains x 4000 scored steps on
-the validation targets at such steps (measured in docs/gates.md, section "sgbench validate").
+the validation targets at such steps (measured in docs/gates_derivations.md, section "sgbench validate").
 """
 
 from __future__ import annotations
@@ -64,7 +64,19 @@ class Resolution:
             one line per passed check whose largest detectable deviation, relative to the law it is compared
             with, exceeds its threshold; empty when every one resolves it.
         """
-        lines = []
+        return [f"the {name} check detects only a {CHECKS[name]} of {detectable:.2g}, not {wanted:.2g} (--detect "
+                f"{self.relative_variance:g}); about {need} chains (--chains) would decide"
+                for name, detectable, wanted, need in self._short(checks, num_chains)]
+
+    def chains_needed(self, checks, num_chains: int) -> int:
+        """The chains that would let every passed check of ``checks`` resolve this bias (``num_chains`` where each
+        does already)."""
+        return max([num_chains] + [need for *_, need in self._short(checks, num_chains)])
+
+    def _short(self, checks, num_chains: int) -> list[tuple]:
+        """(check name, largest detectable deviation relative to the law, threshold, chains that would resolve it)
+        of each passed check that does not resolve this bias."""
+        found = []
         ratio = _variance_ratio(checks)
         for check in checks:
             wanted = self.threshold(check.name)
@@ -73,11 +85,8 @@ class Resolution:
             scaled = np.atleast_1d(check.detectable) / (ratio if check.name == "second_moment" else np.sqrt(ratio))
             detectable = float(np.nanmax(scaled))
             if detectable > wanted:
-                need = math.ceil(num_chains * (detectable / wanted) ** 2)
-                lines.append(f"the {check.name} check detects only a {CHECKS[check.name]} of {detectable:.2g}, "
-                             f"not {wanted:.2g} (--detect {self.relative_variance:g}); about {need} chains "
-                             f"(--chains) would decide")
-        return lines
+                found.append((check.name, detectable, wanted, math.ceil(num_chains * (detectable / wanted) ** 2)))
+        return found
 
 
 def _variance_ratio(checks) -> np.ndarray:

@@ -22,8 +22,8 @@ Why 2 suffices: for a chain whose memory decays as :math:`e^{-t/\tau_e}` (an AR(
 :math:`\tau \approx 2\tau_e`), the start's excess in the window average of :math:`r` is at most
 :math:`(\kappa^2 - 1)\frac{\tau_e}{2N} e^{-2W/\tau_e} \le 3\cdot\frac{\tau}{4N} e^{-8}`, below :math:`3\cdot 10^{-4}`
 for any :math:`\tau \le N`: below a hundredth of the checks' standard error for up to 2000 chains
-(docs/gates.md, section sgbench.bench.gate.start). A :math:`\hat\tau` too small by a factor of two still leaves the
-shift below a tenth of a standard error for up to :math:`100 N/\tau` chains.
+(docs/gates_derivations.md, section sgbench.bench.gate.start). A :math:`\hat\tau` too small by a factor of two still
+leaves the shift below a tenth of a standard error for up to :math:`100 N/\tau` chains.
 
 The chains *do not move* when, in some coordinate, the median over chains of the standardised distance
 between a chain's start and its last draw is below ``STILL`` = 0.01: in that coordinate they travelled less

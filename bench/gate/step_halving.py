@@ -16,7 +16,7 @@ The check fails when :math:`\max_{si} z_{si}` exceeds :math:`t_\nu(1 - \alpha/(2
 It catches a bias that does not shrink with the step (a random walk, PX's prior, fixed per-step
 parameters), not a bias of the right order but the wrong size.
 
-Derivation and notes: docs/gates.md, section sgbench.bench.gate.step_halving.
+Derivation and notes: docs/gates_derivations.md, section sgbench.bench.gate.step_halving.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """The page ``sgbench validate`` writes (``validate_<name>.html``) from a :class:`Validation` (what
 ``sgbench.bench.gate.validate.validate`` computed): the verdict (green PASSED, red FAILED, black INCONCLUSIVE),
-each target's outcome and what it was held to, how far the chains travelled, every check with a legend in words,
-the metrics beside the reference's, and each target's relative variance error per coordinate against what the
-candidate is compared with."""
+each target's outcome, what it was held to and what it cost (the remedies' runs included), how far the chains
+travelled, every check with a legend in words, the metrics beside the reference's, and each target's relative
+variance error per coordinate against what the candidate is compared with."""
 
 from __future__ import annotations
 
@@ -21,7 +21,8 @@ CHECK_LEGEND = {
     "against": "what the candidate (or the reference) is compared with: truth, the suite's sampler, its exact "
                "discrete-time law or stored design bias, or its own run at half the step",
     "check": "finite: no chain diverged; mean: standardised mean error; second_moment: relative variance error r; "
-             "b2: mean over coordinates of r squared; step_halving: the error halves with the step",
+             "b2: mean over coordinates of r squared; step_ladder: the error extrapolated to a vanishing step "
+             "(estimate) from the runs at h, h/2, h/4, ...",
     "statistic": "the check's standardised statistic at its worst coordinate (t, z or chi-square); it fails above "
                  "the threshold",
     "threshold": "the critical value at the check's false-failure rate, split over coordinates (Bonferroni)",
@@ -89,7 +90,10 @@ def write(validation: Validation) -> Path:
     verdict, resolution = validation.verdict, validation.resolution
     outcomes = pd.DataFrame({"target": list(verdict.outcomes), "outcome": [o.name for o in verdict.outcomes.values()],
                              "reason": [verdict.reasons[k] for k in verdict.outcomes],
-                             "held to": [verdict.basis[k] for k in verdict.outcomes]})
+                             "held to": [verdict.basis[k] for k in verdict.outcomes],
+                             "seconds": [verdict.costs.get(k, (float("nan"),) * 2)[0] for k in verdict.outcomes],
+                             "gradient evaluations": [verdict.costs.get(k, (float("nan"),) * 2)[1]
+                                                      for k in verdict.outcomes]})
     travel = verdict.travel.drop(columns=["finding"], errors="ignore")
     tables = {"Outcome per target": outcomes, "How far the chains travelled": travel,
               "Checks of the candidate": _checks(verdict.checks),
@@ -105,7 +109,7 @@ def write(validation: Validation) -> Path:
     passed = {Outcome.PASSED: True, Outcome.FAILED: False}.get(verdict.outcome)
     detect = (f"detect r >= {resolution.relative_variance:g} (mean error >= {resolution.threshold('mean'):.2g} "
               "sd)")
+    notes = (f"Hyperparameters {validation.params}; per-check false-failure rate {validation.alpha:.2g} over all "
+             f"its looks; {detect}; budget {validation.budget}. " + validation.differences)
     return write_page(verdict.report, f"Validation of {verdict.name}", verdict.headline(), passed, tables,
-                      figures(validation), notes=f"Hyperparameters {validation.params}; per-check false-failure "
-                                                 f"rate {validation.alpha:.2g}; {detect}. " + validation.differences,
-                      legends=legends, errors=errors)
+                      figures(validation), notes=notes, legends=legends, errors=errors)

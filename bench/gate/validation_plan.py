@@ -1,7 +1,7 @@
 r"""What one target of ``sgbench validate`` runs and holds the candidate to (:class:`Plan`): the candidate's run
 (overdispersed start, warm-up, scored steps), and either the claimed reference's run with what holds that
-reference to truth (its exact discrete-time law, its stored design bias, or its own run at half the step),
-or the law, design bias or truth the candidate is held to directly (docs/gates.md, section
+reference to truth (its exact discrete-time law, its stored design bias, or its step ladder),
+or the law, design bias or truth the candidate is held to directly (docs/gates_derivations.md, section
 sgbench.bench.gate.validate).
 """
 
@@ -14,11 +14,10 @@ from sgbench import samplers
 from sgbench.bench.gate import cells as gate_cells, design_bias, exact_law, gold_standard, validation_targets as vt
 from sgbench.bench.gate.runner import TRUTH_CHECKS
 from sgbench.bench.gate.start import START_SCALE, thin_for
-from sgbench.bench.gate.step_halving import STEP, halved
+from sgbench.bench.gate.step_ladder import STEP
 from sgbench.bench.gate.validation_claim import Claim
 
 REFERENCE_GROUPS = 4  # the reference runs 4 x the chains: its bias estimate has half the candidate's se
-HALF_STEP_GROUPS = 2  # at half the step for twice the steps: about the reference's se again
 
 
 def stored_design(cell: gate_cells.Cell) -> dict | None:
@@ -51,8 +50,8 @@ class Plan:
     "truth", "law" (design bias), "reference", or "none" (no truth at its temperature: INCONCLUSIVE);
     ``design``: its exact law or stored design bias, or the NUTS truth's allowance (None: analytic truth);
     ``reference``: the claimed suite sampler's run (None: none; ``REFERENCE_GROUPS`` groups of the cell's chains) with
-    ``reference_design`` (its law or design bias; None: ``halved``, or nothing where its step cannot be
-    halved); the temperatures of both."""
+    ``reference_design`` (its law or design bias; None: its step ladder where ``laddered``, or nothing where its
+    step cannot be shrunk); the temperatures of both."""
 
     target: vt.ValidationTarget
     cell: gate_cells.Cell
@@ -62,7 +61,7 @@ class Plan:
     against: str = ""
     reference: gate_cells.Cell | None = None
     reference_design: dict | None = None
-    halved: gate_cells.Cell | None = None
+    laddered: bool = False
     reference_temperature: float = 1.0
     defaults: tuple = ()
 
@@ -72,23 +71,26 @@ class Plan:
 
     @property
     def statistical_checks(self) -> int:
-        """How many checks with a false-failure rate it may make (``finite`` is deterministic)."""
-        if self.kind == "truth":
-            return TRUTH_CHECKS + int(STEP in self.cell.params)  # and its own step-halving check
-        if self.kind == "law":
-            return TRUTH_CHECKS
+        """How many checks with a false-failure rate it may make (``finite`` is deterministic), each over all its
+        looks: the checks against what it is held to, its step ladder, the test of a stationary law after a
+        longer warm-up, and under a claim the reference's checks against truth or its ladder."""
         if self.kind == "none":
             return 0
-        holding = TRUTH_CHECKS if self.reference_design is not None else int(self.halved is not None)
+        stationary = 1
+        if self.kind == "truth":
+            return TRUTH_CHECKS + int(STEP in self.cell.params) + stationary
+        if self.kind == "law":
+            return TRUTH_CHECKS + stationary
+        holding = TRUTH_CHECKS if self.reference_design is not None else int(self.laddered)
         own = TRUTH_CHECKS + int(STEP in self.cell.params) if truth_kind(self.temperature, self.target) == "truth" \
-            else 0  # its checks against truth and its own step-halving check
-        return TRUTH_CHECKS + holding + own
+            else 0  # its checks against truth and its own step ladder
+        return TRUTH_CHECKS + holding + own + stationary
 
     def basis(self, claim: Claim) -> str:
         """What the candidate is held to, in words."""
         if self.reference is not None:
             held = (described(self.reference_design, "") if self.reference_design is not None else
-                    "halving its step" if self.halved is not None else "nothing (it cannot be)")
+                    "its step ladder" if self.laddered else "nothing (it cannot be)")
             left = (f"; left at its defaults: {', '.join(f'{k}={v!r}' for k, v in self.defaults)}"
                     if self.defaults else "")
             return (f"the suite's {claim.name!r} with {self.reference.params} ({REFERENCE_GROUPS} x "
@@ -148,7 +150,7 @@ def plan(sampler, claim: Claim, target: vt.ValidationTarget, params: dict, num_c
     reference_design = stored_design(claimed)
     return Plan(target, cell, temperature, kind="reference", design=estimated, against=f"the suite's {claim.name!r}",
                 reference=claimed, reference_design=reference_design,
-                halved=halved(claimed) if reference_design is None and STEP in reference_params
-                and not heavy_tailed else None,  # the step-halving check's CLT fails on heavy-tailed chains
+                laddered=reference_design is None and STEP in reference_params
+                and not heavy_tailed,  # the ladder's CLT fails on heavy-tailed chains
                 reference_temperature=reference_temperature,
                 defaults=tuple(claim.defaults(reference_params).items()))

@@ -4,24 +4,31 @@ over all targets.
 The evidence on a target (:class:`Evidence`): the candidate's divergences and travel (``sgbench.bench.gate.start``);
 its agreement checks with what it is held to (the claimed reference's run, an exact discrete-time law, a
 stored design bias, or exact truth); when a reference is claimed, the candidate's checks against truth on
-its own and whether the reference itself is held to truth (``held``); for a sampler held to truth, whether
-its error halves with its step (``halving``). The rules, in order:
+its own and whether the reference itself is held to truth (``held``: by its law, its design bias, or its step
+ladder); for a sampler held to truth whose checks failed, whether its error vanishes as the step shrinks (its
+step ladder, ``ladder``: ``sgbench.bench.gate.step_ladder``). The rules, in order:
 
 1. *Divergence.* The candidate diverged: FAILED, unless the claimed reference diverged too (INCONCLUSIVE:
-   the settings are unstable on this target).
-2. *Does not move*: FAILED.
+   the settings are unstable on this target; the remedy is a smaller step).
+2. *Does not move*: FAILED. *No stationary law* (its variance error grew as the warm-up grew): FAILED.
 3. *Against a claimed reference* (run from the same starts, so the comparison holds whether or not the
    chains forgot them): disagreement is FAILED when the reference is held to truth, or when the candidate
-   also disagrees with truth on its own (after forgetting its start) by an error that does not halve with
-   its step; otherwise INCONCLUSIVE. Agreement
+   also disagrees with truth on its own (after forgetting its start) by an error that does not vanish as
+   its step shrinks; otherwise INCONCLUSIVE. Agreement
    is PASSED when the chains forgot their start, the reference is held to truth (or the candidate agrees
    with truth on its own) and the checks resolve the bias asked for (``sgbench.bench.gate.resolution``); else
    INCONCLUSIVE with the reason. A reference that diverged cannot be compared with: FAILED only if the
-   candidate disagrees with truth on its own by an error that does not halve, else INCONCLUSIVE.
+   candidate disagrees with truth on its own by an error that does not vanish, else INCONCLUSIVE.
 4. *Against a law, a design bias or truth*: disagreement after forgetting is FAILED, except against
-   truth when the error halves with the step (a discretisation bias: INCONCLUSIVE, with the error's size);
+   truth, where the step ladder decides: an error that does not vanish is FAILED, one that vanishes (within
+   the bias asked for) PASSED: a consistent discretisation, with its order and its bias at the step;
    disagreement before forgetting is INCONCLUSIVE (the start's memory may explain it). Agreement is
    PASSED when the chains forgot their start and the checks resolve the bias asked for.
+
+Every INCONCLUSIVE that a computation could decide names it (:func:`remedy`): more chains, a longer warm-up,
+chains or a finer rung for a step ladder (the chains that the fit predicts would decide it; a finer rung, which
+costs as much as the ladder so far and moves the fit to smaller steps, where no number of chains would), a
+smaller step; ``sgbench.bench.gate.validation_session`` runs it within the budget.
 
 Over targets: FAILED if any target failed, else INCONCLUSIVE if any is, else PASSED (``sgbench.bench.gate.outcome``).
 """
@@ -29,6 +36,7 @@ Over targets: FAILED if any target failed, else INCONCLUSIVE if any is, else PAS
 from __future__ import annotations
 
 import dataclasses
+import math
 from pathlib import Path
 
 import pandas as pd
@@ -36,9 +44,36 @@ import pandas as pd
 from sgbench.bench.gate.outcome import Outcome, combined
 from sgbench.bench.gate.resolution import Resolution
 from sgbench.bench.gate.start import Travel
+from sgbench.reference.checks.vanishing_bias import PERSISTS, UNDECIDED, VANISHES
+
+WARMUP_MARGIN = 1.5  # a longer warm-up is this many times what the autocorrelation time asks for
 
 SUMMARY_COLUMNS = ("target", "name", "passed", "statistic", "threshold", "estimate", "expected", "standard_error",
                    "detectable")
+
+
+@dataclasses.dataclass(frozen=True)
+class LadderFinding:
+    """What a step ladder showed: ``outcome`` (``vanishes``, ``persists`` or ``undecided``), in ``words``;
+    ``fit`` (the ``LadderFit``; None where it did not run, or ``diverged``: a rung diverged), ``rungs`` run."""
+
+    outcome: str
+    words: str
+    fit: object = None
+    rungs: int = 0
+    diverged: bool = False
+
+
+@dataclasses.dataclass(frozen=True)
+class Remedy:
+    """What would decide an INCONCLUSIVE: ``kind`` ("chains": ``amount`` chains for the candidate;
+    "warmup": ``amount`` warm-up steps; "ladder_chains" / "reference_ladder_chains": ``amount`` times the chains
+    on every rung of the candidate's or the reference's ladder; "ladder_rung" / "reference_ladder_rung": a finer
+    rung; "step": half the step for both), in ``words``."""
+
+    kind: str
+    amount: float
+    words: str
 
 
 @dataclasses.dataclass(frozen=True)
@@ -47,8 +82,10 @@ class Evidence:
     words (an empty ``agreement`` with ``held`` None: there is nothing to hold it to, the reason in
     ``against``); ``truth``: its checks against truth on its own (None: no truth at its temperature on this
     target); ``reference``: the claimed suite sampler's name (None: none ran); ``held``: (whether the
-    reference is held to truth, why not); ``halving``: for a candidate held to truth whose check failed,
-    its own step-halving check (None: not run)."""
+    reference is held to truth, why not); ``ladder``: for a candidate held to truth whose check failed, its step
+    ladder's :class:`LadderFinding` (None: not run); ``reference_ladder`` the reference's (None: held otherwise);
+    ``reference_travel`` how far the reference's chains travelled; ``unstationary``: why the candidate has no
+    stationary law, in words (None: no such finding)."""
 
     name: str
     against: str
@@ -61,7 +98,10 @@ class Evidence:
     reference_chains: int = 0
     reference_diverged: int = 0
     held: tuple[bool, str] | None = None
-    halving: object = None
+    ladder: LadderFinding | None = None
+    reference_ladder: LadderFinding | None = None
+    reference_travel: Travel | None = None
+    unstationary: str | None = None
 
 
 def _failed(checks) -> list[str]:
@@ -76,14 +116,26 @@ def _resolved(e: Evidence, checks, resolution: Resolution, claim: str) -> tuple[
 
 
 def _off_truth(e: Evidence, finding: str) -> tuple[Outcome, str]:
-    """A disagreement with truth (``finding``, in words): INCONCLUSIVE when the candidate's own error halves
-    with its step (a discretisation bias), FAILED otherwise."""
-    if e.halving is not None and e.halving.passed:
-        return Outcome.INCONCLUSIVE, (
-            f"{finding}; but at half its step its error shrinks as a discretisation bias does (step-halving "
-            f"z = {e.halving.statistic:.3g} against {e.halving.threshold:.3g}), so this run cannot tell it from "
-            "one; run a smaller step, or claim the suite sampler it implements (--claims)")
-    return Outcome.FAILED, finding + ("; its error does not halve with its step" if e.halving is not None else "")
+    """A disagreement with truth at the step (``finding``, in words), decided by the candidate's step ladder: FAILED
+    where its error does not vanish as the step shrinks (or no ladder can be run: no ``step_size``), PASSED where
+    it vanishes (a consistent discretisation), else INCONCLUSIVE."""
+    if e.ladder is None:
+        return Outcome.FAILED, finding
+    if e.ladder.outcome == VANISHES:
+        return Outcome.PASSED, (f"{finding} at its step, a discretisation bias: {e.ladder.words} (a bias of the "
+                                "right order but the wrong size is not seen without a claim: --claims)")
+    if e.ladder.outcome == PERSISTS:
+        return Outcome.FAILED, f"{finding}; {e.ladder.words}"
+    return Outcome.INCONCLUSIVE, f"{finding}; {e.ladder.words}"
+
+
+def _unconfirmed(decided: tuple[Outcome, str]) -> tuple[Outcome, str]:
+    """A claim whose reference could not be compared with or held to truth is never PASSED on the candidate's
+    ladder alone: its error vanishing makes it a consistent sampler, not the claimed one (INCONCLUSIVE)."""
+    outcome, reason = decided
+    if outcome is Outcome.PASSED:
+        return Outcome.INCONCLUSIVE, reason + "; but the claim itself cannot be confirmed here"
+    return outcome, reason
 
 
 def decide(e: Evidence, resolution: Resolution) -> tuple[Outcome, str]:
@@ -97,6 +149,8 @@ def decide(e: Evidence, resolution: Resolution) -> tuple[Outcome, str]:
         return Outcome.FAILED, lost + (f", where the suite's {e.reference} did not" if e.reference else "")
     if e.travel.still:
         return Outcome.FAILED, f"{e.name}: {e.travel.describe()}"
+    if e.unstationary:
+        return Outcome.FAILED, f"{e.name}: {e.unstationary}"
     forgot, memory = e.travel.forgot, e.travel.describe()
     failed, off_truth = _failed(e.agreement), _failed(e.truth or ())
     if e.held is None and not e.agreement:
@@ -115,7 +169,8 @@ def decide(e: Evidence, resolution: Resolution) -> tuple[Outcome, str]:
         lost = (f"the suite's {e.reference} diverged in {e.reference_diverged} of {e.reference_chains} chains at "
                 "these settings, so the candidate cannot be compared with it")
         if off_truth and forgot:
-            return _off_truth(e, f"{e.name} disagrees with truth on its own ({', '.join(off_truth)} failed); {lost}")
+            return _unconfirmed(_off_truth(e, f"{e.name} disagrees with truth on its own ({', '.join(off_truth)} "
+                                              f"failed); {lost}"))
         agrees = e.truth is not None and not off_truth
         return Outcome.INCONCLUSIVE, lost + (f" ({e.name} agrees with truth on its own)" if agrees else "")
     if failed:
@@ -123,8 +178,8 @@ def decide(e: Evidence, resolution: Resolution) -> tuple[Outcome, str]:
         if held:
             return Outcome.FAILED, disagreement
         if off_truth and forgot:
-            return _off_truth(e, f"{disagreement} and with truth on its own ({', '.join(off_truth)} failed); "
-                                 f"the reference itself cannot be held to truth here: {why_not}")
+            return _unconfirmed(_off_truth(e, f"{disagreement} and with truth on its own ({', '.join(off_truth)} "
+                                              f"failed); the reference itself cannot be held to truth here: {why_not}"))
         return Outcome.INCONCLUSIVE, f"{disagreement}, but that reference cannot be held to truth here: {why_not}"
     if not forgot:
         return Outcome.INCONCLUSIVE, f"{e.name} agrees with {e.against}, but {memory}"
@@ -140,12 +195,42 @@ def decide(e: Evidence, resolution: Resolution) -> tuple[Outcome, str]:
                                   f"({', '.join(off_truth)}): both may carry the same discretisation bias")
 
 
+def remedy(e: Evidence, resolution: Resolution) -> Remedy | None:
+    """What would decide the INCONCLUSIVE ``decide`` gives ``e`` (None: nothing a computation can decide, such as
+    a target without truth at the temperature), in the order it should run: a smaller step where both runs
+    diverged; a longer warm-up where the chains did not forget their start; the candidate's step ladder, then the
+    reference's; more chains where a check cannot resolve the bias asked for."""
+    if e.diverged:
+        return Remedy("step", 0.5, "half the step for both runs") if e.reference and e.reference_diverged else None
+    if e.travel.still or e.unstationary:
+        return None
+    slow = [t for t in (e.travel, e.reference_travel) if t is not None and not t.forgot]
+    if slow:
+        wanted = max(max(2 * t.warmup, WARMUP_MARGIN * t.warmup_needed) for t in slow)
+        if math.isfinite(wanted):
+            return Remedy("warmup", math.ceil(wanted), f"a warm-up of {math.ceil(wanted)} steps")
+        return None
+    for kind, finding, whose in (("ladder", e.ladder, "its"), ("reference_ladder", e.reference_ladder,
+                                                               "the reference's")):
+        if finding is None or finding.outcome != UNDECIDED or finding.fit is None:
+            continue
+        factor = finding.fit.chains_factor
+        if math.isfinite(factor):
+            return Remedy(f"{kind}_chains", factor, f"{factor:.2g} times the chains on every rung of {whose} step "
+                                                    "ladder")
+        return Remedy(f"{kind}_rung", 0.0, f"a finer rung (h/{2 ** finding.rungs}) on {whose} step ladder")
+    checks = e.agreement if e.held is None or e.held[0] else (e.truth or ())
+    need = resolution.chains_needed(checks, e.chains)
+    return Remedy("chains", need, f"{need} chains") if need > e.chains else None
+
+
 @dataclasses.dataclass
 class Verdict:
     """What validation found: per target its ``outcomes`` and ``reasons``; the candidate's ``checks``
     (against what it is held to, and against truth on its own), the claimed reference's checks against
     truth (``reference_checks``), what the candidate was compared with per target (``basis``), how far
-    the chains travelled (``travel``), the metrics beside the reference's, and the report's path."""
+    the chains travelled (``travel``), the metrics beside the reference's, the report's path, and per target
+    what it cost (``costs``: seconds, gradient evaluations)."""
 
     name: str
     claims: str | None
@@ -157,6 +242,7 @@ class Verdict:
     travel: pd.DataFrame
     metrics: pd.DataFrame
     report: Path
+    costs: dict = dataclasses.field(default_factory=dict)
 
     @property
     def outcome(self) -> Outcome:
@@ -180,6 +266,9 @@ class Verdict:
         for key, outcome in self.outcomes.items():
             lines.append(f"on {key}: {outcome.name}: {self.reasons[key]}")
             lines.append(f"  held to: {self.basis[key]}")
+            if key in self.costs:
+                seconds, evals = self.costs[key]
+                lines.append(f"  cost: {seconds:.0f} s, {evals:.3g} gradient evaluations")
         lines.append("how far the chains travelled:\n" + self.travel.to_string(index=False))
         lines.append(self.metrics.to_string(index=False))
         for title, frame in (("checks of the candidate", self.checks),

@@ -59,7 +59,7 @@ would decide.
 What it cannot see: the weights are checked only through the two moments of each coordinate, on a
 Gaussian target (or a target's truth at T = 1); contour SGLD's own estimator is exact only as its partition
 :math:`\Delta u` shrinks (its weight :math:`\theta^\zeta(J(x))` is the flattening at the top of the
-partition, not at the energy :math:`U(x)`), and with a noisy energy estimate it is biased (docs/gates.md,
+partition, not at the energy :math:`U(x)`), and with a noisy energy estimate it is biased (docs/gates_derivations.md,
 section "Weighted check"); halving the steps does not shrink either, so the check reports them as failures.
 """
 

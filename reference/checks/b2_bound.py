@@ -14,7 +14,7 @@ so it fails with probability at most :math:`\alpha` (:math:`q = d\,F_{d, df}(1 -
 
 fails the check with probability at least 0.9: that is ``detectable``, in :math:`b^2` units.
 
-Derivation: docs/gates.md, section sgbench.reference.checks.b2_bound.
+Derivation: docs/gates_derivations.md, section sgbench.reference.checks.b2_bound.
 """
 
 from __future__ import annotations

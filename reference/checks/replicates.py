@@ -16,7 +16,7 @@ Student's :math:`t = (\bar x - \mu_0)/(s/\sqrt n)`, or Johnson's (1978, JASA 73:
 :func:`law_check` adds power against named wrong answers, each rejected with probability at least
 :math:`1 - \alpha_{sure}` by design.
 
-Derivation and notes: docs/gates.md, section sgbench.reference.checks.replicates.
+Derivation and notes: docs/gates_derivations.md, section sgbench.reference.checks.replicates.
 """
 
 from __future__ import annotations

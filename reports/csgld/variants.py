@@ -13,7 +13,7 @@ r"""Variants of ``blackjax:csgld`` for the held-out runs of the weighted check (
 - :func:`midpoint_log_weight`: the weight of the flattening at the middle of the partition,
   :math:`\zeta(\log\theta(J) + \log\theta((J - 1) \vee 1))/2`, instead of the paper's
   :math:`\zeta\log\theta(J)` (the flattening :math:`\Psi_\theta` at the top of the partition): the paper's
-  weight is off by :math:`O(\Delta u)` (docs/gates.md, section "Weighted check").
+  weight is off by :math:`O(\Delta u)` (docs/gates_derivations.md, section "Weighted check").
 - :func:`tempered_sgld`: a correct importance sampler with weights that are not constant: blackjax's SGLD kernel
   at temperature 1.5 (draws from :math:`\pi^{1/1.5}`) weighted by :math:`\pi(x)^{1 - 1/1.5}`.
 """

@@ -1,4 +1,5 @@
-"""The quick gate's measured false-failure and INCONCLUSIVE rates (docs/gates.md, "Measured false-failure rate").
+"""The quick gate's measured false-failure and INCONCLUSIVE rates (docs/gates_derivations.md, "Measured false-failure
+rate").
 
 Reseeds every cell of the quick suite ``N`` times (``sgbench.bench.gate.runner.reseed``, one cell at a time, each at
 the whole suite's per-check rate), in batches of 20 runs seeded 1, 21, 41, ...: the g-th run of every cell is

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The measured false-failure rate of `sgbench validate` on correct samplers in hard regimes
-# (docs/gates.md, "sgbench validate: measured error rates"). Each line reseeds one validation; the
+# (docs/gates_derivations.md, "sgbench validate: measured error rates"). Each line reseeds one validation; the
 # records beside this script keep every finished run, so a rerun resumes. Run from the repository root.
 set -euo pipefail
 runs=${1:-100}

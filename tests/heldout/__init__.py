@@ -15,6 +15,10 @@ give, with the reason. The expectations come from theory and from ``bench.run`` 
 (never from a validate command), with chains started at exact draws of the target (``target.sample``), as
 validate starts them: see each module's docstring for the numbers. ``TARGETS`` gives the target presets the
 measurements used, by the names of ``sgbench validate --targets`` (``icg`` is the gate's ``icg4``).
+
+``tests.heldout.decisive`` (``DECISIVE_CASES``) is a second manifest, written for a validator that decides (adds
+chains, lengthens the warm-up, runs a step ladder): each of its cases also says the verdict such a validator should
+reach (``decided``).
 """
 
 from __future__ import annotations
@@ -22,12 +26,17 @@ from __future__ import annotations
 import dataclasses
 
 OUTCOMES = frozenset({"PASSED", "FAILED", "INCONCLUSIVE"})
+DECIDED = frozenset({"PASSED", "FAILED"})
+KINDS = frozenset({"correct", "order-one", "order-h", "library"})
 
 # The presets measured, as ``targets.get(name, **rest)`` arguments.
 TARGETS = {
     "icg": dict(name="icg", dim=4, condition_number=4.0, rotation_seed=0, noise="isotropic", noise_variance=2.0),
     "linreg": dict(name="linreg", num_data=40, dim=2, noise="minibatch", noise_batch_size=8),
     "gmm": dict(name="gmm", extra_dims=1, grid_points=2, noise="isotropic", noise_variance=2.0),
+    "logreg": dict(name="logreg", dataset="breast_cancer", noise="minibatch", noise_batch_size=32),
+    "icg_stiff": dict(name="icg", dim=4, condition_number=16.0, rotation_seed=0, noise="isotropic",
+                      noise_variance=16.0),
 }
 
 GAUSSIAN = ("icg", "linreg")
@@ -50,6 +59,12 @@ class Case:
         num_steps: its steps (``--steps``).
         param_map: the candidate's hyperparameter names -> the claimed sampler's, where they differ (None:
             the same names).
+        decided: the verdict a decisive validator (one that adds chains, lengthens the warm-up and runs a step
+            ladder within its budget) should reach, PASSED or FAILED, one of ``expected``; None where INCONCLUSIVE
+            is the honest answer whatever the budget (``tests.heldout.decisive``).
+        kind: what the case probes, for reports: ``correct`` (a correct sampler at a hard setting), ``order-one``
+            (a bias that stays as h -> 0), ``order-h`` (a bias that vanishes with h), ``library`` (an adapter);
+            None for the cases of ``CASES``.
     """
 
     name: str
@@ -62,6 +77,8 @@ class Case:
     num_chains: int | None = None
     num_steps: int = 4000
     param_map: dict | None = None
+    decided: str | None = None
+    kind: str | None = None
 
     def __post_init__(self):
         object.__setattr__(self, "expected", frozenset(self.expected))
@@ -70,6 +87,10 @@ class Case:
             raise ValueError(f"case {self.name!r}: expected must be a non-empty subset of {sorted(OUTCOMES)}")
         if not set(self.targets) <= set(TARGETS):
             raise ValueError(f"case {self.name!r}: targets must be among {sorted(TARGETS)}")
+        if self.decided is not None and (self.decided not in DECIDED or self.decided not in self.expected):
+            raise ValueError(f"case {self.name!r}: decided must be None or one of {sorted(DECIDED)} in expected")
+        if self.kind is not None and self.kind not in KINDS:
+            raise ValueError(f"case {self.name!r}: kind must be None or one of {sorted(KINDS)}")
 
     @property
     def module(self) -> str:
@@ -96,15 +117,17 @@ CASES = (
          "the position never changes; SGLD at h = 0.01 relaxes in about 200 steps on icg and 5 on linreg"),
 
     # sgld_tiny: correct, but cannot forget its start at 4000 steps.
-    Case("sgld_tiny-icg", _path("sgld_tiny"), {"step_size": 1e-5}, None, INCONCLUSIVE,
-         "correct SGLD, but 4000 steps are 0.02 relaxation times on icg: its moments are its exact start's",
+    Case("sgld_tiny-icg", _path("sgld_tiny"), {"step_size": 1e-5}, None, PASS_OR_INCONCLUSIVE,
+         "correct SGLD, but 4000 steps are 0.02 relaxation times on icg: its moments are its exact start's (never "
+         "FAILED; a warm-up of 10 relaxation times, 4e6 steps, is beyond any budget of minutes)",
          targets=("icg",)),
-    Case("sgld_tiny-claims-sgld", _path("sgld_tiny"), {"step_size": 1e-5}, "sgld", INCONCLUSIVE,
+    Case("sgld_tiny-claims-sgld", _path("sgld_tiny"), {"step_size": 1e-5}, "sgld", PASS_OR_INCONCLUSIVE,
          "it is SGLD (never FAILED), but neither it nor the reference forgets its start in 4000 steps",
          targets=("icg",)),
-    Case("sgld_tiny-both", _path("sgld_tiny"), {"step_size": 1e-5}, None, INCONCLUSIVE,
-         "inconclusive on icg (unmixed) and at best passed on linreg (about one relaxation time): inconclusive"),
-    Case("sgld_tiny-tempered", _path("sgld_tiny"), {"step_size": 1e-5, "temperature": 0.5}, None, INCONCLUSIVE,
+    Case("sgld_tiny-both", _path("sgld_tiny"), {"step_size": 1e-5}, None, PASS_OR_INCONCLUSIVE,
+         "correct: unmixed on icg, about one relaxation time on linreg; never FAILED"),
+    Case("sgld_tiny-tempered", _path("sgld_tiny"), {"step_size": 1e-5, "temperature": 0.5}, None,
+         PASS_OR_INCONCLUSIVE,
          "r = 0.8 to 1.6 against 0.5 Sigma is the untempered start, unforgotten, not a bias: never FAILED",
          targets=("icg",)),
     Case("sgld_tiny-linreg", _path("sgld_tiny"), {"step_size": 1e-5}, None, PASS_OR_INCONCLUSIVE,
@@ -178,9 +201,9 @@ CASES = (
     Case("tamed-claims-sgld-linreg", _path("tamed_sgld"), {"step_size": 0.1}, "sgld", INCONCLUSIVE,
          "every SGLD chain diverges at h = 0.1 on linreg: no reference bias to hold it to; not its failure",
          targets=("linreg",)),
-    Case("tamed-linreg", _path("tamed_sgld"), {"step_size": 0.1}, None, INCONCLUSIVE,
+    Case("tamed-linreg", _path("tamed_sgld"), {"step_size": 0.1}, None, PASS_OR_INCONCLUSIVE,
          "no claim: r 7.3, 8.0 (SE 0.03) against exact truth at h = 0.1, but it is consistent (r about halves at "
-         "h/2): validate's rule makes an error that halves with the step a discretisation bias, not a mistake",
+         "h/2; the taming vanishes as h -> 0): an error that vanishes with the step is not a mistake",
          targets=("linreg",)),
     Case("tamed-claims-sgld-both", _path("tamed_sgld"), {"step_size": 0.1}, "sgld", FAILED,
          "on icg at h = 0.1 SGLD runs and the taming's r 0.50 to 0.63 disagrees with SGLD's 0.12 to 0.21"),
@@ -194,4 +217,4 @@ CASES = (
          "every chain non-finite on both targets: a failure with divergence counts, not a crash"),
 )
 
-__all__ = ["CASES", "GAUSSIAN", "OUTCOMES", "TARGETS", "Case"]
+__all__ = ["CASES", "DECIDED", "GAUSSIAN", "KINDS", "OUTCOMES", "TARGETS", "Case"]

@@ -1,8 +1,9 @@
 """What the held-out SGLD-family samplers share: ``Params`` (``step_size``, ``temperature``), ``State``
-(``position``, ``step``), ``init``, ``draw_spec`` (one standard-normal variate of the position's shape), and
-:func:`langevin_steps`, which makes a module's ``reference_step`` (NumPy) and ``optimized_step`` (JAX) from its
-update rule written once against an array namespace ``xp``. :func:`both_backends` does the same for a whole
-step (the SGHMC modules, whose state has a momentum).
+(``position``, ``step``), ``init`` (and the SGHMC family's ``MomentumState`` and ``momentum_init``),
+``draw_spec`` (one standard-normal variate of the position's shape), and :func:`langevin_steps`, which makes a
+module's ``reference_step`` (NumPy) and ``optimized_step`` (JAX) from its update rule written once against an
+array namespace ``xp``. :func:`both_backends` does the same for a whole step (the SGHMC modules, whose state has a
+momentum).
 
 A module imports the parts it shares into its namespace, so that ``samplers.Sampler.from_namespace(...,
 globals())`` finds them, and defines its own update rule, docstring and ``SAMPLER``.
@@ -38,6 +39,18 @@ class State(NamedTuple):
 
 def init(position, params):
     return State(position, 0)
+
+
+class MomentumState(NamedTuple):
+    """The state of the SGHMC-family held-out samplers: position, momentum (0 at the start), step."""
+
+    position: Any
+    momentum: Any
+    step: Any
+
+
+def momentum_init(position, params):
+    return MomentumState(position, 0 * position, 0)
 
 
 def draw_spec(dim, params):

@@ -74,17 +74,28 @@ def _value(text: str):
         return text
 
 
-def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def parser_of(doc: str) -> argparse.ArgumentParser:
+    """The command line a measurement script shares: the sampler, the target, NAME=VALUE hyperparameters (read by
+    :func:`params_of`), --chains, --steps, --seed."""
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
     parser.add_argument("sampler", help="MODULE:OBJECT or a registered sampler's name")
     parser.add_argument("target", choices=sorted(TARGETS))
     parser.add_argument("params", nargs="*", help="NAME=VALUE (JSON values; other text is a string)")
     parser.add_argument("--chains", type=int, default=64)
     parser.add_argument("--steps", type=int, default=4000)
     parser.add_argument("--seed", type=int, default=0)
+    return parser
+
+
+def params_of(args) -> dict:
+    return {name: _value(value) for name, _, value in (p.partition("=") for p in args.params)}
+
+
+def main(argv=None) -> None:
+    parser = parser_of(__doc__)
     parser.add_argument("--start-seed", type=int, default=1)
     args = parser.parse_args(argv)
-    params = {name: _value(value) for name, _, value in (p.partition("=") for p in args.params)}
+    params = params_of(args)
     print(json.dumps(measure(args.sampler, args.target, params, args.chains, args.steps, args.seed,
                              args.start_seed)))
 

@@ -47,11 +47,11 @@ shares).
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Any
 
 from sgbench import samplers
 from sgbench.base.arguments import finite, one_of, positive_finite
-from tests.heldout._langevin import both_backends, draw_spec  # noqa: F401
+from tests.heldout._langevin import MomentumState, both_backends, draw_spec, momentum_init  # noqa: F401
 
 FORMS = ("chen", "practical")
 DEFAULT_FRICTION = {"chen": 0.01, "practical": 100.0}
@@ -89,14 +89,7 @@ class Params:
                              f"must be >= 0, got {2 * self.friction * self.temperature - self.step_size * beta!r}")
 
 
-class State(NamedTuple):
-    position: Any
-    momentum: Any
-    step: Any
-
-
-def init(position, params):
-    return State(position, 0 * position, 0)
+State, init = MomentumState, momentum_init
 
 
 def noise_variance(params):

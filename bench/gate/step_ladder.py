@@ -1,0 +1,91 @@
+r"""The step ladder of ``sgbench validate``: a sampler held to truth runs again at :math:`h/2, h/4, \dots`, and the
+fit of its errors (``sgbench.reference.checks.vanishing_bias``) says whether they vanish as the step shrinks.
+
+Rung :math:`k` is the first run's cell at step :math:`h 2^{-k}` for :math:`2^k` times its warm-up and scored steps
+(and its ``thin``: as many draws kept), every other hyperparameter as given, so that every rung covers the same
+span of the dynamics and its chains' time averages have about the first run's spread. The series are, per
+coordinate, the standardised mean error and the relative variance error :math:`r` against truth at the sampler's
+temperature. The ladder starts with ``FIRST_RUNGS`` rungs (the user's step and three below it: the fit uses the
+finest three, so the user's step, often where the bias is largest and furthest from its leading term, informs
+only the bias reported at the step); a finer rung or more chains on every rung are the remedies of an undecided
+fit.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from sgbench.bench.gate.cells import Cell
+from sgbench.bench.gate.replicates import Replicates
+from sgbench.reference.checks import standard_error
+from sgbench.reference.checks.vanishing_bias import LadderFit, ladder_fit
+
+STEP = "step_size"
+FIRST_RUNGS = 4
+MAX_RUNGS = 7  # the finest at h/64: 64 times the first run's steps
+STATISTICS = {"mean_error": "mean error", "second_moment_error": "r"}
+
+
+def rung(cell: Cell, k: int) -> Cell:
+    """``cell`` at step :math:`h 2^{-k}` for :math:`2^k` times its steps, warm-up and ``thin``; ValueError naming
+    ``step_size`` if the cell has none."""
+    if STEP not in cell.params:
+        raise ValueError(f"{cell.sampler} has no {STEP} hyperparameter to shrink, got {sorted(cell.params)}")
+    scale = 2**k
+    return dataclasses.replace(cell, params={**cell.params, STEP: cell.params[STEP] / scale},
+                               num_steps=scale * cell.num_steps, num_burnin=scale * cell.num_burnin,
+                               thin=scale * cell.thin)
+
+
+def rung_cost(cell: Cell, k: int, chains: int) -> float:
+    """The chain-steps of ``chains`` chains on rung ``k`` of ``cell``."""
+    return float(chains) * 2**k * (cell.num_burnin + cell.num_steps)
+
+
+@dataclasses.dataclass
+class Ladder:
+    """A ladder's runs: ``cell`` (rung 0's), ``rungs`` (per rung, the healthy chains' values per statistic,
+    (chains, dim) each; rung 0 is the first run) and ``diverged`` (per rung, the chains that diverged)."""
+
+    cell: Cell
+    rungs: list
+    diverged: list
+
+    @property
+    def steps(self) -> tuple:
+        return tuple(self.cell.params[STEP] / 2**k for k in range(len(self.rungs)))
+
+    def add_rung(self, values: dict, diverged: int) -> None:
+        self.rungs.append(values)
+        self.diverged.append(diverged)
+
+    def add_chains(self, k: int, values: dict, diverged: int) -> None:
+        """More chains on rung ``k``."""
+        self.rungs[k] = {key: np.concatenate([self.rungs[k][key], values[key]]) for key in STATISTICS}
+        self.diverged[k] += diverged
+
+    def chains(self, k: int) -> int:
+        return int(self.rungs[k]["mean_error"].shape[0])
+
+    def fit(self, alpha: float, detect: float, truth: dict | None = None) -> LadderFit:
+        """The fit of every (statistic, coordinate) series at rate ``alpha``; ``truth`` the standard errors of an
+        estimated truth (``gold_standard.allowance``; None: analytic)."""
+        errors = [np.concatenate([values[key].mean(axis=0) for key in STATISTICS]) for values in self.rungs]
+        se = [np.concatenate([standard_error(values[key]) for key in STATISTICS]) for values in self.rungs]
+        dim = self.rungs[0]["mean_error"].shape[1]
+        labels = [f"{words} in coordinate {i}" for words in STATISTICS.values() for i in range(dim)]
+        common = None if truth is None else np.concatenate([np.asarray(truth[f"{key}_se"]) for key in STATISTICS])
+        return ladder_fit(self.steps, np.array(errors), np.maximum(np.array(se), 1e-300), alpha=alpha,
+                          detect=detect, labels=labels, common_se=common)
+
+
+def healthy_values(rep: Replicates, at_truth) -> tuple[dict, int]:
+    """(per statistic the values (chains, dim) of ``rep``'s healthy chains against truth, the diverged count);
+    ``at_truth(rep)`` gives the run's errors against the target at the sampler's temperature."""
+    one = at_truth(rep)
+    healthy = ~one.diverged.reshape(-1)
+    dim = one.mean_error.shape[-1]
+    return ({key: getattr(one, key).reshape(-1, dim)[healthy] for key in STATISTICS},
+            int((~healthy).sum()))

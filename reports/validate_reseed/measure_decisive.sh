@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# The measured false-failure rate of the decisive `sgbench validate` (issue 59: the remedies within a budget, the
+# sequential looks, the step ladder) on correct samplers in hard regimes, each chosen to make a remedy run
+# (docs/gates_derivations.md, "sgbench validate: measured error rates"). Each line reseeds one validation at 64
+# chains and a budget of 1 minute, so that the first look is short of power and the remedies decide; the records
+# beside this script keep every finished run, so a rerun resumes. Run from the repository root.
+set -euo pipefail
+runs=${1:-100}
+r=reports/validate_reseed
+v() { name=$1; shift; sgbench validate "$@" --chains 64 --budget 1min --reseed "$runs" --seed 1 --record "$r/decisive_$name.jsonl" --out /tmp/validate_reseed; }
+# more chains in stages: the suite's SGLD held to its exact law, short of power at 64 chains
+v sequential sgbench.samplers.sgld:SAMPLER --param step_size=0.02 --targets icg
+# the step ladder from far outside the small-step regime: SGLD at h lambda_max = 0.6, r +1.44 and +1.94 at h
+v ladder_large_step tests.heldout.sgld_correct:SAMPLER --param step_size=0.02 --claims none --targets linreg
+# the ladder on an error that is O(h) only from h/8 on: BAO splitting with friction 20
+v ladder_late_order tests.heldout.sghmc_bao:SAMPLER --param step_size=0.05 --param friction=20 --claims none --targets icg
+# the ladder on a second-order scheme (error O(h^2)) on the non-Gaussian mixture
+v ladder_second_order tests.heldout.lm_langevin:SAMPLER --param step_size=0.3 --param noise_estimate=2 --claims none --targets gmm
+# a longer warm-up: SGLD at h = 2e-3 (autocorrelation time about 2000 steps against a warm-up of 4000)
+v warmup sgbench.samplers.sgld:SAMPLER --param step_size=2e-3 --targets icg
