@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import sys
 import textwrap
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -228,3 +229,36 @@ def test_validate_interrupted_exits_130_saying_what_was_decided(monkeypatch, cap
     err = capsys.readouterr().err.strip().splitlines()
     assert status == 130 and err[-1] == ("sgbench: validate interrupted: no verdict and no page (on icg decided, "
                                          "printed above)"), err
+
+
+def test_more_chains_in_stages_decide_and_their_cost_is_reported(tmp_path):
+    """The suite's SGLD on icg at 64 chains cannot resolve r = 0.1 (its checks detect about 0.2); within the budget
+    validate adds the chains the measured standard errors predict and decides PASSED at the next look, with the
+    chains and the cost in its output; with a budget of one second it stops and names the budget that would."""
+    lines = []
+    verdict = validate(samplers.get("sgld"), {"step_size": 0.02}, targets="icg", num_chains=64, out=tmp_path,
+                       progress=lines.append, budget="2min").verdict
+    assert verdict.outcome is Outcome.PASSED, verdict.summary()
+    assert any(line.startswith("on icg: ") and " chains (predicted " in line for line in lines), lines
+    runs = verdict.metrics[verdict.metrics["sampler"] == "sgld"]
+    assert len(runs) == 2  # the first look's run and the added chains
+    seconds, evals = verdict.costs["icg"]
+    assert seconds > 0 and evals > 64 * 8000
+    short = validate(samplers.get("sgld"), {"step_size": 0.02}, targets="icg", num_chains=64, out=tmp_path,
+                     budget="1s", **QUIET).verdict
+    assert short.outcome is Outcome.INCONCLUSIVE and "--budget " in short.reasons["icg"], short.summary()
+    assert "chains would decide" in short.reasons["icg"]
+
+
+def test_a_correct_sampler_far_from_the_small_step_regime_is_never_failed_by_its_ladder(tmp_path, monkeypatch):
+    """Correct SGLD written outside the suite at h = 0.02 on linreg (h lambda_max = 0.6: r +1.44, +1.94 at h),
+    claiming nothing: its checks against truth fail, its step ladder runs (h/2, h/4, h/8), and the verdict is
+    PASSED (its error vanishes) or INCONCLUSIVE within the budget, never FAILED."""
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[1]))  # tests.heldout, from the repository root
+    sampler = load_sampler("tests.heldout.sgld_correct:SAMPLER")
+    verdict = validate(sampler, {"step_size": 0.02}, claims="none", targets="linreg", out=tmp_path, budget="2min",
+                       **QUIET).verdict
+    assert verdict.outcome in (Outcome.PASSED, Outcome.INCONCLUSIVE), verdict.summary()
+    ladder = verdict.checks[verdict.checks["name"] == "step_ladder"]
+    assert len(ladder) == 1 and ladder.iloc[0]["rungs"] >= 4, verdict.summary()
+    assert "vanish" in verdict.reasons["linreg"] or "cannot yet tell" in verdict.reasons["linreg"]

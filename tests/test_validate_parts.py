@@ -74,19 +74,26 @@ def test_reseed_record_resumes_and_counts(tmp_path):
     assert all(json.loads(line)["settings"] == settings_key(settings) for line in record.read_text().splitlines())
 
 
-def test_the_stored_reseed_records_resume_under_the_package_name(tmp_path):
-    """The records of reports/validate_reseed were made when the sampler was given as ``samplers.sgld:SAMPLER``; the
-    same command with the package name finds its runs (seed 1 is there: nothing is computed, nothing appended)."""
+def test_reseed_records_resume_only_under_the_same_procedure(tmp_path):
+    """A reseed record resumes under the same settings: the same command again computes nothing and appends nothing.
+    The records of reports/validate_reseed made with the rules of issue 42 (no ``--budget``, step halving) are not
+    taken for runs of today's procedure, whose settings include the budget: they stay a measurement of the old one."""
     from pathlib import Path
 
     from sgbench.bench.cli import main
 
+    command = ["validate", "sgbench.samplers.sgld:SAMPLER", "--param", "step_size=2e-3", "--targets", "icg",
+               "--chains", "64", "--reseed", "1", "--seed", "1", "--budget", "5s", "--out", str(tmp_path)]
+    record = tmp_path / "runs.jsonl"
+    assert main([*command, "--record", str(record)]) == 0
+    first = record.read_text()
+    assert len(first.splitlines()) == 1
+    assert main([*command, "--record", str(record)]) == 0 and record.read_text() == first
     stored = Path(__file__).resolve().parents[1] / "reports" / "validate_reseed" / "small_step.jsonl"
-    record = tmp_path / "small_step.jsonl"
-    record.write_text(stored.read_text())
-    status = main(["validate", "sgbench.samplers.sgld:SAMPLER", "--param", "step_size=2e-3", "--targets", "icg",
-                   "--chains", "64", "--reseed", "1", "--seed", "1", "--record", str(record), "--out", str(tmp_path)])
-    assert status == 0 and record.read_text() == stored.read_text()
+    old = tmp_path / "small_step.jsonl"
+    old.write_text(stored.read_text())
+    assert main([*command, "--record", str(old)]) == 0
+    assert len(old.read_text().splitlines()) == len(stored.read_text().splitlines()) + 1  # computed, not resumed
 
 
 def test_clopper_pearson_upper_bound():

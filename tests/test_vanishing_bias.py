@@ -8,11 +8,11 @@ its order 1), plus Gaussian noise of a stated standard error on every rung. Pure
 give the asymptotic case.
 
 **Rates.** Each decision runs at ``ALPHA`` = 1e-2 over ``SIMULATIONS`` ladders. A consistent sampler must be
-declared *persists* in at most alpha of them, a sampler whose error tends to exactly ±detect *vanishes* in at most
-alpha: one-sided exact binomial tests at ``RATE_ALPHA`` = 1e-6 (a rate of 2 alpha is rejected with probability
-about 0.9 at 2000 simulations). **Power.** A persisting error of 0.15 (detect 0.1) at rung standard errors 0.003 is
-declared persisting, and a consistent SGLD at the same precision vanishing, in at least 0.9 of the ladders.
-The seeds are fixed. About 5 s on 2 shared cores.
+declared *persists* in at most alpha of them (FAILED's rate), a sampler whose error tends to exactly ±detect
+*vanishes* in at most ``ORDER_MISS`` + alpha/4 (PASSED's): one-sided exact binomial tests at ``RATE_ALPHA`` = 1e-6
+(a rate of 2 alpha is rejected with probability about 0.9 at 2000 simulations). **Power.** A persisting error of
+0.15 (detect 0.1) at rung standard errors 0.003 is declared persisting, and a consistent SGLD at the same
+precision vanishing, in at least 0.9 of the ladders. The seeds are fixed. About 20 s on 2 shared cores.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 import scipy.stats
 
-from sgbench.reference.checks.vanishing_bias import ORDERS, PERSISTS, UNDECIDED, VANISHES, ladder_fit
+from sgbench.reference.checks.vanishing_bias import ORDER_MISS, ORDERS, PERSISTS, UNDECIDED, VANISHES, ladder_fit
 
 ALPHA = 1e-2
 RATE_ALPHA = 1e-6
@@ -80,7 +80,7 @@ def test_an_error_that_tends_to_detect_is_rarely_declared_vanishing(limit):
     steps = ladder(0.01)
     errors = limit + 0.3 * np.outer(steps / steps[0], [1.0, 1.0])
     counts = outcomes(steps, errors, 0.003, seed=7 if limit > 0 else 8)
-    assert_rate_at_most(counts[VANISHES], SIMULATIONS, ALPHA)
+    assert_rate_at_most(counts[VANISHES], SIMULATIONS, ORDER_MISS + ALPHA / 4)
 
 
 def test_power_against_a_persisting_error_and_for_a_vanishing_one():
@@ -108,6 +108,16 @@ def test_an_error_still_shrinking_at_the_finest_rung_is_not_declared_persisting(
     steps = ladder(0.01, rungs=5)  # b0 = 0.02 under c h = 0.025 at the finest rung: no plateau yet
     errors = 0.02 + 0.4 * np.outer(steps / steps[0], [1.0])
     assert ladder_fit(steps, errors, np.full(errors.shape, 1e-4), alpha=1e-3, detect=0.01).outcome == UNDECIDED
+
+
+def test_a_series_that_misses_every_order_by_chance_keeps_the_orders_of_the_stricter_set():
+    """Errors 0.1, 0.14, 0.1 on the window (standard errors 0.01): Q(p) is at least 8.5 for every order, beyond the
+    5 % quantile 3.84 but within the quantile at alpha/2: the orders come from that stricter set (one series in
+    twenty misses the 5 % set by chance, a few of a 31-d target's 62 every time) and the model is not rejected."""
+    steps = ladder(0.01)
+    errors = np.array([[0.4], [0.1], [0.14], [0.1]])
+    fit = ladder_fit(steps, errors, np.full(errors.shape, 0.01), alpha=1e-4, detect=0.1)
+    assert np.isfinite(fit.series[0].orders[0]) and np.isfinite(fit.chains_factor)
 
 
 def test_an_error_no_order_fits_is_undecided():

@@ -16,7 +16,7 @@ from sgbench.bench.gate.validate import Validation
 CHECK_COLUMNS = {"target": "target", "of": "against", "name": "check", "passed": "passed",
                  "statistic": "statistic", "threshold": "threshold", "estimate": "estimate",
                  "standard_error": "se", "expected": "expected", "largest_detectable": "detects (90 %)",
-                 "worst_coordinate": "coordinate"}
+                 "worst_coordinate": "coordinate", "outcome": "ladder", "order": "weak order", "rungs": "rungs"}
 CHECK_LEGEND = {
     "against": "what the candidate (or the reference) is compared with: truth, the suite's sampler, its exact "
                "discrete-time law or stored design bias, or its own run at half the step",
@@ -31,6 +31,10 @@ CHECK_LEGEND = {
     "detects (90 %)": "the smallest deviation the check finds with probability 0.9, largest over coordinates "
                       "(compared with --detect)",
     "coordinate": "the worst coordinate's index",
+    "ladder": "step_ladder rows: whether the error vanishes as the step shrinks (vanishes), does not (persists), or "
+              "cannot yet be told (undecided)",
+    "weak order": "step_ladder rows: the order p of the error's leading term c h^p that fits the finest rungs best",
+    "rungs": "step_ladder rows: the steps run, h, h/2, h/4, ...",
 }
 TRAVEL_LEGEND = {
     "median distance travelled (sd)": "median over chains of the distance from start to last draw, in target "

@@ -152,10 +152,15 @@ class Session:
             evidence, rows, reference_rows = self._evidence(runs, look_alpha(self.alpha, look))
             outcome, reason = decide(evidence, self.resolution)
             fix = remedy(evidence, self.resolution) if outcome is Outcome.INCONCLUSIVE else None
-            if fix is None or look >= MAX_LOOKS:
+            if fix is None:
+                break
+            if look >= MAX_LOOKS:
+                reason += f"; {fix.words} would decide, but this target has had its {MAX_LOOKS} looks"
                 break
             cost = self._cost(runs, fix)
             if cost is None:
+                reason += (f"; {fix.words} would be next, beyond the ladder's {MAX_RUNGS} rungs or the "
+                           f"{MAX_STEP_HALVINGS} halvings of the step that validate makes")
                 break
             if not self.account.affords(*cost):
                 reason += (f"; {fix.words} would decide, at a predicted {cost[0]:.0f} s and {cost[1]:.3g} gradient "
@@ -206,8 +211,10 @@ class Session:
 
     def _unstationary(self, runs: _Runs, alpha: float) -> str | None:
         """Whether the candidate's variance error grew significantly as the warm-up grew (one-sided z-test per
-        coordinate between the first and the last warm-up tried, Bonferroni): then it has no stationary law."""
-        if len(runs.warmups) < 2 or runs.warmups[0][1] is None or runs.warmups[-1][1] is None:
+        coordinate between the first and the last warm-up tried, Bonferroni): then it has no stationary law. Not made
+        on heavy-tailed chains, where the z-test's CLT fails."""
+        if (len(runs.warmups) < 2 or runs.warmups[0][1] is None or runs.warmups[-1][1] is None
+                or runs.plan.cell.heavy_tailed):
             return None
         (w0, (r0, se0)), (w1, (r1, se1)) = runs.warmups[0], runs.warmups[-1]
         z = (r1 - r0) / np.hypot(se0, se1)

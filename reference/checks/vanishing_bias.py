@@ -13,16 +13,20 @@ every order the data allow.
 
 - **The orders the data allow.** At a fixed :math:`p` the model is linear in :math:`(b_0, c)`; its weighted
   residual :math:`Q(p)` is :math:`\chi^2_{m-2}` at the true order (:math:`m` rungs in the window). The set
-  :math:`P = \{p \in [p_{\min}, p_{\max}]: Q(p) \le \chi^2_{m-2}(1 - \alpha/2)\}` holds the true order with
-  probability :math:`1 - \alpha/2`. An empty set rejects the model (the window is not in the regime of one power).
+  :math:`P = \{p \in [p_{\min}, p_{\max}]: Q(p) \le \chi^2_{m-2}(1 - \epsilon)\}` holds the true order with
+  probability :math:`1 - \epsilon` (``ORDER_MISS`` = 0.05). Where it is empty (one series in twenty, by chance)
+  the set at :math:`\alpha/2` stands in (it holds the first); only an empty one rejects the model (the window is
+  not in the regime of one power).
 - **Persists** (the error does not vanish): at every :math:`p \in P` the linear estimate :math:`\hat b_0(p)`
-  differs from 0 by more than :math:`z_{1-\alpha/4}` standard errors (rate at most :math:`\alpha`: the union
-  bound over the two steps), and the error stopped shrinking: at the last halving it kept significantly more
-  than the share :math:`2^{-1/2}` that any order considered would leave (rate at most :math:`\alpha` alone,
-  also before the small-step regime, where errors shrink faster).
+  differs from 0 by more than :math:`z_{1-\alpha/4}` standard errors, and the error stopped shrinking: at the
+  last halving it kept significantly (at rate :math:`\alpha`) more than the share :math:`2^{-1/2}` that any
+  order considered would leave. The second test alone declares a consistent sampler persistent with
+  probability at most :math:`\alpha`, also before the small-step regime, where errors shrink faster; so the
+  rate of *persists* does not rest on :math:`P`.
 - **Vanishes**: at every :math:`p \in P` the interval :math:`\hat b_0(p) \pm z_{1-\alpha/4}\,se` lies inside
   :math:`(-\delta, \delta)`, :math:`\delta` the error that matters (``detect``): a sampler whose error tends to
-  :math:`|b_0| \ge \delta` is declared vanishing with probability at most :math:`\alpha`.
+  :math:`|b_0| \ge \delta` is declared vanishing with probability at most :math:`\epsilon + \alpha/4`, the
+  standard of every PASSED of the suite (a bias of ``detect`` missed with probability at most 0.1).
 - Otherwise **undecided**: more chains on every rung (the intervals shrink as :math:`1/\sqrt{C}`) or a finer
   rung decides.
 
@@ -45,6 +49,7 @@ from sgbench.reference.checks._validate import check_alpha
 
 WINDOW = 3  # the finest rungs the model is fitted on (3: b0, c and p, with Q(p) on 1 degree of freedom)
 ORDERS = (0.5, 4.0)  # the weak orders considered
+ORDER_MISS = 0.05  # the allowed orders miss the true one with this probability (it enters PASSED's rate, not FAILED's)
 GRID = 480  # orders tried, log-spaced over ORDERS (the best is within 0.3 % of the least-squares order)
 
 VANISHES, PERSISTS, UNDECIDED = "vanishes", "persists", "undecided"
@@ -55,7 +60,8 @@ class SeriesFit:
     """One series' fit (module docstring): the outcome; ``b0`` at the best order with its standard error and the
     interval ``(b0_low, b0_high)`` over every allowed order; the best order ``p`` and the allowed ``orders``
     (low, high; NaN where the set is empty); ``error_at_step`` the measured error at the coarsest rung;
-    ``smallest_t`` the smallest |b0|/se over the allowed orders; ``half_width`` the largest z se over them."""
+    ``smallest_t`` the smallest |b0|/se over the allowed orders; ``half_width`` the largest z se over them, ``z``
+    being ``critical``."""
 
     outcome: str
     b0: float
@@ -68,6 +74,7 @@ class SeriesFit:
     error_at_step_se: float
     smallest_t: float
     half_width: float = float("nan")
+    critical: float = float("nan")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -128,7 +135,9 @@ def _series_fit(x, orders, beta, se, at_step: tuple, common: float, alpha: float
     to every rung."""
     b0, b0_se, q = _linear_fits(x, beta, se)
     b0_se = np.hypot(b0_se, common)
-    allowed = q <= scipy.stats.chi2.ppf(1 - alpha / 2, len(beta) - 2)
+    allowed = q <= scipy.stats.chi2.ppf(1 - ORDER_MISS, len(beta) - 2)
+    if not allowed.any():  # one series in twenty misses every order at ORDER_MISS by chance: reject only at alpha
+        allowed = q <= scipy.stats.chi2.ppf(1 - alpha / 2, len(beta) - 2)
     z = scipy.stats.norm.isf(alpha / 4)
     best = int(np.argmin(q))
     if not allowed.any():
@@ -144,7 +153,7 @@ def _series_fit(x, orders, beta, se, at_step: tuple, common: float, alpha: float
         outcome = UNDECIDED
     return SeriesFit(outcome, float(b0[best]), float(b0_se[best]), float(low.min()), float(high.max()),
                      float(orders[best]), (float(orders[allowed].min()), float(orders[allowed].max())), *at_step,
-                     float(t.min()), float(z * b0_se[allowed].max()))
+                     float(t.min()), float(z * b0_se[allowed].max()), float(z))
 
 
 def _plateau(beta, se, common: float = 0.0) -> float:
@@ -222,7 +231,7 @@ def _chains_factor(fits, detect: float, common) -> float:
             continue
         if f.outcome == PERSISTS or not np.isfinite(f.b0_low):
             return float("nan")
-        fixed = (f.half_width / f.b0_se if f.b0_se > 0 else 0.0) * s0
+        fixed = f.critical * s0
         if detect <= fixed:
             return float("nan")
         extent = max(-f.b0_low, f.b0_high)
