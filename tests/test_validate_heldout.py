@@ -16,8 +16,8 @@ start, wrong only on a nonlinear gradient, the reference diverges, the candidate
 ``DEFAULT_RUN`` gives it (enough for the one step ladder among them); the rest run under ``-m integration``,
 with the held-out set of issue 59 (``tests/heldout/decisive.py``, ``DECISIVE_CASES``), where an INCONCLUSIVE is
 allowed for every case (the budget of a test is smaller than validate's default;
-``reports/validate_decisive/measure.py`` measures how many are decided at the default budget). Cases that need 2e5 or more steps are left out (``sgbench validate --steps``);
-their settings are in the manifest.
+``reports/validate_decisive/measure.py`` measures how many are decided at the default budget). Cases that need
+2e5 or more steps are left out (``sgbench validate --steps``); their settings are in the manifest.
 """
 
 from __future__ import annotations
