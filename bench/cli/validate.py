@@ -21,7 +21,7 @@ not have found it (the chains did not forget their start, a check cannot resolve
 reference cannot be held to truth here) and the remedy that would decide does not fit in --budget: the output names
 the budget that would run it; 2 bad input. Within --budget, an INCONCLUSIVE's remedy runs by itself: more chains, a
 longer warm-up, the step ladder (h, h/2, h/4, ...: does the error vanish as the step shrinks?), a smaller step.
-See docs/validate.md."""
+See docs/gates.md (the manual) and docs/tutorial.md."""
 
 
 def add_parser(commands) -> None:

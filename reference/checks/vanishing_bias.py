@@ -105,8 +105,12 @@ class LadderFit:
         """The finding in words, naming the deciding series."""
         s, label = self.series[self.worst], self.labels[self.worst]
         steps = ", ".join(f"{h:.3g}" for h in self.steps)
-        orders = ("no order fits" if not np.isfinite(s.orders[0])
-                  else f"weak order {s.p:.2g} (allowed {s.orders[0]:.2g} to {s.orders[1]:.2g})")
+        if not np.isfinite(s.orders[0]):
+            orders = "no order fits"
+        elif s.orders == ORDERS:
+            orders = f"any order from {ORDERS[0]:g} to {ORDERS[1]:g} fits: the error barely changes over the ladder"
+        else:
+            orders = f"weak order {s.p:.2g} (allowed {s.orders[0]:.2g} to {s.orders[1]:.2g})"
         where = (f"{label}: error {s.error_at_step:.3g} ± {s.error_at_step_se:.2g} at the step, extrapolated to "
                  f"{s.b0:.3g} ± {s.b0_se:.2g} as the step vanishes (interval {s.b0_low:.3g} to {s.b0_high:.3g} "
                  f"over the allowed orders), {orders}; ladder of steps {steps}")
