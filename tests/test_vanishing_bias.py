@@ -104,6 +104,22 @@ def test_the_fit_reports_the_order_and_the_extrapolated_error():
     assert "does not vanish" in words and "r[0]" in words and "extrapolated to 0.1 " in words
 
 
+def test_a_flat_error_that_the_last_halving_alone_could_not_confirm_persists():
+    """An error of 0.17 at every rung (standard errors 0.015): over one halving it keeps 0.29 x 0.17 = 0.05 beyond
+    the share 2^(-1/2), 2.7 standard errors, short of the critical 4.8 at rate 1e-6; over the window's two halvings
+    the excess doubles (5.3 standard errors): it persists, and a fit whose plateau falls short asks for the chains
+    that would confirm it."""
+    steps = ladder(0.02)
+    errors = np.full((4, 1), -0.17)
+    fit = ladder_fit(steps, errors, np.full(errors.shape, 0.015), alpha=1e-6, detect=0.1)
+    assert fit.outcome == PERSISTS and fit.series[0].plateau > 5
+    short = ladder_fit(steps, errors, np.full(errors.shape, 0.02), alpha=1e-6, detect=0.1)
+    assert short.outcome == UNDECIDED and 1 < short.chains_factor < 3
+    confirmed = ladder_fit(steps, errors, np.full(errors.shape, 0.02 / np.sqrt(short.chains_factor)), alpha=1e-6,
+                           detect=0.1)
+    assert confirmed.outcome == PERSISTS
+
+
 def test_an_error_still_shrinking_at_the_finest_rung_is_not_declared_persisting():
     steps = ladder(0.01, rungs=5)  # b0 = 0.02 under c h = 0.025 at the finest rung: no plateau yet
     errors = 0.02 + 0.4 * np.outer(steps / steps[0], [1.0])
@@ -113,11 +129,12 @@ def test_an_error_still_shrinking_at_the_finest_rung_is_not_declared_persisting(
 def test_a_series_that_misses_every_order_by_chance_keeps_the_orders_of_the_stricter_set():
     """Errors 0.1, 0.14, 0.1 on the window (standard errors 0.01): Q(p) is at least 8.5 for every order, beyond the
     5 % quantile 3.84 but within the quantile at alpha/2: the orders come from that stricter set (one series in
-    twenty misses the 5 % set by chance, a few of a 31-d target's 62 every time) and the model is not rejected."""
+    twenty misses the 5 % set by chance, a few of a 31-d target's 62 every time) and the model is not rejected;
+    the error, which did not shrink over the window, persists."""
     steps = ladder(0.01)
     errors = np.array([[0.4], [0.1], [0.14], [0.1]])
     fit = ladder_fit(steps, errors, np.full(errors.shape, 0.01), alpha=1e-4, detect=0.1)
-    assert np.isfinite(fit.series[0].orders[0]) and np.isfinite(fit.chains_factor)
+    assert np.isfinite(fit.series[0].orders[0]) and fit.outcome == PERSISTS
 
 
 def test_an_error_no_order_fits_is_undecided():

@@ -18,9 +18,10 @@ every order the data allow.
   the set at :math:`\alpha/2` stands in (it holds the first); only an empty one rejects the model (the window is
   not in the regime of one power).
 - **Persists** (the error does not vanish): at every :math:`p \in P` the linear estimate :math:`\hat b_0(p)`
-  differs from 0 by more than :math:`z_{1-\alpha/4}` standard errors, and the error stopped shrinking: at the
-  last halving it kept significantly (at rate :math:`\alpha`) more than the share :math:`2^{-1/2}` that any
-  order considered would leave. The second test alone declares a consistent sampler persistent with
+  differs from 0 by more than :math:`z_{1-\alpha/4}` standard errors, and the error stopped shrinking: over the
+  window's two halvings it kept significantly (at rate :math:`\alpha`) more than the share :math:`2^{-1/2}` that
+  any order considered would leave, with one sign on all three rungs. The second test alone declares a
+  consistent sampler persistent with
   probability at most :math:`\alpha`, also before the small-step regime, where errors shrink faster; so the
   rate of *persists* does not rest on :math:`P`.
 - **Vanishes**: at every :math:`p \in P` the interval :math:`\hat b_0(p) \pm z_{1-\alpha/4}\,se` lies inside
@@ -46,6 +47,7 @@ import numpy as np
 import scipy.stats
 
 from sgbench.reference.checks._validate import check_alpha
+from sgbench.reference.checks.result import Z_POWER
 
 WINDOW = 3  # the finest rungs the model is fitted on (3: b0, c and p, with Q(p) on 1 degree of freedom)
 ORDERS = (0.5, 4.0)  # the weak orders considered
@@ -61,7 +63,7 @@ class SeriesFit:
     interval ``(b0_low, b0_high)`` over every allowed order; the best order ``p`` and the allowed ``orders``
     (low, high; NaN where the set is empty); ``error_at_step`` the measured error at the coarsest rung;
     ``smallest_t`` the smallest |b0|/se over the allowed orders; ``half_width`` the largest z se over them, ``z``
-    being ``critical``."""
+    being ``critical``; ``plateau`` the statistic of :func:`_plateau`."""
 
     outcome: str
     b0: float
@@ -75,6 +77,7 @@ class SeriesFit:
     smallest_t: float
     half_width: float = float("nan")
     critical: float = float("nan")
+    plateau: float = float("nan")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -149,7 +152,8 @@ def _series_fit(x, orders, beta, se, at_step: tuple, common: float, alpha: float
                          (np.nan, np.nan), *at_step, np.nan)
     low, high = b0[allowed] - z * b0_se[allowed], b0[allowed] + z * b0_se[allowed]
     t = np.abs(b0[allowed]) / b0_se[allowed]
-    if t.min() > z and _plateau(beta, se, common) > scipy.stats.norm.isf(alpha):
+    plateau = _plateau(beta, se, common)
+    if t.min() > z and plateau > scipy.stats.norm.isf(alpha):
         outcome = PERSISTS
     elif low.min() > -detect and high.max() < detect:
         outcome = VANISHES
@@ -157,17 +161,23 @@ def _series_fit(x, orders, beta, se, at_step: tuple, common: float, alpha: float
         outcome = UNDECIDED
     return SeriesFit(outcome, float(b0[best]), float(b0_se[best]), float(low.min()), float(high.max()),
                      float(orders[best]), (float(orders[allowed].min()), float(orders[allowed].max())), *at_step,
-                     float(t.min()), float(z * b0_se[allowed].max()), float(z))
+                     float(t.min()), float(z * b0_se[allowed].max()), float(z), plateau)
 
 
 def _plateau(beta, se, common: float = 0.0) -> float:
-    r"""How far the finest rung's error is beyond the share :math:`2^{-p_{\min}}` of the one before that any
-    order the fit considers would leave: :math:`\operatorname{sign}(\beta_K)(\beta_K - 2^{-p_{\min}}\beta_{K-1})`
-    in standard errors (large: the error stopped shrinking); ``common`` the standard error of an error common to
-    both rungs, which enters it with weight :math:`1 - 2^{-p_{\min}}`."""
+    r"""Whether the error stopped shrinking over the window's two halvings, in standard errors: with
+    :math:`s = 2^{-p_{\min}}` the share of an error that any order the fit considers leaves at a halving,
+    :math:`\operatorname{sign}(\beta_K)\,[(\beta_K - s\beta_{K-1}) + (\beta_{K-1} - s\beta_{K-2})]`, each bracket
+    at most 0 for an error of one sign that shrinks at least as :math:`h^{p_{\min}}` (large: it stopped);
+    ``common`` the standard error of an error common to the rungs, which enters it with weight :math:`2 - 2s`. NaN
+    where the three errors do not share a sign (an error crossing 0 is not a plateau)."""
+    if not (np.all(beta[-3:] > 0) or np.all(beta[-3:] < 0)):
+        return float("nan")
     shrink = 2.0 ** -ORDERS[0]
-    spread = np.sqrt(se[-1] ** 2 + (shrink * se[-2]) ** 2 + ((1 - shrink) * common) ** 2)
-    return float(np.sign(beta[-1]) * (beta[-1] - shrink * beta[-2]) / spread)
+    excess = (beta[-1] - shrink * beta[-2]) + (beta[-2] - shrink * beta[-3])
+    spread = np.sqrt(se[-1] ** 2 + ((1 - shrink) * se[-2]) ** 2 + (shrink * se[-3]) ** 2
+                     + ((2 - 2 * shrink) * common) ** 2)
+    return float(np.sign(beta[-1]) * excess / spread)
 
 
 def ladder_fit(steps, errors, standard_errors, *, alpha: float, detect: float, labels=None,
@@ -219,25 +229,30 @@ def ladder_fit(steps, errors, standard_errors, *, alpha: float, detect: float, l
         worst = int(np.argmax([np.inf if f.outcome == UNDECIDED and not np.isfinite(f.b0_low) else
                                max(-f.b0_low, f.b0_high) for f in fits]))
     return LadderFit(outcome, fits, labels, tuple(float(v) for v in h), per_series * beta.shape[1], detect, worst,
-                     _chains_factor(fits, detect, common))
+                     _chains_factor(fits, detect, common, per_series))
 
 
-def _chains_factor(fits, detect: float, common) -> float:
-    """By how much the chains on every rung would have to grow for every series to vanish, were its errors those of
-    a consistent sampler: then each undecided series' interval over the allowed orders is noise about 0, and its
-    extent, max(-b0_low, b0_high), shrinks as 1/sqrt(C) until it fits within ``detect``; the part of it that an
-    estimated truth adds (``common``, times the critical value) does not shrink. A prediction: a sampler whose error
-    does not vanish needs more, which the next look asks for. 1 where every series vanishes; NaN where no growth
-    would do (a series that persists or that no order fits, or whose truth alone is too uncertain)."""
+def _chains_factor(fits, detect: float, common, alpha: float) -> float:
+    """By how much the chains on every rung would have to grow for the fit to decide, predicted two ways and the
+    smaller taken (the next look asks again): for a series whose error looks persisting (b0 and the plateau
+    statistic of one sign), the growth that brings both its smallest t and its plateau statistic to their critical
+    values plus the power quantile (each grows as sqrt(C)); and the growth for every series to vanish, were its
+    errors those of a consistent sampler: each undecided series' interval over the allowed orders is then noise
+    about 0, and its extent, max(-b0_low, b0_high), shrinks as 1/sqrt(C) until it fits within ``detect``, less the
+    part an estimated truth adds (``common`` times the critical value), which does not shrink. 1 where every series
+    vanishes; NaN where neither would do."""
+    confirm = [max(((scipy.stats.norm.isf(alpha) + Z_POWER) / f.plateau) ** 2,
+                   ((f.critical + Z_POWER) / f.smallest_t) ** 2) for f in fits
+               if f.outcome == UNDECIDED and f.plateau > 0 and f.smallest_t > 0]
     factor = 1.0
     for f, s0 in zip(fits, common):
         if f.outcome == VANISHES:
             continue
-        if f.outcome == PERSISTS or not np.isfinite(f.b0_low):
-            return float("nan")
         fixed = f.critical * s0
-        if detect <= fixed:
-            return float("nan")
+        if f.outcome == PERSISTS or not np.isfinite(f.b0_low) or detect <= fixed:
+            factor = float("nan")
+            break
         extent = max(-f.b0_low, f.b0_high)
         factor = max(factor, ((extent - fixed) / (detect - fixed)) ** 2)
-    return float(factor)
+    candidates = [c for c in confirm + [factor] if np.isfinite(c)]
+    return float(max(1.0, min(candidates))) if candidates else float("nan")
