@@ -229,8 +229,9 @@ class _Fit:
 REMEDIES = [  # (evidence, remedy kind or None, words)
     (_evidence(diverged=3), None, ""),
     (_reference(diverged=5, reference_diverged=256), "step", "half the step"),
-    (_evidence(travel=SLOW), "warmup", "a warm-up of 9000 steps"),  # 1.5 x 2 x 3000
-    (_reference(travel=FORGOT, reference_travel=SLOW), "warmup", "9000"),
+    (_evidence(travel=SLOW), "warmup", "a warm-up of 9000 steps and 18000 scored steps"),  # 1.5 x 2 x 3000; the
+    (_reference(travel=FORGOT, reference_travel=SLOW), "warmup", "9000"),  # time, at the window's resolution, x 6
+    (_evidence(travel=start.Travel(4000, 8000, 0.5, 3000.0)), "warmup", "a warm-up of 9000 steps"),
     (_evidence(travel=STILL), None, ""),
     (_evidence(agreement=BAD, ladder=LadderFinding("undecided", "", fit=_Fit(3.0), rungs=4)), "ladder_chains",
      "3 times the chains on every rung of its step ladder"),
@@ -253,3 +254,15 @@ def test_remedy_names_what_would_decide(evidence, kind, words):
     fix = remedy(evidence, Resolution(0.1))
     assert (fix.kind if fix else None) == kind, fix
     assert fix is None or words in fix.words, fix.words
+
+
+def test_an_autocorrelation_time_at_the_window_resolution_does_not_show_forgetting():
+    """A warm-up of 11 000 steps is three times an estimate of 3672 steps, but that estimate is at the resolution of
+    4000 scored steps (a correct SGLD at h = 1e-5 on icg, whose time is about 4e5 steps, measured so): validate's
+    strict rule does not take it for forgetting and asks for a longer window; the gate's rule is unchanged."""
+    travel = start.Travel(11021, 4000, 0.26, 3672.0)
+    assert travel.forgot and travel.lower_bound
+    strict = start.Travel(11021, 4000, 0.26, 3672.0, strict=True)
+    assert not strict.forgot and "a longer scored window (--steps) would decide" in strict.describe()
+    fix = remedy(_evidence(travel=strict), Resolution(0.1))
+    assert fix.kind == "warmup" and fix.steps == 22032 and fix.amount == 22042

@@ -198,7 +198,7 @@ class Session:
 
     def _evidence(self, runs: _Runs, alpha: float) -> tuple[Evidence, list, list]:
         p, candidate = runs.plan, runs.candidate
-        travel = candidate.travel()
+        travel = dataclasses.replace(candidate.travel(), strict=True)
         found = dict(name=self.sampler.name, against=p.against, chains=int(candidate.diverged.size),
                      diverged=int(candidate.diverged.sum()), travel=travel,
                      unstationary=self._unstationary(runs, alpha))
@@ -256,7 +256,7 @@ class Session:
         if runs.reference is None:  # the candidate does not move: FAILED whatever the reference does
             return found
         reference = runs.reference
-        reference_travel = reference.travel()
+        reference_travel = dataclasses.replace(reference.travel(), strict=True)
         found.update(reference_chains=int(reference.diverged.size), reference_travel=reference_travel,
                      reference_diverged=int(reference.diverged.sum()))
         if found["reference_diverged"]:
@@ -363,7 +363,7 @@ class Session:
                 cost = np.add(cost, self._rates(reference).cost(REFERENCE_GROUPS * extra * span * per_call))
             return tuple(cost)
         if fix.kind == "warmup":
-            longer = p.cell.num_steps + fix.amount
+            longer = (fix.steps or p.cell.num_steps) + fix.amount
             cost = self._rates(candidate).cost(candidate.diverged.size * longer)
             if reference is not None:
                 cost = np.add(cost, self._rates(reference).cost(reference.diverged.size * longer * per_call))
@@ -394,7 +394,8 @@ class Session:
                 runs.reference = merged(runs.reference, self._run(p.key, p.reference, f"suite {self.claim.name}",
                                                                   False, REFERENCE_GROUPS * groups))
         elif fix.kind == "warmup":
-            runs.plan = runs.replan(p.cell.params, num_steps=p.cell.num_steps, warmup=int(math.ceil(fix.amount)))
+            runs.plan = runs.replan(p.cell.params, num_steps=fix.steps or p.cell.num_steps,
+                                    warmup=int(math.ceil(fix.amount)))
             runs.ladder = runs.reference_ladder = None
             self._first_runs(runs)
         elif fix.kind == "step":
@@ -429,7 +430,7 @@ class Session:
                                         (f"suite {self.claim.name}", runs.reference, p.reference_temperature)):
             if rep is None:
                 continue
-            travel = rep.travel()
+            travel = dataclasses.replace(rep.travel(), strict=True)
             self.travel_rows.append({
                 "target": p.key, "sampler": label, "warm-up steps": travel.warmup, "scored steps": travel.scored,
                 "median distance travelled (sd)": travel.displacement,

@@ -69,11 +69,13 @@ class Remedy:
     """What would decide an INCONCLUSIVE: ``kind`` ("chains": ``amount`` chains for the candidate;
     "warmup": ``amount`` warm-up steps; "ladder_chains" / "reference_ladder_chains": ``amount`` times the chains
     on every rung of the candidate's or the reference's ladder; "ladder_rung" / "reference_ladder_rung": a finer
-    rung; "step": half the step for both), in ``words``."""
+    rung; "step": half the step for both), in ``words``; ``steps``: for "warmup", the scored steps too, where the
+    autocorrelation time was at the window's resolution (None: as they were)."""
 
     kind: str
     amount: float
     words: str
+    steps: int | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -207,9 +209,14 @@ def remedy(e: Evidence, resolution: Resolution) -> Remedy | None:
     slow = [t for t in (e.travel, e.reference_travel) if t is not None and not t.forgot]
     if slow:
         wanted = max(max(2 * t.warmup, WARMUP_MARGIN * t.warmup_needed) for t in slow)
-        if math.isfinite(wanted):
-            return Remedy("warmup", math.ceil(wanted), f"a warm-up of {math.ceil(wanted)} steps")
-        return None
+        if not math.isfinite(wanted):
+            return None
+        blind = [t for t in slow if t.lower_bound]  # its window is too short to measure the time: lengthen it too
+        if blind:
+            steps = max(max(t.scored, math.ceil(2 * WARMUP_MARGIN * t.warmup_needed)) for t in blind)
+            return Remedy("warmup", math.ceil(wanted), f"a warm-up of {math.ceil(wanted)} steps and {steps} scored "
+                                                       "steps", steps=steps)
+        return Remedy("warmup", math.ceil(wanted), f"a warm-up of {math.ceil(wanted)} steps")
     for kind, finding, whose in (("ladder", e.ladder, "its"), ("reference_ladder", e.reference_ladder,
                                                                "the reference's")):
         if finding is None or finding.outcome != UNDECIDED or finding.fit is None:
