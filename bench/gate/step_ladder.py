@@ -19,10 +19,10 @@ import numpy as np
 
 from sgbench.bench.gate.cells import Cell
 from sgbench.bench.gate.replicates import Replicates
+from sgbench.bench.gate.step_halving import STEP
 from sgbench.reference.checks import standard_error
 from sgbench.reference.checks.vanishing_bias import LadderFit, ladder_fit
 
-STEP = "step_size"
 FIRST_RUNGS = 4
 MAX_RUNGS = 7  # the finest at h/64: 64 times the first run's steps
 STATISTICS = {"mean_error": "mean error", "second_moment_error": "r"}

@@ -320,14 +320,18 @@ class Session:
 
     def _add_rung(self, runs: _Runs, which: str, candidate: bool, temperature: float) -> bool:
         ladder = getattr(runs, which)
-        k = len(ladder.rungs)
-        groups = 1 if candidate else REFERENCE_GROUPS
-        cell = dataclasses.replace(rung(ladder.cell, k), num_chains=ladder.chains(0) // groups)
-        label = (self.sampler.name if candidate else f"suite {self.claim.name}") + f" at h/{2 ** k}"
-        rep = self._run(runs.plan.key, cell, label, candidate=candidate, groups=groups)
-        values, diverged = healthy_values(rep, self._at_truth(runs.plan, temperature))
+        values, diverged = self._rung_run(runs, ladder, len(ladder.rungs), ladder.chains(0), candidate, temperature)
         ladder.add_rung(values, diverged)
         return diverged == 0
+
+    def _rung_run(self, runs: _Runs, ladder: Ladder, k: int, chains: int, candidate: bool, temperature: float):
+        """``chains`` new chains (in the candidate's groups, or the reference's) on rung ``k`` of ``ladder``: their
+        values against truth and the number that diverged (``step_ladder.healthy_values``)."""
+        groups = 1 if candidate else REFERENCE_GROUPS
+        cell = dataclasses.replace(rung(ladder.cell, k), num_chains=max(2, math.ceil(chains / groups)))
+        label = (self.sampler.name if candidate else f"suite {self.claim.name}") + f" at h/{2 ** k}"
+        rep = self._run(runs.plan.key, cell, label, candidate=candidate, groups=groups)
+        return healthy_values(rep, self._at_truth(runs.plan, temperature))
 
     def _fit(self, key: str, ladder: Ladder, alpha: float, rows: list, of: str, truth: dict | None) -> LadderFinding:
         diverged = [(k, n) for k, n in enumerate(ladder.diverged) if n]
@@ -362,18 +366,13 @@ class Session:
             if reference is not None:
                 cost = np.add(cost, self._rates(reference).cost(REFERENCE_GROUPS * extra * span * per_call))
             return tuple(cost)
-        if fix.kind == "warmup":
-            longer = (fix.steps or p.cell.num_steps) + fix.amount
+        if fix.kind in ("warmup", "step"):
+            if fix.kind == "step" and (runs.halvings >= MAX_STEP_HALVINGS or STEP not in p.cell.params):
+                return None
+            longer = (fix.steps or p.cell.num_steps) + fix.amount if fix.kind == "warmup" else 2 * span
             cost = self._rates(candidate).cost(candidate.diverged.size * longer)
             if reference is not None:
                 cost = np.add(cost, self._rates(reference).cost(reference.diverged.size * longer * per_call))
-            return tuple(cost)
-        if fix.kind == "step":
-            if runs.halvings >= MAX_STEP_HALVINGS or STEP not in p.cell.params:
-                return None
-            cost = self._rates(candidate).cost(candidate.diverged.size * 2 * span)
-            if reference is not None:
-                cost = np.add(cost, self._rates(reference).cost(reference.diverged.size * 2 * span * per_call))
             return tuple(cost)
         ladder = runs.ladder if fix.kind.startswith("ladder") else runs.reference_ladder
         first = candidate if fix.kind.startswith("ladder") else reference
@@ -414,13 +413,9 @@ class Session:
             if fix.kind.endswith("rung"):
                 self._add_rung(runs, which, candidate, temperature)
                 return
-            groups = 1 if candidate else REFERENCE_GROUPS
             for k in range(len(ladder.rungs)):
                 extra = math.ceil(ladder.chains(k) * (CHAINS_MARGIN * fix.amount - 1))
-                cell = dataclasses.replace(rung(ladder.cell, k), num_chains=max(2, math.ceil(extra / groups)))
-                label = (self.sampler.name if candidate else f"suite {self.claim.name}") + f" at h/{2 ** k}"
-                rep = self._run(p.key, cell, label, candidate=candidate, groups=groups)
-                ladder.add_chains(k, *healthy_values(rep, self._at_truth(p, temperature)))
+                ladder.add_chains(k, *self._rung_run(runs, ladder, k, extra, candidate, temperature))
 
     # -- what the page shows --------------------------------------------------------------------------------
 
