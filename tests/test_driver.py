@@ -170,9 +170,27 @@ def test_a_block_too_large_for_memory_is_refused_with_the_block_size_that_fits()
     import re
 
     with pytest.raises(ValueError, match=r"block_size must be an integer in \[1, 447\]") as error:
-        running.run("sgld", "icg", params={"step_size": 1e-3}, num_chains=1000, num_steps=2048,
+        running.run("sgld", "icg", params={"step_size": 1e-3}, num_chains=1000, num_steps=2048, block_size=1024,
                     target_params={"dim": 200, "noise": "isotropic"})
     assert re.search(r"block_size=1024 makes one block hold 6.14e\+08 numbers", str(error.value))
+
+
+def test_the_default_block_shrinks_to_one_that_fits(monkeypatch):
+    """Without a block_size, run takes the largest divisor of the steps that fits the limit (here lowered to 1e6:
+    10 chains x 400 numbers a step fit 250 steps; of 1200 steps, blocks of 240), so that validate's many chains on
+    a 31-d target run where the default block of 1024 steps would be refused (a run that fits keeps its block, and
+    so its draws, which depend on the block size)."""
+    from sgbench.bench.running import jax_driver
+
+    monkeypatch.setattr(jax_driver, "BLOCK_NUMBERS_LIMIT", 10**6)
+    options = dict(params={"step_size": 1e-3}, num_chains=10, num_steps=1200, target_params={"dim": 200})
+    shrunk = running.run("sgld", "icg", **options)
+    assert shrunk.config.block_size == 240
+    with pytest.raises(ValueError, match=r"block_size must be an integer in \[1, 250\]"):
+        running.run("sgld", "icg", block_size=600, **options)
+    assert np.isfinite(shrunk.moments.mean).all()
+    monkeypatch.undo()
+    assert running.run("sgld", "icg", **options).config.block_size == 600
 
 
 def test_run_names_an_argument_that_is_neither_a_name_nor_an_object():

@@ -104,6 +104,8 @@ def test_resolution_shortfall_names_the_chains_that_would_decide():
     lines = resolution.shortfalls([_check("second_moment", detectable=0.2), _check("b2", detectable=9.0)], 64)
     assert len(lines) == 1 and "256 chains" in lines[0], lines
     assert resolution.shortfalls([_check("second_moment", passed=False, detectable=0.5)], 64) == []
+    just_short = resolution.shortfalls([_check("second_moment", detectable=0.1004)], 1536)
+    assert "of 0.1004, not 0.1 " in just_short[0] and "1549 chains" in just_short[0], just_short
 
 
 def test_resolution_is_relative_to_the_law_compared_with():

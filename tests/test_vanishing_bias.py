@@ -9,7 +9,8 @@ give the asymptotic case.
 
 **Rates.** Each decision runs at ``ALPHA`` = 1e-2 over ``SIMULATIONS`` ladders. A consistent sampler must be
 declared *persists* in at most alpha of them (FAILED's rate), a sampler whose error tends to exactly ±detect
-*vanishes* in at most ``ORDER_MISS`` + alpha/4 (PASSED's): one-sided exact binomial tests at ``RATE_ALPHA`` = 1e-6
+*vanishes* in at most ``MISS`` (PASSED's), also when that series is one of many whose errors vanish (no split
+over the series): one-sided exact binomial tests at ``RATE_ALPHA`` = 1e-6
 (a rate of 2 alpha is rejected with probability about 0.9 at 2000 simulations). **Power.** A persisting error of
 0.15 (detect 0.1) at rung standard errors 0.003 is declared persisting, and a consistent SGLD at the same
 precision vanishing, in at least 0.9 of the ladders. The seeds are fixed. About 20 s on 2 shared cores.
@@ -21,7 +22,7 @@ import numpy as np
 import pytest
 import scipy.stats
 
-from sgbench.reference.checks.vanishing_bias import ORDER_MISS, ORDERS, PERSISTS, UNDECIDED, VANISHES, ladder_fit
+from sgbench.reference.checks.vanishing_bias import MISS, ORDERS, PERSISTS, UNDECIDED, VANISHES, ladder_fit
 
 ALPHA = 1e-2
 RATE_ALPHA = 1e-6
@@ -80,7 +81,17 @@ def test_an_error_that_tends_to_detect_is_rarely_declared_vanishing(limit):
     steps = ladder(0.01)
     errors = limit + 0.3 * np.outer(steps / steps[0], [1.0, 1.0])
     counts = outcomes(steps, errors, 0.003, seed=7 if limit > 0 else 8)
-    assert_rate_at_most(counts[VANISHES], SIMULATIONS, ORDER_MISS + ALPHA / 4)
+    assert_rate_at_most(counts[VANISHES], SIMULATIONS, MISS)
+
+
+def test_one_series_that_tends_to_detect_among_many_that_vanish_is_rarely_declared_vanishing():
+    """Twenty series whose errors vanish and one that tends to detect: the fit vanishes only if that one does, so
+    its rate is at most MISS, not MISS over the series (measured: 16 of 2000, where it is alone 0 of 2000)."""
+    steps = ladder(0.01)
+    errors = 0.3 * np.outer(steps / steps[0], np.ones(21))
+    errors[:, 0] += DETECT
+    counts = outcomes(steps, errors, 0.003, seed=9)
+    assert_rate_at_most(counts[VANISHES], SIMULATIONS, MISS)
 
 
 def test_power_against_a_persisting_error_and_for_a_vanishing_one():
@@ -169,6 +180,12 @@ def test_the_chains_that_would_decide_are_predicted():
 def test_bad_input_is_refused_naming_it(steps, errors, se, message):
     with pytest.raises(ValueError, match=message):
         ladder_fit(steps, errors, se, alpha=1e-3, detect=0.1)
+
+
+@pytest.mark.parametrize("miss", [0.0, 1.0, -0.1])
+def test_a_miss_rate_outside_0_1_is_refused_naming_it(miss):
+    with pytest.raises(ValueError, match="miss"):
+        ladder_fit([0.01, 0.005, 0.0025], np.zeros((3, 1)), np.ones((3, 1)), alpha=1e-3, detect=0.1, miss=miss)
 
 
 def test_the_orders_considered_are_stated():

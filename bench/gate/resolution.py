@@ -64,8 +64,8 @@ class Resolution:
             one line per passed check whose largest detectable deviation, relative to the law it is compared
             with, exceeds its threshold; empty when every one resolves it.
         """
-        return [f"the {name} check detects only a {CHECKS[name]} of {detectable:.2g}, not {wanted:.2g} (--detect "
-                f"{self.relative_variance:g}); about {need} chains (--chains) would decide"
+        return [f"the {name} check detects only a {CHECKS[name]} of {_beyond(detectable, wanted)}, not {wanted:.2g} "
+                f"(--detect {self.relative_variance:g}); about {need} chains (--chains) would decide"
                 for name, detectable, wanted, need in self._short(checks, num_chains)]
 
     def chains_needed(self, checks, num_chains: int) -> int:
@@ -87,6 +87,14 @@ class Resolution:
             if detectable > wanted:
                 found.append((check.name, detectable, wanted, math.ceil(num_chains * (detectable / wanted) ** 2)))
         return found
+
+
+def _beyond(detectable: float, wanted: float) -> str:
+    """``detectable`` with the digits that show it beyond ``wanted`` (0.1004, not 0.1, against 0.1)."""
+    for digits in range(2, 6):
+        if f"{detectable:.{digits}g}" != f"{wanted:.{digits}g}":
+            return f"{detectable:.{digits}g}"
+    return f"{detectable:.6g}"
 
 
 def _variance_ratio(checks) -> np.ndarray:

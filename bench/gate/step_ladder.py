@@ -69,16 +69,17 @@ class Ladder:
     def chains(self, k: int) -> int:
         return int(self.rungs[k]["mean_error"].shape[0])
 
-    def fit(self, alpha: float, detect: float, truth: dict | None = None) -> LadderFit:
-        """The fit of every (statistic, coordinate) series at rate ``alpha``; ``truth`` the standard errors of an
-        estimated truth (``gold_standard.allowance``; None: analytic)."""
+    def fit(self, alpha: float, miss: float, detect: float, truth: dict | None = None) -> LadderFit:
+        """The fit of every (statistic, coordinate) series at the rates ``alpha`` (persists) and ``miss``
+        (vanishes); ``truth`` the standard errors of an estimated truth (``gold_standard.allowance``; None:
+        analytic)."""
         errors = [np.concatenate([values[key].mean(axis=0) for key in STATISTICS]) for values in self.rungs]
         se = [np.concatenate([standard_error(values[key]) for key in STATISTICS]) for values in self.rungs]
         dim = self.rungs[0]["mean_error"].shape[1]
         labels = [f"{words} in coordinate {i}" for words in STATISTICS.values() for i in range(dim)]
         common = None if truth is None else np.concatenate([np.asarray(truth[f"{key}_se"]) for key in STATISTICS])
         return ladder_fit(self.steps, np.array(errors), np.maximum(np.array(se), 1e-300), alpha=alpha,
-                          detect=detect, labels=labels, common_se=common)
+                          miss=miss, detect=detect, labels=labels, common_se=common)
 
 
 def healthy_values(rep: Replicates, at_truth) -> tuple[dict, int]:

@@ -16,7 +16,9 @@ budget (``sgbench.bench.gate.compute_budget``), the remedy runs and the evidence
 
 Every look at the evidence spends a share of each check's false-failure rate: look :math:`j` tests at
 :math:`\alpha/2^j` (``look_alpha``), so that over all looks a correct candidate is FAILED with probability at most
-:math:`\alpha` per check (the union bound), whatever the looks decided.
+:math:`\alpha` per check (the union bound), whatever the looks decided; a step ladder's *vanishes* spends its
+miss rate alike (look :math:`j` at ``MISS``:math:`/2^j`), so that an error that tends to ``detect`` is declared
+vanishing with probability at most ``MISS`` over all looks.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ from sgbench.bench.gate.truth import truth_checks
 from sgbench.bench.gate.validation_plan import REFERENCE_GROUPS, Plan, described, truth_kind
 from sgbench.bench.gate.verdict import Evidence, LadderFinding, Remedy, decide, remedy
 from sgbench.reference.checks import standard_error
-from sgbench.reference.checks.vanishing_bias import PERSISTS, UNDECIDED, VANISHES
+from sgbench.reference.checks.vanishing_bias import MISS, PERSISTS, UNDECIDED, VANISHES
 
 CHAINS_MARGIN = 1.2  # more chains: this many times the number predicted to decide
 MAX_LOOKS = 8
@@ -90,7 +92,7 @@ def at_temperature(rep: Replicates, temperature: float, tempered: bool) -> Repli
 class _Runs:
     """What one target has run so far: the plan (replaced by a longer warm-up's or a smaller step's, made by
     ``replan(params, num_steps=, warmup=)``), the candidate's and the reference's runs, the warm-ups tried with the
-    candidate's mean variance error at each, and the ladders."""
+    candidate's mean variance error at each, the ladders, and the look being made (1, 2, ...)."""
 
     plan: Plan
     replan: object = None
@@ -100,6 +102,7 @@ class _Runs:
     ladder: Ladder | None = None
     reference_ladder: Ladder | None = None
     halvings: int = 0
+    look: int = 0
     notes: list = dataclasses.field(default_factory=list)
 
 
@@ -146,15 +149,14 @@ class Session:
         spent = (self.account.seconds, self.account.grad_evals)
         runs = _Runs(p, replan)
         self._first_runs(runs)
-        look = 0
         while True:
-            look += 1
-            evidence, rows, reference_rows = self._evidence(runs, look_alpha(self.alpha, look))
+            runs.look += 1
+            evidence, rows, reference_rows = self._evidence(runs, look_alpha(self.alpha, runs.look))
             outcome, reason = decide(evidence, self.resolution)
             fix = remedy(evidence, self.resolution) if outcome is Outcome.INCONCLUSIVE else None
             if fix is None:
                 break
-            if look >= MAX_LOOKS:
+            if runs.look >= MAX_LOOKS:
                 reason += f"; {fix.words} would decide, but this target has had its {MAX_LOOKS} looks"
                 break
             cost = self._cost(runs, fix)
@@ -264,7 +266,9 @@ class Session:
         else:
             agreement = truth_checks(as_one_run(candidate), as_one_run(reference).summary(), alpha, quadrature=True)
             rows += self._check_rows(p.key, f"suite {name}", agreement)
-            held_checks, held, why, reference_ladder = self._hold_to_truth(runs, reference_travel, alpha, rows)
+            needed = not (truth and all(c.passed for c in agreement) and all(c.passed for c in truth))
+            held_checks, held, why, reference_ladder = self._hold_to_truth(runs, reference_travel, alpha, rows,
+                                                                           ladder=needed)
             reference_rows += self._check_rows(p.key, f"suite {name}", held_checks)
             found.update(agreement=tuple(agreement), held=(held, why), reference_ladder=reference_ladder)
         unexplained = found["reference_diverged"] or not (found["held"][0] or all(c.passed for c in found["agreement"]))
@@ -273,9 +277,10 @@ class Session:
             found["ladder"] = self._ladder_finding(runs, "ladder", p.cell, p.temperature, alpha, rows, candidate=True)
         return found
 
-    def _hold_to_truth(self, runs: _Runs, travel, alpha: float, rows: list):
-        """The claimed reference's checks against truth (its law or stored design bias, or its step ladder), given
-        how far its chains travelled: (checks, held, why not in words, the ladder's finding or None)."""
+    def _hold_to_truth(self, runs: _Runs, travel, alpha: float, rows: list, ladder: bool):
+        """The claimed reference's checks against truth (its law or stored design bias, or its step ladder, run
+        only if ``ladder``: not where the candidate agrees with it and with truth on its own, which decides without
+        it), given how far its chains travelled: (checks, held, why not in words, the ladder's finding or None)."""
         p, name = runs.plan, self.claim.name
         if truth_kind(p.reference_temperature, p.target) == "none":
             return [], False, f"this target has no truth at temperature {p.reference_temperature:g}", None
@@ -290,6 +295,9 @@ class Session:
             why = ("has heavy-tailed chains here, where the step ladder's CLT fails," if p.cell.heavy_tailed
                    else f"has no {STEP} to shrink")
             return [], False, f"the suite's {name} {why} and no exact law or design bias for these settings", None
+        if not ladder:
+            return [], False, f"the suite's {name} has no exact law or design bias here, and its step ladder was " \
+                "not needed", None
         finding = self._ladder_finding(runs, "reference_ladder", p.reference, p.reference_temperature, alpha, rows,
                                        candidate=False)
         return [], finding.outcome == VANISHES, f"for the suite's {name}, {finding.words}", finding
@@ -315,8 +323,8 @@ class Session:
             setattr(runs, which, ladder)
             while len(ladder.rungs) < FIRST_RUNGS and self._add_rung(runs, which, candidate, temperature):
                 pass
-        return self._fit(runs.plan.key, ladder, alpha, rows, "its step ladder" if candidate else
-                         f"suite {self.claim.name}'s step ladder", runs.plan.design)
+        return self._fit(runs.plan.key, ladder, (alpha, look_alpha(MISS, runs.look)), rows, "its step ladder"
+                         if candidate else f"suite {self.claim.name}'s step ladder", runs.plan.design)
 
     def _add_rung(self, runs: _Runs, which: str, candidate: bool, temperature: float) -> bool:
         ladder = getattr(runs, which)
@@ -333,7 +341,8 @@ class Session:
         rep = self._run(runs.plan.key, cell, label, candidate=candidate, groups=groups)
         return healthy_values(rep, self._at_truth(runs.plan, temperature))
 
-    def _fit(self, key: str, ladder: Ladder, alpha: float, rows: list, of: str, truth: dict | None) -> LadderFinding:
+    def _fit(self, key: str, ladder: Ladder, rates: tuple, rows: list, of: str, truth: dict | None) -> LadderFinding:
+        """The ladder's finding at ``rates``, the look's (alpha, miss) (``vanishing_bias.ladder_fit``)."""
         diverged = [(k, n) for k, n in enumerate(ladder.diverged) if n]
         if diverged:
             k, n = diverged[0]
@@ -341,7 +350,8 @@ class Session:
             return LadderFinding(PERSISTS, words, diverged=True)
         if len(ladder.rungs) < 3:
             return LadderFinding(UNDECIDED, "the step ladder has fewer than 3 rungs")
-        fit = ladder.fit(alpha, self.resolution.relative_variance, truth)
+        (alpha, miss) = rates
+        fit = ladder.fit(alpha, miss, self.resolution.relative_variance, truth)
         series = fit.series[fit.worst]
         rows.append({"target": key, "of": of, "name": "step_ladder", "passed": fit.outcome != PERSISTS,
                      "alpha": alpha, "statistic": series.smallest_t, "threshold": float("nan"),
@@ -361,7 +371,7 @@ class Session:
         span = p.cell.num_burnin + p.cell.num_steps
         per_call = self.claim.steps_per_call(p.cell.params) if p.reference is not None else 1
         if fix.kind == "chains":
-            extra = max(0, math.ceil(fix.amount) - candidate.diverged.size)
+            extra = self._new_groups(runs, fix) * p.cell.num_chains
             cost = self._rates(candidate).cost(extra * span)
             if reference is not None:
                 cost = np.add(cost, self._rates(reference).cost(REFERENCE_GROUPS * extra * span * per_call))
@@ -383,11 +393,17 @@ class Session:
         return self._ladder_cost(first, [rung_cost(ladder.cell, k, math.ceil(ladder.chains(k) * (factor - 1)))
                                          for k in range(len(ladder.rungs))])
 
+    @staticmethod
+    def _new_groups(runs: _Runs, fix: Remedy) -> int:
+        """The groups of the cell's chains that "more chains" adds: to ``CHAINS_MARGIN`` times the number
+        predicted (at this look's critical value; the next look's is larger), in whole groups, at least one."""
+        extra = math.ceil(CHAINS_MARGIN * fix.amount) - runs.candidate.diverged.size
+        return max(1, math.ceil(extra / runs.plan.cell.num_chains))
+
     def _apply(self, runs: _Runs, fix: Remedy) -> None:
         p = runs.plan
         if fix.kind == "chains":
-            extra = math.ceil(fix.amount) - runs.candidate.diverged.size
-            groups = max(1, math.ceil(extra / p.cell.num_chains))
+            groups = self._new_groups(runs, fix)
             runs.candidate = merged(runs.candidate, self._run(p.key, p.cell, self.sampler.name, True, groups))
             if runs.reference is not None:
                 runs.reference = merged(runs.reference, self._run(p.key, p.reference, f"suite {self.claim.name}",

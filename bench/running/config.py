@@ -25,8 +25,9 @@ class RunConfig:
     every step and keep a few of them. The reference
     (``numpy``) backend runs in float64; ``jax`` in ``dtype`` with float64 statistics.
     ``block_size`` steps of random numbers are drawn at once by the JAX driver (None: the largest up to 1024 that
-    divides the steps, :func:`dividing_block_size`; the config holds the size chosen, which ``dataclasses.replace``
-    keeps unless given ``block_size=None``).
+    divides the steps, :func:`dividing_block_size`, which ``bench.run`` shrinks to one that fits the JAX driver's
+    memory limit; the config holds the size chosen, which ``dataclasses.replace`` keeps unless given
+    ``block_size=None``).
     ``num_checkpoints`` > 0 records the running moments at about that many steps, log-spaced
     block boundaries ending at the last step (for the running-average curve b^2(t)).
     Sizes are bounded by ``MAX_CHAINS``, ``MAX_TOTAL_STEPS``, ``MAX_SEED`` and ``MAX_CHECKPOINTS``.

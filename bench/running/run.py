@@ -9,7 +9,7 @@ import jax
 from sgbench import samplers, targets
 from sgbench.base.float64 import in_float64_mode
 from sgbench.bench.running import jax_driver, numpy_driver
-from sgbench.bench.running.config import RunConfig
+from sgbench.bench.running.config import RunConfig, dividing_block_size
 from sgbench.bench.running.result import RunResult, params_dict
 from sgbench.bench.running.scoring import score, score_predictions
 
@@ -65,7 +65,12 @@ def run_grid(sampler, target, *, params_grid, num_chains=10, num_steps=10_000, s
                      or (f.name not in p.leaf_names and getattr(p, f.name) != getattr(grid[0], f.name))]
         if differing or jax.tree.structure(p) != first:
             raise ValueError("params_grid elements may differ only in numeric fields, not in " + ", ".join(differing))
+    chosen = config.get("block_size") is not None
     config = RunConfig(num_chains=num_chains, num_steps=num_steps, seed=seed, backend=backend, **config)
+    if backend == "jax" and not chosen:  # the default block, shrunk to what fits (many chains in high dimension)
+        fits = jax_driver.largest_block_size(sampler, target, grid, num_chains)
+        if config.block_size > fits:
+            config = dataclasses.replace(config, block_size=dividing_block_size(config.total_steps, most=fits))
     if initial_position is None:
         initial_position = (target.initial_position() if sampler.initial_positions is None
                             else sampler.initial_positions(target, num_chains, seed))

@@ -14,9 +14,9 @@ every order the data allow.
 - **The orders the data allow.** At a fixed :math:`p` the model is linear in :math:`(b_0, c)`; its weighted
   residual :math:`Q(p)` is :math:`\chi^2_{m-2}` at the true order (:math:`m` rungs in the window). The set
   :math:`P = \{p \in [p_{\min}, p_{\max}]: Q(p) \le \chi^2_{m-2}(1 - \epsilon)\}` holds the true order with
-  probability :math:`1 - \epsilon` (``ORDER_MISS`` = 0.05). Where it is empty (one series in twenty, by chance)
-  the set at :math:`\alpha/2` stands in (it holds the first); only an empty one rejects the model (the window is
-  not in the regime of one power).
+  probability :math:`1 - \epsilon` (:math:`\epsilon = \mu/2`, below). Where it is empty (one series in
+  :math:`1/\epsilon`, by chance) the set at :math:`\alpha/2` stands in (it holds the first); only an empty one
+  rejects the model (the window is not in the regime of one power).
 - **Persists** (the error does not vanish): at every :math:`p \in P` the linear estimate :math:`\hat b_0(p)`
   differs from 0 by more than :math:`z_{1-\alpha/4}` standard errors, and the error stopped shrinking: over the
   window's two halvings it kept significantly (at rate :math:`\alpha`) more than the share :math:`2^{-1/2}` that
@@ -24,19 +24,22 @@ every order the data allow.
   consistent sampler persistent with
   probability at most :math:`\alpha`, also before the small-step regime, where errors shrink faster; so the
   rate of *persists* does not rest on :math:`P`.
-- **Vanishes**: at every :math:`p \in P` the interval :math:`\hat b_0(p) \pm z_{1-\alpha/4}\,se` lies inside
+- **Vanishes**: at every :math:`p \in P` the interval :math:`\hat b_0(p) \pm z_{1-\mu/2}\,se` lies inside
   :math:`(-\delta, \delta)`, :math:`\delta` the error that matters (``detect``): a sampler whose error tends to
-  :math:`|b_0| \ge \delta` is declared vanishing with probability at most :math:`\epsilon + \alpha/4`, the
-  standard of every PASSED of the suite (a bias of ``detect`` missed with probability at most 0.1).
+  :math:`|b_0| \ge \delta` is declared vanishing with probability at most :math:`\epsilon + \mu/2 = \mu`
+  (``miss``; ``MISS`` = 0.1 by default, the standard of every PASSED of the suite: a bias of ``detect`` missed
+  with probability at most 0.1). The fit vanishes only if every series does, so one series whose error does not
+  vanish suffices to keep it from vanishing: :math:`\mu` needs no split over the series (an intersection-union
+  test), unlike the rate of *persists*.
 - Otherwise **undecided**: more chains on every rung (the intervals shrink as :math:`1/\sqrt{C}`) or a finer
   rung decides.
 
 An error common to every rung (that of an estimated truth, with standard error :math:`s_0`: a NUTS reference's)
 shifts :math:`b_0` and the plateau statistic alike; it widens their standard errors in quadrature
-(``common_se``). Over :math:`n` series the rate is split by Bonferroni. What the fit can and cannot see (an
-error of the right order but the wrong size is a valid if worse discretisation: only a claim catches it), why a
-coarse rung is left out and why *persists* also asks that the error stopped shrinking, and the measured rates:
-docs/derivations.md, section sgbench.reference.checks.vanishing_bias.
+(``common_se``). Over :math:`n` series the rate of *persists* is split by Bonferroni. What the fit can and
+cannot see (an error of the right order but the wrong size is a valid if worse discretisation: only a claim
+catches it), why a coarse rung is left out and why *persists* also asks that the error stopped shrinking, and
+the measured rates: docs/derivations.md, section sgbench.reference.checks.vanishing_bias.
 """
 
 from __future__ import annotations
@@ -47,11 +50,11 @@ import numpy as np
 import scipy.stats
 
 from sgbench.reference.checks._validate import check_alpha
-from sgbench.reference.checks.result import Z_POWER
+from sgbench.reference.checks.result import POWER, Z_POWER
 
 WINDOW = 3  # the finest rungs the model is fitted on (3: b0, c and p, with Q(p) on 1 degree of freedom)
 ORDERS = (0.5, 4.0)  # the weak orders considered
-ORDER_MISS = 0.05  # the allowed orders miss the true one with this probability (it enters PASSED's rate, not FAILED's)
+MISS = 1.0 - POWER  # by default an error that tends to detect is declared vanishing with at most this probability
 GRID = 480  # orders tried, log-spaced over ORDERS (the best is within 0.3 % of the least-squares order)
 
 VANISHES, PERSISTS, UNDECIDED = "vanishes", "persists", "undecided"
@@ -62,8 +65,9 @@ class SeriesFit:
     """One series' fit (module docstring): the outcome; ``b0`` at the best order with its standard error and the
     interval ``(b0_low, b0_high)`` over every allowed order; the best order ``p`` and the allowed ``orders``
     (low, high; NaN where the set is empty); ``error_at_step`` the measured error at the coarsest rung;
-    ``smallest_t`` the smallest |b0|/se over the allowed orders; ``half_width`` the largest z se over them, ``z``
-    being ``critical``; ``plateau`` the statistic of :func:`_plateau`."""
+    ``smallest_t`` the smallest |b0|/se over the allowed orders, against ``critical`` (*persists*' z);
+    ``half_width`` the largest ``interval_z`` se over them (*vanishes*' intervals); ``plateau`` the statistic of
+    :func:`_plateau`."""
 
     outcome: str
     b0: float
@@ -77,6 +81,7 @@ class SeriesFit:
     smallest_t: float
     half_width: float = float("nan")
     critical: float = float("nan")
+    interval_z: float = float("nan")
     plateau: float = float("nan")
 
 
@@ -136,21 +141,22 @@ def _linear_fits(x: np.ndarray, beta: np.ndarray, se: np.ndarray):
     return b0, np.sqrt(sxx / det), (w * residual**2).sum(axis=1)
 
 
-def _series_fit(x, orders, beta, se, at_step: tuple, common: float, alpha: float, detect: float) -> SeriesFit:
+def _series_fit(x, orders, beta, se, at_step: tuple, common: float, alpha: float, miss: float,
+                detect: float) -> SeriesFit:
     """One series on the window: ``x`` (orders, rungs) its relative steps to each order, ``at_step`` the
     error and standard error at the coarsest rung of the ladder, ``common`` the standard error of an error common
     to every rung."""
     b0, b0_se, q = _linear_fits(x, beta, se)
     b0_se = np.hypot(b0_se, common)
-    allowed = q <= scipy.stats.chi2.ppf(1 - ORDER_MISS, len(beta) - 2)
-    if not allowed.any():  # one series in twenty misses every order at ORDER_MISS by chance: reject only at alpha
+    allowed = q <= scipy.stats.chi2.ppf(1 - miss / 2, len(beta) - 2)
+    if not allowed.any():  # the set misses every order with probability miss/2 by chance: reject only at alpha
         allowed = q <= scipy.stats.chi2.ppf(1 - alpha / 2, len(beta) - 2)
-    z = scipy.stats.norm.isf(alpha / 4)
+    z, z_interval = scipy.stats.norm.isf(alpha / 4), scipy.stats.norm.isf(miss / 2)
     best = int(np.argmin(q))
     if not allowed.any():
         return SeriesFit(UNDECIDED, float(b0[best]), float(b0_se[best]), np.nan, np.nan, float(orders[best]),
                          (np.nan, np.nan), *at_step, np.nan)
-    low, high = b0[allowed] - z * b0_se[allowed], b0[allowed] + z * b0_se[allowed]
+    low, high = b0[allowed] - z_interval * b0_se[allowed], b0[allowed] + z_interval * b0_se[allowed]
     t = np.abs(b0[allowed]) / b0_se[allowed]
     plateau = _plateau(beta, se, common)
     if t.min() > z and plateau > scipy.stats.norm.isf(alpha):
@@ -161,7 +167,7 @@ def _series_fit(x, orders, beta, se, at_step: tuple, common: float, alpha: float
         outcome = UNDECIDED
     return SeriesFit(outcome, float(b0[best]), float(b0_se[best]), float(low.min()), float(high.max()),
                      float(orders[best]), (float(orders[allowed].min()), float(orders[allowed].max())), *at_step,
-                     float(t.min()), float(z * b0_se[allowed].max()), float(z), plateau)
+                     float(t.min()), float(z_interval * b0_se[allowed].max()), float(z), float(z_interval), plateau)
 
 
 def _plateau(beta, se, common: float = 0.0) -> float:
@@ -180,7 +186,7 @@ def _plateau(beta, se, common: float = 0.0) -> float:
     return float(np.sign(beta[-1]) * excess / spread)
 
 
-def ladder_fit(steps, errors, standard_errors, *, alpha: float, detect: float, labels=None,
+def ladder_fit(steps, errors, standard_errors, *, alpha: float, detect: float, miss: float = MISS, labels=None,
                common_se=None) -> LadderFit:
     r"""Fit the ladder (module docstring).
 
@@ -188,15 +194,16 @@ def ladder_fit(steps, errors, standard_errors, *, alpha: float, detect: float, l
         steps: the rungs' steps :math:`h_k`, coarsest first, at least 3.
         errors: (rungs, series) the estimated errors against truth.
         standard_errors: (rungs, series) their standard errors (> 0; independent across rungs).
-        alpha: the false-decision rate of the whole fit, in (0, 1), split over the series.
+        alpha: the rate of *persists* for a consistent sampler, in (0, 1), split over the series.
         detect: :math:`\delta > 0`, the error that matters.
+        miss: :math:`\mu`, the rate of *vanishes* for an error that tends to ``detect``, in (0, 1).
         labels: a name per series (default its index).
         common_se: (series,) the standard error of an error common to every rung (an estimated truth's; default 0).
 
     Returns:
         The :class:`LadderFit`. ValueError on shapes that do not match or fewer than 3 rungs.
     """
-    alpha = check_alpha(alpha)
+    alpha, miss = check_alpha(alpha), check_alpha(miss, "miss")
     h = np.asarray(steps, dtype=np.float64)
     beta, se = np.asarray(errors, dtype=np.float64), np.asarray(standard_errors, dtype=np.float64)
     if beta.ndim != 2 or beta.shape != se.shape or beta.shape[0] != h.size:
@@ -216,7 +223,7 @@ def ladder_fit(steps, errors, standard_errors, *, alpha: float, detect: float, l
     orders = np.geomspace(*ORDERS, GRID)
     x = (h[window] / h[0])[None, :] ** orders[:, None]
     fits = tuple(_series_fit(x, orders, beta[window, i], se[window, i], (float(beta[0, i]), float(se[0, i])),
-                             float(common[i]), per_series, detect) for i in range(beta.shape[1]))
+                             float(common[i]), per_series, miss, detect) for i in range(beta.shape[1]))
     outcomes = [f.outcome for f in fits]
     if PERSISTS in outcomes:
         outcome = PERSISTS
@@ -239,7 +246,7 @@ def _chains_factor(fits, detect: float, common, alpha: float) -> float:
     values plus the power quantile (each grows as sqrt(C)); and the growth for every series to vanish, were its
     errors those of a consistent sampler: each undecided series' interval over the allowed orders is then noise
     about 0, and its extent, max(-b0_low, b0_high), shrinks as 1/sqrt(C) until it fits within ``detect``, less the
-    part an estimated truth adds (``common`` times the critical value), which does not shrink. 1 where every series
+    part an estimated truth adds (``common`` times the intervals' z), which does not shrink. 1 where every series
     vanishes; NaN where neither would do."""
     confirm = [max(((scipy.stats.norm.isf(alpha) + Z_POWER) / f.plateau) ** 2,
                    ((f.critical + Z_POWER) / f.smallest_t) ** 2) for f in fits
@@ -248,7 +255,7 @@ def _chains_factor(fits, detect: float, common, alpha: float) -> float:
     for f, s0 in zip(fits, common):
         if f.outcome == VANISHES:
             continue
-        fixed = f.critical * s0
+        fixed = f.interval_z * s0
         if f.outcome == PERSISTS or not np.isfinite(f.b0_low) or detect <= fixed:
             factor = float("nan")
             break

@@ -28,7 +28,7 @@ from sgbench import samplers
 from sgbench.bench.adapters import load_sampler
 from sgbench.bench.gate import gold_standard
 from sgbench.bench.running import run as running
-from tests.heldout._measure import params_of, parser_of, target
+from tests.heldout._measure import coordinate_errors, params_of, parser_of, target
 
 STEP_NAMES = ("step_size",)
 
@@ -52,19 +52,11 @@ def measure(spec: str, target_key: str, params: dict, chains: int = 64, steps: i
     validated = sampler.params(**params)
     temperature = float(getattr(validated, "temperature", 1.0))  # the requested one (baoab_diffusion: its tau)
     var = np.diag(np.asarray(truth.covariance, dtype=np.float64)) * temperature
-    healthy = ~np.asarray(result.trace.diverged)
+    errors = coordinate_errors(result, mu, var)
     out = dict(sampler=sampler.name, target=target_key, params=params, chains=chains, steps=steps, burnin=burnin,
-               seed=seed, diverged=int((~healthy).sum()))
-    n = int(healthy.sum())
-    if n >= 2:
-        moments = result.moments
-        mean = np.asarray(moments.mean)[healthy]
-        square = np.asarray(moments.mean_sq)[healthy]
-        centred = square - 2 * mu * mean + mu**2  # per chain, E[(x - mu)^2]
-        m_err = (mean.mean(0) - mu) / np.sqrt(var)
-        m_se = mean.std(0, ddof=1) / np.sqrt(n * var)
-        r = centred.mean(0) / var - 1
-        r_se = centred.std(0, ddof=1) / np.sqrt(n) / var
+               seed=seed, diverged=errors["diverged"])
+    if "r" in errors:
+        m_err, m_se, r, r_se = (errors[key] for key in ("mean_err_sd", "mean_err_se", "r", "r_se"))
         if tgt.dim <= 6:
             out.update(mean_err_sd=m_err.round(4).tolist(), mean_err_se=m_se.round(4).tolist(),
                        r=r.round(4).tolist(), r_se=r_se.round(4).tolist())

@@ -45,25 +45,35 @@ def measure(spec: str, target_key: str, params: dict, chains: int = 64, steps: i
     validated = sampler.params(**params)
     temperature = float(getattr(validated, "temperature", getattr(validated, "temp", 1.0)))
     mu, var = tgt.truth.mean, np.diag(tgt.truth.covariance) * temperature
-    healthy = ~np.asarray(result.trace.diverged)
+    errors = coordinate_errors(result, mu, var)
     out = dict(sampler=sampler.name, target=target_key, params=params, chains=chains, steps=steps, seed=seed,
-               diverged=int((~healthy).sum()))
-    n = int(healthy.sum())
-    if n >= 2:
-        moments = result.moments
-        mean = np.asarray(moments.mean)[healthy]
-        square = np.asarray(moments.mean_sq)[healthy]
-        centred = square - 2 * mu * mean + mu**2  # per chain, E[(x - mu)^2]
-        out.update(mean_err_sd=((mean.mean(0) - mu) / np.sqrt(var)).round(4).tolist(),
-                   mean_err_se=(mean.std(0, ddof=1) / np.sqrt(n * var)).round(4).tolist(),
-                   r=(centred.mean(0) / var - 1).round(4).tolist(),
-                   r_se=(centred.std(0, ddof=1) / np.sqrt(n) / var).round(4).tolist())
+               diverged=errors["diverged"])
+    if "r" in errors:
+        out.update({key: errors[key].round(4).tolist() for key in ("mean_err_sd", "mean_err_se", "r", "r_se")})
         if tgt.name == "gmm":
+            moments, healthy, square = result.moments, errors["healthy"], errors["square"]
             count = np.asarray(moments.count)[healthy][:, None]
             pooled = (count * square).sum(0) / count.sum(0)
             spread = (np.asarray(moments.m2_sq)[healthy] + count * (square - pooled) ** 2).sum(0) / count.sum(0)
             out.update(var_x2=spread.round(4).tolist(), truth_var_x2=tgt.truth.second_moment_var.round(4).tolist())
     out["seconds"] = round(time.perf_counter() - began, 1)
+    return out
+
+
+def coordinate_errors(result, mu, var) -> dict:
+    """Over the healthy chains of ``result`` (``healthy``; ``diverged`` the others' count), per coordinate: the
+    pooled mean's error in standard deviations (``mean_err_sd``), r = E[(x - mu)^2] / var - 1 (``r``), their
+    standard errors over chains (``mean_err_se``, ``r_se``) and the per-chain second moments (``square``); only
+    the counts where fewer than 2 chains are healthy."""
+    healthy = ~np.asarray(result.trace.diverged)
+    n = int(healthy.sum())
+    out = dict(healthy=healthy, diverged=int((~healthy).sum()))
+    if n >= 2:
+        mean = np.asarray(result.moments.mean)[healthy]
+        square = np.asarray(result.moments.mean_sq)[healthy]
+        centred = square - 2 * mu * mean + mu**2  # per chain, E[(x - mu)^2]
+        out.update(mean_err_sd=(mean.mean(0) - mu) / np.sqrt(var), mean_err_se=mean.std(0, ddof=1) / np.sqrt(n * var),
+                   r=centred.mean(0) / var - 1, r_se=centred.std(0, ddof=1) / np.sqrt(n) / var, square=square)
     return out
 
 
