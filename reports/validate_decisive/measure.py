@@ -1,8 +1,9 @@
 """The held-out set of issue 59 (``tests/heldout/decisive.py``, written before the decisive validator) through
 ``sgbench validate`` at its defaults (256 chains, 4000 + 4000 steps, ``--budget`` 20min, seed 0): each case's
-verdict, reasons and cost, one JSON line a finished case in ``records.jsonl`` beside this script (a rerun computes
-only the cases not there under the same code), then the summary: false PASSED (a PASSED outside the case's
-expected verdicts), false FAILED, INCONCLUSIVE share, per kind of case, with what each verdict cost.
+verdict, reasons and cost, one JSON line a finished case in ``records.jsonl`` beside this script, with the commit
+it ran at (a rerun computes only the cases not there: empty the record after a change to validate's rules), then
+the summary: false PASSED (a PASSED outside the case's expected verdicts), false FAILED, INCONCLUSIVE share, per
+kind of case, with what each verdict cost.
 
     python reports/validate_decisive/measure.py [--only NAME ...] [--summary]
 
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -25,6 +27,18 @@ def finished() -> dict:
     if not RECORD.exists():
         return {}
     return {row["case"]: row for row in map(json.loads, RECORD.read_text().splitlines()) if row}
+
+
+def commit() -> str:
+    """The repository's commit, with "+dirty" for uncommitted changes ("unknown" outside git)."""
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True,
+                              check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
+                               capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return head + ("+dirty" if dirty else "")
 
 
 def run_case(case) -> dict:
@@ -85,7 +99,7 @@ def main(argv=None) -> int:
         for case in DECISIVE_CASES:
             if case.name in rows or (args.only and case.name not in args.only):
                 continue
-            row = run_case(case)
+            row = {**run_case(case), "commit": commit()}
             with RECORD.open("a") as file:
                 file.write(json.dumps(row) + "\n")
             rows[case.name] = row
