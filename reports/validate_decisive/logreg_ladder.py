@@ -64,17 +64,20 @@ def main(argv=None) -> int:
         RECORD.write_text(json.dumps(rungs, indent=1) + "\n")
         print(f"rung {k} (h = {rungs[-1]['step']:.3g}) finished", flush=True)
     from sgbench.bench.gate.runner import ALPHA_RUN
+    from sgbench.bench.gate.step_ladder import STATISTICS
     from sgbench.bench.gate.validation_session import look_alpha
     from sgbench.reference.checks.vanishing_bias import MISS, ladder_fit
 
     alpha = ALPHA_RUN / sum(p.statistical_checks for p in plans()[1])  # validate's share per check
 
     errors, se = np.array([r["errors"] for r in rungs]), np.array([r["standard_errors"] for r in rungs])
+    dim = errors.shape[1] // 2
+    labels = [f"{words} in coordinate {i}" for words in STATISTICS.values() for i in range(dim)]
     for count in range(4, len(rungs) + 1):
         for chains in (1, 2, 4):
             fit = ladder_fit([r["step"] for r in rungs[:count]], errors[:count], se[:count] / np.sqrt(chains),
                              alpha=look_alpha(alpha, 1), miss=look_alpha(MISS, 1), detect=0.1,
-                             common_se=rungs[0]["truth_se"])
+                             labels=labels, common_se=rungs[0]["truth_se"])
             s = fit.series[fit.worst]
             print(f"{count} rungs, {chains} x the chains: {fit.outcome}; worst series {fit.labels[fit.worst]}: b0 in "
                   f"{s.b0_low:.3f} to {s.b0_high:.3f} over the orders {s.orders[0]:.2g} to {s.orders[1]:.2g}")

@@ -30,12 +30,13 @@ def finished() -> dict:
 
 
 def commit() -> str:
-    """The repository's commit, with "+dirty" for uncommitted changes ("unknown" outside git)."""
+    """The repository's commit, with "+dirty" for uncommitted changes outside ``reports/`` ("unknown" outside
+    git)."""
     try:
         head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True,
                               check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
-                               capture_output=True, text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", ".", ":!reports"],
+                               cwd=ROOT, capture_output=True, text=True, check=True).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
     return head + ("+dirty" if dirty else "")
