@@ -323,7 +323,7 @@ class Session:
             setattr(runs, which, ladder)
             while len(ladder.rungs) < FIRST_RUNGS and self._add_rung(runs, which, candidate, temperature):
                 pass
-        return self._fit(runs.plan.key, ladder, (alpha, look_alpha(MISS, runs.look)), rows, "its step ladder"
+        return self._fit(runs.plan.key, ladder, alpha, look_alpha(MISS, runs.look), rows, "its step ladder"
                          if candidate else f"suite {self.claim.name}'s step ladder", runs.plan.design)
 
     def _add_rung(self, runs: _Runs, which: str, candidate: bool, temperature: float) -> bool:
@@ -341,8 +341,9 @@ class Session:
         rep = self._run(runs.plan.key, cell, label, candidate=candidate, groups=groups)
         return healthy_values(rep, self._at_truth(runs.plan, temperature))
 
-    def _fit(self, key: str, ladder: Ladder, rates: tuple, rows: list, of: str, truth: dict | None) -> LadderFinding:
-        """The ladder's finding at ``rates``, the look's (alpha, miss) (``vanishing_bias.ladder_fit``)."""
+    def _fit(self, key: str, ladder: Ladder, alpha: float, miss: float, rows: list, of: str,
+             truth: dict | None) -> LadderFinding:
+        """The ladder's finding at the look's rates ``alpha`` and ``miss`` (``vanishing_bias.ladder_fit``)."""
         diverged = [(k, n) for k, n in enumerate(ladder.diverged) if n]
         if diverged:
             k, n = diverged[0]
@@ -350,7 +351,6 @@ class Session:
             return LadderFinding(PERSISTS, words, diverged=True)
         if len(ladder.rungs) < 3:
             return LadderFinding(UNDECIDED, "the step ladder has fewer than 3 rungs")
-        (alpha, miss) = rates
         fit = ladder.fit(alpha, miss, self.resolution.relative_variance, truth)
         series = fit.series[fit.worst]
         rows.append({"target": key, "of": of, "name": "step_ladder", "passed": fit.outcome != PERSISTS,
