@@ -1,9 +1,11 @@
 """``sgbench.bench.gate.compute_budget`` (what validate's remedies may spend) and the sequential looks of
 ``sgbench.bench.gate.validation_session``: the budget's forms and their refusals, the share each target may spend,
-the budget named for a remedy that does not fit, the rate of each look (their sum stays below the check's), and
-more chains merged into a run."""
+the budget named for a remedy that does not fit, the rate of each look (their sum stays below the check's), more
+chains merged into a run, and what more chains cost with and without the reference's."""
 
 from __future__ import annotations
+
+import types
 
 import numpy as np
 import pytest
@@ -11,7 +13,8 @@ import pytest
 from sgbench.bench.gate import cells as gate_cells
 from sgbench.bench.gate.compute_budget import Account, Budget, Rates
 from sgbench.bench.gate.replicates import Replicates
-from sgbench.bench.gate.validation_session import look_alpha, merged
+from sgbench.bench.gate.validation_session import REFERENCE_GROUPS, Session, _Runs, look_alpha, merged
+from sgbench.bench.gate.verdict import Remedy
 
 
 @pytest.mark.parametrize("spec, seconds, evals", [("20min", 1200.0, None), ("90s", 90.0, None), ("1.5h", 5400.0, None),
@@ -20,6 +23,8 @@ def test_a_budget_is_a_time_or_gradient_evaluations(spec, seconds, evals):
     budget = Budget.parse(spec)
     assert (budget.seconds, budget.grad_evals) == (seconds, evals)
     assert Budget.parse(budget) is budget
+    assert (budget.times(3).seconds, budget.times(3).grad_evals) == ((None, 3 * evals) if seconds is None
+                                                                     else (3 * seconds, None))
 
 
 @pytest.mark.parametrize("spec", ["", "3x", "min", "-1min", "0", "0s", "1e400"])
@@ -64,3 +69,17 @@ def test_more_chains_are_merged_into_one_run():
     assert both.mean_error[0, :4].sum() == 0 and np.all(both.mean_error[0, 4:] == 1)
     assert both.samples.shape == (1, 12, 3, 2) and both.seconds == 2.0
     assert both.grad_evals_per_chain == pytest.approx((4 * 8 + 8 * 16) / 12)
+
+
+@pytest.mark.parametrize("kind, reference_share", [("chains", REFERENCE_GROUPS), ("candidate_chains", 0)])
+def test_more_chains_grow_the_reference_only_where_the_candidate_is_resolved_against_it(kind, reference_share):
+    """128 chains asked for, 64 run: one new group of 64 (1.2 x 128 = 154, so two groups: 128 new chains) for the
+    candidate, and 4 times as many for the reference only where the candidate is resolved against the reference;
+    resolved against truth on its own, the reference keeps its chains."""
+    candidate, reference = _rep(64, 0.0), _rep(256, 0.0, groups=4)  # 1 s over 64 x 16 and 256 x 16 chain-steps
+    plan = types.SimpleNamespace(cell=candidate.cell, reference=reference.cell)
+    session = Session.__new__(Session)
+    session.claim = types.SimpleNamespace(steps_per_call=lambda params: 1)
+    seconds, _ = session._cost(_Runs(plan, candidate=candidate, reference=reference), Remedy(kind, 128, ""))
+    new_chain_steps = 128 * 16
+    assert seconds == pytest.approx(new_chain_steps / (64 * 16) + reference_share * new_chain_steps / (256 * 16))

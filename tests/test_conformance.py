@@ -15,8 +15,8 @@ from sgbench.bench.cli import main
 from sgbench.bench.gate import conformance, conformance_page
 from sgbench.bench.gate.conformance import SCALES, Task
 
-TINY = dataclasses.replace(SCALES["quick"], name="tiny", chains={"jax": 16, "numpy": 2},
-                           steps={"jax": 100, "numpy": 20})
+TINY = dataclasses.replace(SCALES["quick"], name="tiny", chains={"jax": 16, "batched": 16, "numpy": 2},
+                           steps={"jax": 100, "batched": 100, "numpy": 20})
 
 
 def test_every_adapter_declares_two_or_more_settings():

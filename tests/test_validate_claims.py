@@ -16,14 +16,6 @@ reference is itself held to truth (``sgbench.bench.gate.validate``, ``sgbench.be
   the same walk), but neither forgets its overdispersed start (a random walk never does); the longer warm-up
   the remedy runs shows its variance growing with the warm-up (r grows linearly in the steps), so it has no
   stationary law: FAILED, never PASSED.
-- ``test_halving_check_*``: the check alone on synthetic chains. Calibration: with a first-order
-  bias (beta' = beta/2) and with no bias at all, its empirical false-failure rate over 2000 data
-  sets at alpha = 0.05 is at most 0.05 + 3 binomial standard errors. Power: an excess of its
-  ``detectable`` is found in 0.9 of 1000 data sets (0.85-0.95 allowed, 5 binomial sd); a constant
-  bias (beta' = beta) and a random-walk-like one (skewed chains, r' = r) fail outright.
-- ``test_halving_premise_on_exact_laws``: the check's premise, beta(h/2) <= beta(h)/2, holds
-  exactly (discrete Lyapunov laws) for the configurations the adapters claim, and the random walk
-  violates it (beta(h/2) = beta(h)).
 - ``test_validate_bad_input_exits_2``: a wrong module, hyperparameter or claim exits with status 2
   and one line naming it, before anything runs.
 """
@@ -34,16 +26,13 @@ import sys
 import textwrap
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from sgbench import samplers
 from sgbench.bench import cli
 from sgbench.bench.adapters import load_sampler
 from sgbench.bench.gate import cells as gate_cells, validate_page
-from sgbench.bench.gate.exact_law import expected_second_moment
 from sgbench.bench.gate.outcome import Outcome
-from sgbench.bench.gate.step_halving import halved, halving_check
 from sgbench.bench.gate.validate import validate
 
 QUIET = dict(progress=lambda _: None)
@@ -135,66 +124,6 @@ def test_random_walk_reference_fails_for_having_no_stationary_law(tmp_path):
     assert adapter.differences[:30] in page and "Relative variance error per target" in page  # the notes, the figure
     assert "Checks of the claimed reference against truth" in page
     print(verdict.summary())
-
-
-# --- the step-halving check on synthetic chains ------------------------------------------------------------
-
-
-def _chains(rng, chains, beta_r, beta_m=0.0, sd=1.0, dim=4):
-    """Per-chain mean errors and r, normal around the given biases."""
-    return {"mean_error": beta_m + sd * rng.standard_normal((chains, dim)),
-            "second_moment_error": beta_r + sd * rng.standard_normal((chains, dim))}
-
-
-@pytest.mark.parametrize("beta", [0.0, 0.3], ids=["no_bias", "first_order_bias"])
-def test_halving_check_calibration(beta):
-    rng = np.random.default_rng(1)
-    alpha, runs = 0.05, 2000
-    failures = sum(not halving_check(_chains(rng, 128, beta), _chains(rng, 128, beta / 2), alpha=alpha).passed
-                   for _ in range(runs))
-    assert failures / runs <= alpha + 3 * np.sqrt(alpha * (1 - alpha) / runs), failures
-
-
-def test_halving_check_detects_its_detectable_excess():
-    rng = np.random.default_rng(2)
-    beta, alpha, runs = 1.0, 0.01, 1000
-    probe = halving_check(_chains(rng, 128, beta), _chains(rng, 128, beta / 2), alpha=alpha)
-    excess = np.zeros(4)
-    excess[0] = probe.detectable[1, 0]  # r, coordinate 0
-    rate = np.mean([not halving_check(_chains(rng, 128, beta), _chains(rng, 128, beta / 2 + excess),
-                                      alpha=alpha).passed for _ in range(runs)])
-    assert 0.85 <= rate <= 0.95, rate
-
-
-@pytest.mark.parametrize("kind", ["constant", "random_walk"])
-def test_halving_check_fails_a_bias_that_does_not_shrink(kind):
-    rng = np.random.default_rng(3)
-    if kind == "constant":  # PX's prior bias: the same at h and h/2
-        at_step, at_half = _chains(rng, 512, -0.8, sd=0.3), _chains(rng, 512, -0.8, sd=0.3)
-    else:  # r ~ h n: skewed, positive chains, the same law at h and h/2 with twice the steps
-        at_step, at_half = ({"mean_error": rng.standard_normal((128, 4)),
-                             "second_moment_error": 10 * rng.gamma(2.0, 0.5, (128, 4))} for _ in range(2))
-    check = halving_check(at_step, at_half, alpha=1e-4).assert_failed()
-    assert check.details["statistics"][np.unravel_index(check.details["worst"], (2, 4))[0]] == "second_moment_error"
-
-
-def test_halving_premise_on_exact_laws():
-    """beta(h/2) vs beta(h)/2 in r, exact (transient included), for the adapters' claimed configurations, from
-    validate's overdispersed start after its default warm-up (as long as the scored steps)."""
-    def r(sampler, params, steps=1000):
-        cell = gate_cells.Cell(sampler, params, num_steps=steps, num_burnin=steps)
-        return expected_second_moment(cell) / np.diag(np.asarray(cell.make_target().covariance)) - 1
-
-    claimed = {  # blackjax sgld h = 0.02; posteriors sghmc and baoa at lr = 0.1, alpha = 1 (Chen form)
-        "sgld": ("sgld", {"step_size": 0.02}),
-        "sghmc_euler": ("sghmc", {"form": "chen", "step_size": 0.01, "friction": 0.1}),
-        "sghmc_splitting": ("sghmc", {"form": "chen", "step_size": 0.01, "friction": 0.1, "integrator": "splitting"}),
-    }
-    for sampler, params in claimed.values():
-        half = halved(gate_cells.Cell(sampler, params, num_steps=1000, num_burnin=1000))
-        assert np.all(r(sampler, half.params, half.num_steps) <= r(sampler, params) / 2 + 1e-3)
-    walk = {"form": "chen", "step_size": 0.01, "friction": 0.001, "refresh_every": 1}
-    np.testing.assert_allclose(r("sghmc", {**walk, "step_size": 0.005}, 2000), r("sghmc", walk), rtol=1e-3)
 
 
 # --- bad input -----------------------------------------------------------------------------------------------

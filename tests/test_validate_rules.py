@@ -247,6 +247,11 @@ REMEDIES = [  # (evidence, remedy kind or None, words)
      "reference_ladder_rung", "h/32) on the reference's step ladder"),
     (_evidence(agreement=(_check("finite"), _check("mean"), _check("second_moment", detectable=0.3))), "chains",
      "576 chains"),  # 64 (0.3 / 0.1)^2
+    (_reference(agreement=(_check("finite"), _check("mean"), _check("second_moment", detectable=0.3))), "chains",
+     "576 chains"),  # a reference held to truth: the candidate is resolved against it, both grow
+    (_reference(held=(False, "why"), truth=(_check("finite"), _check("mean"), _check("second_moment",
+                                                                                     detectable=0.3))),
+     "candidate_chains", "576 chains for"),  # a reference not held: the candidate is resolved against truth alone
     (_evidence(), None, ""),
 ]
 

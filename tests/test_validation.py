@@ -84,7 +84,7 @@ def test_run_configuration_is_checked():
         run(backend="torch")
     with pytest.raises(ValueError, match="dtype must be one of"):
         run(dtype="float16")
-    with pytest.raises(ValueError, match="dtype must be 'float64' for the numpy reference backend"):
+    with pytest.raises(ValueError, match="dtype must be 'float64' for the numpy backend"):
         run(backend="numpy", dtype="float32")
     with pytest.raises(ValueError, match="seed must be an integer >= 0"):
         run(seed=-1)

@@ -8,8 +8,11 @@ gradient from the suite's oracle. It adds:
 - ``backend``: the suite driver that can run it. A JAX library's kernel is pure and jit-able, so its
   adapter gives ``optimized_step`` and runs under the JAX driver (``backend="jax"``); a torch
   library's update runs eagerly on one chain, so its adapter gives ``reference_step`` and runs
-  under the NumPy driver (``backend="numpy"``). The other step raises :class:`WrongBackendError`
-  naming the backend to use;
+  under the NumPy driver (``backend="numpy"``); one whose update is elementwise over the coordinates (posteriors'
+  SGLD, SGLRW, SGHMC, BAOA) gives a ``reference_step`` that also takes all chains at once, with a leading chain
+  axis, and runs under the batched driver (``backend="batched"``, ``sgbench.bench.running.batched_driver``; the
+  NumPy driver runs it too, one chain at a time). The other step raises :class:`WrongBackendError` naming the
+  backend to use;
 - ``claims``: the name of the suite's reference sampler that implements the same dynamics, or
   None;
 - ``to_reference(params)``: that reference's hyperparameters for the adapter's ``params`` (a dict,
@@ -45,8 +48,8 @@ from typing import Any
 from sgbench import samplers
 from sgbench.samplers._contract import Sampler
 
-BACKENDS = ("jax", "numpy")
-_STEP_OF_BACKEND = {"jax": "optimized_step", "numpy": "reference_step"}
+BACKENDS = ("jax", "numpy", "batched")
+_STEP_OF_BACKEND = {"jax": "optimized_step", "numpy": "reference_step", "batched": "reference_step"}
 
 
 class WrongBackendError(TypeError):
@@ -54,12 +57,12 @@ class WrongBackendError(TypeError):
 
 
 def _unavailable_step(name: str, backend: str, missing: str) -> Callable:
-    """A step that says the adapter runs under the ``backend`` driver only."""
+    """A step that says which driver runs the adapter (``backend``; a batched one runs under the NumPy driver too)."""
+    drivers = f"{backend!r} driver" + (" (or 'numpy', one chain at a time)" if backend == "batched" else " only")
 
     def step(state, grad_fn, draws, params):
-        raise WrongBackendError(
-            f"{name} has no {missing}: it runs under the {backend!r} driver only; use "
-            f"bench.run(..., backend={backend!r})")
+        raise WrongBackendError(f"{name} has no {missing}: it runs under the {drivers}; use "
+                                f"bench.run(..., backend={backend!r})")
 
     step.__name__ = missing
     return step
@@ -120,7 +123,7 @@ class AdaptedSampler(Sampler):
         """The adapter whose ``step`` is the step of ``backend``; the other step raises."""
         if backend not in BACKENDS:
             raise ValueError(f"backend must be one of {list(BACKENDS)}, got {backend!r}")
-        other = _STEP_OF_BACKEND["numpy" if backend == "jax" else "jax"]
+        other = "reference_step" if backend == "jax" else "optimized_step"
         steps = {_STEP_OF_BACKEND[backend]: step, other: _unavailable_step(name, backend, other)}
         return cls(name=name, citation=citation, Params=Params, State=State, init=init, draw_spec=draw_spec,
                    prime=prime, prepare=prepare, library=library, backend=backend, claims=claims,

@@ -226,7 +226,7 @@ sgnht = adapter(
     name="blackjax:sgnht", citation="blackjax 1.7.1 blackjax.sgmcmc.sgnht (Ding et al. 2014)",
     step=sgnht_step, Params=SGNHTParams, State=SGNHTState, init=sgnht_init, method="sgnht",
     settings=(Setting("T = 1, alpha = 1", {"step_size": 0.1, "alpha": 1.0},
-                      probes="the thermostat's fixed point at T = 1 (against truth, with step halving)"),
+                      probes="the thermostat's fixed point at T = 1 (against truth, with its step ladder)"),
               Setting("T = 0.5, alpha = 1", {"step_size": 0.1, "alpha": 1.0, "temperature": 0.5},
                       probes="the thermostat's target kinetic energy at T != 1")),
     differences="explicit Euler: x' = x + eps p, p' = (1 - xi eps) p + eps g(x) + noise, "

@@ -1,9 +1,15 @@
-r"""posteriors' SGMCMC updates under the suite's NumPy driver, one chain at a time, in float64.
+r"""posteriors' SGMCMC updates under the suite's batched and NumPy drivers, in float64.
 
 ``sgld``, ``sghmc``, ``sgnht``, ``baoa`` and ``sglrw`` call ``posteriors.sgmcmc.<name>.update`` (and
 ``init`` for the momenta) unchanged. The ``batch`` posteriors passes to ``log_posterior(params, batch)``
 is the step's oracle (one gradient evaluation per step for every adapter), and torch's global generator
-is seeded from the step's ``seed`` draw, so runs are reproducible, but the variates are torch's.
+is seeded from the step's ``seed`` draw (the first chain's, when all chains step at once), so runs are
+reproducible, but the variates are torch's.
+
+posteriors' SGLD, SGLRW, SGHMC and BAOA map every coordinate on its own, so their adapters step all chains in one
+call (``backend="batched"``: positions of shape (chains, dim), each chain's gradient from its own minibatch); SGNHT's
+thermostat averages the kinetic energy over all coordinates, so its adapter steps one chain at a time (NumPy
+driver), lest the chains share one thermostat.
 
 **Convention** (posteriors ``docs/log_posteriors.md``): posteriors sees :math:`\ell = \log p/N` with
 ``num_data`` :math:`N` (default 1) and ``temperature`` :math:`\tau` (default :math:`1/N`); the suite's
@@ -61,15 +67,16 @@ def draw_spec(dim: int, params=None) -> dict:
     return {"seed": seed_variate()}
 
 
-adapter = functools.partial(AdaptedSampler.build, library=LIBRARY, backend="numpy", draw_spec=draw_spec)
+adapter = functools.partial(AdaptedSampler.build, library=LIBRARY, backend="batched", draw_spec=draw_spec)
 
 
 @contextlib.contextmanager
 def seeded(seed):
-    """Torch's global generator seeded from the step's ``seed`` draw, restored on exit."""
+    """Torch's global generator seeded from the step's ``seed`` draw (the first chain's of a batch), restored on
+    exit."""
     generator = torch.default_generator
     saved = generator.get_state()
-    generator.manual_seed(torch_seed(seed))
+    generator.manual_seed(torch_seed(np.reshape(seed, (-1, 2))[0]))
     try:
         yield
     finally:
@@ -319,7 +326,7 @@ def sgnht_step(state: SGNHTState, grad_fn, draws, params: SGNHTParams):
 
 sgnht = adapter(
     name="posteriors:sgnht", citation="posteriors 0.1.3 posteriors.sgmcmc.sgnht (Ding et al. 2014)",
-    step=sgnht_step, Params=SGNHTParams, State=SGNHTState, init=sgnht_init, method="sgnht",
+    step=sgnht_step, Params=SGNHTParams, State=SGNHTState, init=sgnht_init, method="sgnht", backend="numpy",
     settings=(Setting("lr = 0.1, alpha = 1", {"lr": 0.1, "alpha": 1.0}, probes="the thermostat at T = 1"),
               Setting("T = 0.5", {"lr": 0.1, "alpha": 1.0, "temperature": 0.5},
                       probes="the thermostat's target kinetic energy at T != 1")),

@@ -61,7 +61,7 @@ the log density and :math:`\xi` standard normal:
   deviation :math:`\tau` where Leimkuhler & Matthews have :math:`\sqrt{T}`, so it samples at :math:`\tau^2` (a
   defect: FAILED at :math:`\tau \ne 1`), momentum :math:`r = -(w + dt\,g(x))` of the
   state's :math:`w`;
-- no claim (the suite has no such sampler: held to truth and to their own step halving): ``sgld_svrg`` and
+- no claim (the suite has no such sampler: held to truth and to their own step ladder): ``sgld_svrg`` and
   ``sghmc_svrg`` (the SVRG estimator), ``sgld_adam`` (the library's Adam-preconditioned SGLD),
   ``badodab_diffusion`` (Leimkuhler & Shang's adaptive Langevin, whose thermostat the library writes with
   :math:`|v|` for :math:`|v|^2`), and the kernels as shipped: ``baoab``, ``badodab``, ``badodab_cv``.
@@ -409,7 +409,7 @@ sgld_cv = adapter(
 sgld_svrg = adapter(
     name="sgmcmcjax:sgld_svrg", citation=citation("build_sgld_SVRG_kernel", "Dubey et al. 2016"),
     step=sgld_svrg_step, Params=SGLDSVRGParams, State=State, init=initializer(sgld_updates, SVRG), method="sgld_cv",
-    differences="the suite has no SVRG estimator: held to truth and its own step halving. The centre's full-data "
+    differences="the suite has no SVRG estimator: held to truth and its own step ladder. The centre's full-data "
                 "gradient is the oracle's exact gradient, counted as one evaluation",
     settings=(
         Setting("dt = 0.01, update_rate = 10", {"step_size": 0.01, "update_rate": 10, "linreg:step_size": 1e-3},
@@ -496,7 +496,7 @@ psgld = adapter(
 sgld_adam = adapter(
     name="sgmcmcjax:sgld_adam", citation=citation("build_sgldAdam_kernel", "Coullon & Nemeth 2021, appendix"),
     step=sgld_adam_step, Params=AdamParams, State=State, init=initializer(adam_updates, STANDARD), method="psgld",
-    differences="the suite has no Adam-preconditioned SGLD: held to truth and its own step halving. Its drift is "
+    differences="the suite has no Adam-preconditioned SGLD: held to truth and its own step ladder. Its drift is "
                 "the running mean of past gradients, not the gradient at x",
     settings=(
         Setting("dt = 0.01", {"step_size": 0.01}, "icg,gmm",
@@ -612,7 +612,7 @@ sghmc_svrg = adapter(
     name="sgmcmcjax:sghmc_svrg", citation=citation("build_sghmc_SVRG_kernel", "Dubey et al. 2016"),
     step=sghmc_svrg_step, Params=SGHMCSVRGParams, State=State, init=initializer(sghmc_updates, SVRG),
     method="sghmc_cv",
-    differences="the suite has no SVRG estimator: held to truth and its own step halving. As in the library, the "
+    differences="the suite has no SVRG estimator: held to truth and its own step ladder. As in the library, the "
                 "centre moves at every one of the L steps of the iterations it moves in (L full-data gradients)",
     settings=(
         Setting("dt = 0.001, alpha = 0.05, L = 100, update_rate = 10",
@@ -829,5 +829,5 @@ badodab_diffusion = adapter(
                                                   "kernel (Leimkuhler & Shang 2016)",
     step=badodab_palindrome_step, Params=BADODABParams, State=State, init=initializer(badodab_updates, STANDARD),
     method="sgnht",
-    differences="the suite has no adaptive-Langevin sampler: held to truth and its own step halving; the thermostat "
+    differences="the suite has no adaptive-Langevin sampler: held to truth and its own step ladder; the thermostat "
                 "reads |v| - D where Leimkuhler & Shang have |v|^2 - D", settings=BADODAB_SETTINGS)

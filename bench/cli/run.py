@@ -58,7 +58,7 @@ def add_parser(commands) -> None:
     adhoc.add_argument("--dtype", help=f"chain dtype, one of {', '.join(DTYPES)} (default: {DEFAULTS.dtype}; "
                        "the quick suite runs float32)")
     adhoc.add_argument("--backend", help=f"driver, one of {', '.join(BACKENDS)} (default: {DEFAULTS.backend}; "
-                       "numpy: the float64 reference)")
+                       "numpy: the float64 reference; batched: all chains in one step, for an adapter built for it)")
     add_store_options(run)
     add_executor_options(run, per_task=True)
     run.add_argument("--no-progress", action="store_true", help="no progress bar")

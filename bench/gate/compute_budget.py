@@ -50,6 +50,11 @@ class Budget:
         value, unit = float(match.group(1)), match.group(2)
         return cls(seconds=value * UNITS[unit]) if unit else cls(grad_evals=value)
 
+    def times(self, n: int) -> Budget:
+        """``n`` times this budget, in its unit (a task's budget from its rows')."""
+        return Budget(seconds=None if self.seconds is None else n * self.seconds,
+                      grad_evals=None if self.grad_evals is None else n * self.grad_evals)
+
     @property
     def total(self) -> float:
         return self.seconds if self.seconds is not None else self.grad_evals

@@ -5,9 +5,9 @@ SGMCMCJax); their adapters are the module's :class:`~sgbench.bench.adapters.Adap
 declares the :class:`~sgbench.bench.adapters.Setting` s it is run at. One *task* is one adapter at one setting:
 
 - an adapter whose draws are the target's is run through :func:`sgbench.bench.gate.validate.validate` on the
-  setting's targets, within the scale's budget per task (three outcomes; held to the claimed suite sampler's run at
-  the translated hyperparameters, and to truth; an adapter that claims none is held to truth alone, with its step
-  ladder; an INCONCLUSIVE's remedies run within the budget, as in ``sgbench validate``);
+  setting's targets, within the scale's budget per row, one target (three outcomes; held to the claimed suite
+  sampler's run at the translated hyperparameters, and to truth; an adapter that claims none is held to truth
+  alone, with its step ladder; an INCONCLUSIVE's remedies run within the budget, as in ``sgbench validate``);
 - an adapter whose draws follow another density and carry importance weights (``log_weight``: blackjax's contour
   SGLD) is held to truth by the weighted check, :mod:`sgbench.bench.gate.weighted_truth`.
 
@@ -21,9 +21,10 @@ adapter that claims none the suite sampler of its ``method`` at its gate setting
 
 ``SCALES`` sizes the runs: ``quick`` (CI: the first setting of each adapter, few chains and a small budget: it
 exercises every adapter, and decides only what so little can), ``default`` (every setting, 256 JAX chains to start
-and a budget of ``Scale.budget`` per task for the remedies), ``full`` (4 times the chains and a larger budget).
+and a budget of ``Scale.budget`` per row for the runs and remedies), ``full`` (4 times the chains and a larger budget).
 Finished tasks are appended to a JSON-lines record as they finish and skipped when the record already holds
-them (the same adapter, setting, scale, seed and library version): an interrupted run resumes. Tasks run in
+them (the same adapter, setting, scale with its budget, seed and library version): an interrupted run resumes.
+A change of the suite's own code does not change the key: start a new record (``--record``) to measure it. Tasks run in
 this process or as Dask tasks (``client``), each a ``run_task`` call.
 """
 
@@ -42,6 +43,7 @@ import numpy as np
 
 from sgbench.base import provenance
 from sgbench.base.arguments import one_of
+from sgbench.bench.gate.compute_budget import Budget
 
 if TYPE_CHECKING:  # the adapters import their libraries and JAX: `sgbench conformance --help` loads neither
     from sgbench.bench.adapters import AdaptedSampler, Setting
@@ -52,23 +54,27 @@ DETECT = 0.1  # the relative variance error every PASSED must resolve
 
 @dataclasses.dataclass(frozen=True)
 class Scale:
-    """Chains and scored steps per backend (``jax``: all chains in one program; ``numpy``: one chain at a time,
-    torch's update), how many of each adapter's settings run (None: all), and what each task's remedies may spend
-    (``budget``, as ``sgbench validate --budget`` takes it)."""
+    """Chains and scored steps per backend (``jax``: all chains in one program; ``batched``: all chains in one
+    eager torch update; ``numpy``: one chain at a time), how many of each adapter's settings run (None: all), and
+    what each row (one target of a task) may spend on its runs and remedies (``budget``, as ``sgbench validate
+    --budget`` takes it; a task of several targets has their sum, shared as validate shares it)."""
 
     name: str
     chains: dict
     steps: dict
     settings: int | None
-    budget: str = "2min"
+    budget: str = "4min"
 
 
 SCALES = {
-    "quick": Scale("quick", chains={"jax": 32, "numpy": 4}, steps={"jax": 300, "numpy": 100}, settings=1,
+    "quick": Scale("quick", chains={"jax": 32, "batched": 32, "numpy": 4},
+                   steps={"jax": 300, "batched": 300, "numpy": 100}, settings=1,
                    budget="20s"),
-    "default": Scale("default", chains={"jax": 256, "numpy": 16}, steps={"jax": 2000, "numpy": 500}, settings=None,
-                     budget="2min"),
-    "full": Scale("full", chains={"jax": 1024, "numpy": 64}, steps={"jax": 2000, "numpy": 1000}, settings=None,
+    "default": Scale("default", chains={"jax": 256, "batched": 256, "numpy": 16},
+                     steps={"jax": 2000, "batched": 2000, "numpy": 500}, settings=None,
+                     budget="4min"),
+    "full": Scale("full", chains={"jax": 1024, "batched": 1024, "numpy": 64},
+                  steps={"jax": 2000, "batched": 2000, "numpy": 1000}, settings=None,
                   budget="10min"),
 }
 
@@ -217,15 +223,16 @@ def run_task(task: Task, scale: Scale, seed: int = 0) -> list[dict]:
                   probes=setting.probes, chains=chains, steps=steps)
     started = time.perf_counter()
     if adapter.log_weight is not None:
-        rows = _weighted_rows(adapter, setting, common, chains, steps, seed)
+        rows = _weighted_rows(adapter, setting, common, chains, steps, seed, scale.budget)
     else:
-        rows = _validated_rows(adapter, setting, common, chains, steps, seed, scale.budget)
+        targets = len([key for key in setting.targets.split(",") if key.strip()])
+        rows = _validated_rows(adapter, setting, common, chains, steps, seed, Budget.parse(scale.budget).times(targets))
     seconds = time.perf_counter() - started
     return [dataclasses.asdict(dataclasses.replace(row, seconds=seconds / len(rows))) for row in rows]
 
 
 def _validated_rows(adapter, setting: Setting, common: dict, chains: int, steps: int, seed: int,
-                    budget: str) -> list[Row]:
+                    budget: Budget) -> list[Row]:
     from sgbench.bench.gate.validate import validate
 
     with tempfile.TemporaryDirectory() as folder:  # validate's page is not written here; its path only
@@ -259,15 +266,17 @@ def _validated_rows(adapter, setting: Setting, common: dict, chains: int, steps:
     return rows
 
 
-def _weighted_rows(adapter, setting: Setting, common: dict, chains: int, steps: int, seed: int) -> list[Row]:
-    """The rows of an importance sampler: the weighted check against truth per target; r at the worst coordinate,
-    with the interval its second-moment check accepts (critical value times standard error)."""
+def _weighted_rows(adapter, setting: Setting, common: dict, chains: int, steps: int, seed: int,
+                   budget: str) -> list[Row]:
+    """The rows of an importance sampler: the weighted check against truth per target, its remedies within
+    ``budget``; r at the worst coordinate, with the interval its second-moment check accepts (critical value times
+    standard error)."""
     from sgbench.bench.gate.weighted_truth import check_weighted
 
     rows = []
     for target in [key.strip() for key in setting.targets.split(",") if key.strip()]:
         check = check_weighted(adapter, dict(setting.params), target_key=target, num_chains=chains, num_steps=steps,
-                               seed=seed, detect=DETECT)
+                               seed=seed, detect=DETECT, budget=budget)
         values = {}
         errors = np.asarray(check.variance_error, dtype=float)
         if errors.size and np.all(np.isfinite(errors)):

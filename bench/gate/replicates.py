@@ -108,8 +108,8 @@ def run_replicates(cell: Cell, groups: int = 1, seed: int = 0, sampler=None, bac
     NUTS reference; overdispersed by ``cell.start_scale``, ``sgbench.bench.gate.start``), seeded by ``seed``, in
     calls of at most ``max_chains_per_call`` chains. ``sampler`` (a Sampler object) replaces
     the registered sampler of the cell's name (``sgbench validate`` runs a user's sampler on the
-    gate's cells); ``backend`` is the driver (default: the cell's; "numpy" for torch adapters); ``config``: further
-    :class:`sgbench.bench.running.config.RunConfig` fields (``keep_samples``, ``thin``)."""
+    gate's cells); ``backend`` is the driver (default: the cell's; a torch adapter's own, "batched" or "numpy");
+    ``config``: further :class:`sgbench.bench.running.config.RunConfig` fields (``keep_samples``, ``thin``)."""
     backend = cell.backend if backend is None else backend
     target = cell.make_target()
     truth = gold_standard.truth_of(target)

@@ -19,10 +19,10 @@ import numpy as np
 
 from sgbench.bench.gate.cells import Cell
 from sgbench.bench.gate.replicates import Replicates
-from sgbench.bench.gate.step_halving import STEP
 from sgbench.reference.checks import standard_error
 from sgbench.reference.checks.vanishing_bias import LadderFit, ladder_fit
 
+STEP = "step_size"  # the hyperparameter the ladder shrinks
 FIRST_RUNGS = 4
 MAX_RUNGS = 7  # the finest at h/64: 64 times the first run's steps
 STATISTICS = {"mean_error": "mean error", "second_moment_error": "r"}
@@ -70,16 +70,21 @@ class Ladder:
         return int(self.rungs[k]["mean_error"].shape[0])
 
     def fit(self, alpha: float, miss: float, detect: float, truth: dict | None = None) -> LadderFit:
-        """The fit of every (statistic, coordinate) series at the rates ``alpha`` (persists) and ``miss``
-        (vanishes); ``truth`` the standard errors of an estimated truth (``gold_standard.allowance``; None:
-        analytic)."""
-        errors = [np.concatenate([values[key].mean(axis=0) for key in STATISTICS]) for values in self.rungs]
-        se = [np.concatenate([standard_error(values[key]) for key in STATISTICS]) for values in self.rungs]
-        dim = self.rungs[0]["mean_error"].shape[1]
-        labels = [f"{words} in coordinate {i}" for words in STATISTICS.values() for i in range(dim)]
-        common = None if truth is None else np.concatenate([np.asarray(truth[f"{key}_se"]) for key in STATISTICS])
-        return ladder_fit(self.steps, np.array(errors), np.maximum(np.array(se), 1e-300), alpha=alpha,
-                          miss=miss, detect=detect, labels=labels, common_se=common)
+        """:func:`fit_rungs` of this ladder."""
+        return fit_rungs(self.steps, self.rungs, alpha, miss, detect, truth)
+
+
+def fit_rungs(steps, rungs: list, alpha: float, miss: float, detect: float, truth: dict | None = None) -> LadderFit:
+    """The fit of every (statistic, coordinate) series of ``rungs`` (per rung, the chains' values per statistic,
+    (chains, dim) each) at ``steps``, at the rates ``alpha`` (persists) and ``miss`` (vanishes); ``truth`` the
+    standard errors of an estimated truth (``gold_standard.allowance``; None: analytic)."""
+    errors = [np.concatenate([values[key].mean(axis=0) for key in STATISTICS]) for values in rungs]
+    se = [np.concatenate([standard_error(values[key]) for key in STATISTICS]) for values in rungs]
+    dim = rungs[0]["mean_error"].shape[1]
+    labels = [f"{words} in coordinate {i}" for words in STATISTICS.values() for i in range(dim)]
+    common = None if truth is None else np.concatenate([np.asarray(truth[f"{key}_se"]) for key in STATISTICS])
+    return ladder_fit(steps, np.array(errors), np.maximum(np.array(se), 1e-300), alpha=alpha, miss=miss,
+                      detect=detect, labels=labels, common_se=common)
 
 
 def healthy_values(rep: Replicates, at_truth) -> tuple[dict, int]:

@@ -19,7 +19,7 @@ CHECK_COLUMNS = {"target": "target", "of": "against", "name": "check", "passed":
                  "worst_coordinate": "coordinate", "outcome": "ladder", "order": "weak order", "rungs": "rungs"}
 CHECK_LEGEND = {
     "against": "what the candidate (or the reference) is compared with: truth, the suite's sampler, its exact "
-               "discrete-time law or stored design bias, or its own run at half the step",
+               "discrete-time law or stored design bias, or its own runs at smaller steps (its step ladder)",
     "check": "finite: no chain diverged; mean: standardised mean error; second_moment: relative variance error r; "
              "b2: mean over coordinates of r squared; step_ladder: the error extrapolated to a vanishing step "
              "(estimate) from the runs at h, h/2, h/4, ...",

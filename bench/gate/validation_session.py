@@ -5,8 +5,9 @@ reference, on 4 times the chains); the evidence is checked (``sgbench.bench.gate
 INCONCLUSIVE and names a remedy (``verdict.remedy``) whose predicted cost fits in the target's share of the
 budget (``sgbench.bench.gate.compute_budget``), the remedy runs and the evidence is checked again:
 
-- *chains*: more chains for the candidate (and 4 times as many for the reference), to the number predicted from
-  the measured standard errors;
+- *chains*: more chains for the candidate (and 4 times as many for the reference, where the candidate is resolved
+  against it; none where the candidate is resolved against truth on its own), to the number predicted from the
+  measured standard errors;
 - *warm-up*: both runs again with the warm-up the autocorrelation time asks for; chains whose variance error
   grew as the warm-up grew have no stationary law (FAILED);
 - *the step ladder* (``sgbench.bench.gate.step_ladder``) for a candidate held to truth whose checks failed, and for
@@ -292,7 +293,8 @@ class Session:
             return checks, not failed, (f"the suite's {name} disagrees with {described(p.reference_design, '')} "
                                         f"({', '.join(failed)} failed)"), None
         if STEP not in p.reference.params or p.cell.heavy_tailed:
-            why = ("has heavy-tailed chains here, where the step ladder's CLT fails," if p.cell.heavy_tailed
+            why = ("has heavy-tailed chains here, where the step ladder's CLT fails (so no budget decides this),"
+                   if p.cell.heavy_tailed
                    else f"has no {STEP} to shrink")
             return [], False, f"the suite's {name} {why} and no exact law or design bias for these settings", None
         if not ladder:
@@ -370,10 +372,10 @@ class Session:
         p, candidate, reference = runs.plan, runs.candidate, runs.reference
         span = p.cell.num_burnin + p.cell.num_steps
         per_call = self.claim.steps_per_call(p.cell.params) if p.reference is not None else 1
-        if fix.kind == "chains":
+        if fix.kind in ("chains", "candidate_chains"):
             extra = self._new_groups(runs, fix) * p.cell.num_chains
             cost = self._rates(candidate).cost(extra * span)
-            if reference is not None:
+            if reference is not None and fix.kind == "chains":
                 cost = np.add(cost, self._rates(reference).cost(REFERENCE_GROUPS * extra * span * per_call))
             return tuple(cost)
         if fix.kind in ("warmup", "step"):
@@ -402,10 +404,10 @@ class Session:
 
     def _apply(self, runs: _Runs, fix: Remedy) -> None:
         p = runs.plan
-        if fix.kind == "chains":
+        if fix.kind in ("chains", "candidate_chains"):
             groups = self._new_groups(runs, fix)
             runs.candidate = merged(runs.candidate, self._run(p.key, p.cell, self.sampler.name, True, groups))
-            if runs.reference is not None:
+            if runs.reference is not None and fix.kind == "chains":
                 runs.reference = merged(runs.reference, self._run(p.key, p.reference, f"suite {self.claim.name}",
                                                                   False, REFERENCE_GROUPS * groups))
         elif fix.kind == "warmup":

@@ -66,10 +66,12 @@ class LadderFinding:
 
 @dataclasses.dataclass(frozen=True)
 class Remedy:
-    """What would decide an INCONCLUSIVE: ``kind`` ("chains": ``amount`` chains for the candidate;
-    "warmup": ``amount`` warm-up steps; "ladder_chains" / "reference_ladder_chains": ``amount`` times the chains
-    on every rung of the candidate's or the reference's ladder; "ladder_rung" / "reference_ladder_rung": a finer
-    rung; "step": half the step for both), in ``words``; ``steps``: for "warmup", the scored steps too, where the
+    """What would decide an INCONCLUSIVE: ``kind`` ("chains": ``amount`` chains for the candidate, and the
+    reference's chains grown with them; "candidate_chains": ``amount`` chains for the candidate alone, where it is
+    resolved against truth on its own and the reference only has to agree; "warmup": ``amount`` warm-up steps;
+    "ladder_chains" / "reference_ladder_chains": ``amount`` times the chains on every rung of the candidate's or the
+    reference's ladder; "ladder_rung" / "reference_ladder_rung": a finer rung; "step": half the step for both), in
+    ``words``; ``steps``: for "warmup", the scored steps too, where the
     autocorrelation time was at the window's resolution (None: as they were)."""
 
     kind: str
@@ -226,9 +228,12 @@ def remedy(e: Evidence, resolution: Resolution) -> Remedy | None:
             return Remedy(f"{kind}_chains", factor, f"{factor:.2g} times the chains on every rung of {whose} step "
                                                     "ladder")
         return Remedy(f"{kind}_rung", 0.0, f"a finer rung (h/{2 ** finding.rungs}) on {whose} step ladder")
-    checks = e.agreement if e.held is None or e.held[0] else (e.truth or ())
-    need = resolution.chains_needed(checks, e.chains)
-    return Remedy("chains", need, f"{need} chains") if need > e.chains else None
+    if e.held is None or e.held[0]:
+        need = resolution.chains_needed(e.agreement, e.chains)
+        return Remedy("chains", need, f"{need} chains") if need > e.chains else None
+    need = resolution.chains_needed(e.truth or (), e.chains)
+    return Remedy("candidate_chains", need, f"{need} chains for {e.name} (resolved against truth on its own; the "
+                  "reference keeps its chains)") if need > e.chains else None
 
 
 @dataclasses.dataclass

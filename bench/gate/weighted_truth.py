@@ -30,37 +30,37 @@ over the chains is exactly the pooled self-normalised estimate :math:`\sum_j S^1
 
 **Tests and error rate.** ``mean`` and ``second_moment``: Johnson's skewness-corrected t-test of
 :math:`E[u] = 0` across the :math:`C` independent chains per coordinate (``sgbench.reference.checks.mean_check``),
-Bonferroni over the :math:`d` coordinates and the two statistics at family-wise rate :math:`\alpha/2`, so each
-compares with :math:`t_c = t_{C-1}(1 - \alpha/(8d))`. A check that fails is followed by the same run at half
-the steps (``HALVED``: the Langevin step and the stochastic-approximation step) for twice the steps and
-warm-up, and the step-halving check (``sgbench.bench.gate.step_halving``) at rate :math:`\alpha/2`. A correct
-sampler is FAILED by chance with probability at most :math:`\alpha` (:math:`\alpha/2` for the truth family;
-for a sampler whose error is a discretisation bias of order :math:`\ge 1`, :math:`\alpha/2` for the halving
-check).
+Bonferroni over the :math:`d` coordinates and the two statistics at family-wise rate :math:`\alpha_j/2` at look
+:math:`j`, :math:`\alpha_j = \alpha/2^j` (``validation_session.look_alpha``: over all looks a correct sampler is
+FAILED with probability at most :math:`\alpha`); at the first look each compares with
+:math:`t_c = t_{C-1}(1 - \alpha/(16d))`. A disagreement is decided by the step ladder of ``sgbench validate``
+(``sgbench.bench.gate.step_ladder.fit_rungs``): the same run at :math:`h/2, h/4, h/8` (``HALVED``: the Langevin
+step and the stochastic-approximation step) for :math:`2^k` times the steps and warm-up, its persists at
+:math:`\alpha_j/2` and its vanishes at the miss rate :math:`\mu/2^j`.
 
 **Power and tolerance.** Each check detects, with probability 0.9, a deviation of
 :math:`\delta = q_{0.9}(t_c)\,\widehat{se}` (``detectable``; :math:`q` the noncentral-t quantile,
-``sgbench.reference.checks.detection_quantile``): with :math:`C = 256`, :math:`d = 4` and :math:`\alpha = 10^{-3}`,
-:math:`t_c = 4.07` and :math:`q = 5.37` standard errors (:math:`C = 64`: 4.29 and 5.65). The tolerance is this
-calculation: the check PASSES only if :math:`\delta \le` ``detect`` (default 0.1, a relative variance error
-and as many standard deviations of the mean, ``sgbench.bench.gate.resolution``) for both statistics; otherwise
-it is INCONCLUSIVE and says how many chains, :math:`C(\delta/\text{detect})^2`, would decide. Importance
-weights lengthen the standard error by about :math:`\sqrt{n/n_{\text{eff}}}`,
-:math:`n_{\text{eff}} = (\sum w)^2/\sum w^2` (reported per chain as ``weight_ess``).
+``sgbench.reference.checks.detection_quantile``). The tolerance is this calculation: the check PASSES only if
+:math:`\delta \le` ``detect`` (default 0.1, a relative variance error and as many standard deviations of the
+mean, ``sgbench.bench.gate.resolution``) for both statistics. Importance weights lengthen the standard error by
+about :math:`\sqrt{n/n_{\text{eff}}}`, :math:`n_{\text{eff}} = (\sum w)^2/\sum w^2` (reported per chain as
+``weight_ess``).
 
-**Outcome** (the rules of ``sgbench validate`` against truth, ``sgbench.bench.gate.verdict``): a chain diverged
-(a non-finite position or weighted sum): FAILED; the chains do not move: FAILED; the checks disagree with
-truth after the chains forgot their start: FAILED when the error does not shrink at half the steps, else
-INCONCLUSIVE (a discretisation-like bias, with its size); disagreement before forgetting, or while the weighted
-estimates still drift between the two halves of the scored window (an adaptation not settled): INCONCLUSIVE;
-agreement after forgetting that resolves ``detect``: PASSED; agreement that does not: INCONCLUSIVE with the chains that
-would decide.
+**Outcome** (the rules of ``sgbench validate`` against truth, ``sgbench.bench.gate.verdict``, with its remedies
+within ``budget``): a chain diverged (a non-finite position or weighted sum, on any rung): FAILED; the chains do
+not move: FAILED; a disagreement with truth after the chains forgot their start, with estimates that do not drift
+between the two halves of the scored window: the step ladder, FAILED where the error persists, PASSED where it
+vanishes (a consistent discretisation); agreement after forgetting that resolves ``detect``: PASSED. Otherwise
+INCONCLUSIVE, and the remedy runs if its predicted cost fits the budget: a longer warm-up where the chains did not
+forget their start, or where the weighted estimates drift (an adaptation not settled); more chains where a check
+is short of power (a new run of :math:`1.2\,C(\delta/\text{detect})^2` chains); the ladder's first rungs, more
+chains on every rung or a finer rung where its fit is undecided. An INCONCLUSIVE names what would decide it.
 
 What it cannot see: the weights are checked only through the two moments of each coordinate, on a
 Gaussian target (or a target's truth at T = 1); contour SGLD's own estimator is exact only as its partition
 :math:`\Delta u` shrinks (its weight :math:`\theta^\zeta(J(x))` is the flattening at the top of the
 partition, not at the energy :math:`U(x)`), and with a noisy energy estimate it is biased (docs/gates_derivations.md,
-section "Weighted check"); halving the steps does not shrink either, so the check reports them as failures.
+section "Weighted check"); shrinking the steps removes neither, so the ladder reports them as errors that persist.
 """
 
 from __future__ import annotations
@@ -78,18 +78,21 @@ from sgbench import samplers
 from sgbench.base.arguments import in_interval, integer_at_least
 from sgbench.bench.adapters import AdaptedSampler
 from sgbench.bench.gate import validation_targets as vt
+from sgbench.bench.gate.compute_budget import Account, Budget
 from sgbench.bench.gate.outcome import Outcome
 from sgbench.bench.gate.resolution import DEFAULT_CHAINS, DEFAULT_DETECT, Resolution
 from sgbench.bench.gate.start import Travel, overdispersed, thin_for, travel
-from sgbench.bench.gate.step_halving import halving_check
+from sgbench.bench.gate.step_ladder import FIRST_RUNGS, MAX_RUNGS, STEP, fit_rungs
+from sgbench.bench.gate.validation_session import CHAINS_MARGIN, MAX_LOOKS, look_alpha
+from sgbench.bench.gate.verdict import WARMUP_MARGIN
 from sgbench.bench.running import run as running
 from sgbench.bench.running.result import params_dict
 from sgbench.reference.checks import CheckResult, mean_check, standard_error
+from sgbench.reference.checks.vanishing_bias import MISS, PERSISTS, VANISHES, LadderFit
 
 ALPHA = 1e-3
 DEFAULT_STEPS = 20_000
-HALVED = ("step_size", "step_size_stoch")  # the hyperparameters the half-step run halves, where the sampler has them
-HALF_STEP_SEED_OFFSET = 3000  # the half-step run's chains are independent of the first run's
+HALVED = ("step_size", "step_size_stoch")  # what each rung of the ladder halves, where the sampler has it
 STATISTICS = ("mean", "second_moment")
 
 
@@ -328,20 +331,21 @@ class WeightedCheck:
         detect: the deviation the check had to resolve.
         chains_needed: the chains that would resolve ``detect`` (``num_chains`` where they do).
         checks: the ``mean`` and ``second_moment`` CheckResults (each at rate ``alpha / 4``).
-        halving: the step-halving check at rate ``alpha / 2`` (or the half-step run's ``finite`` check where it
-            diverged), where a truth check failed; else None.
+        ladder: the step ladder's last fit (``sgbench.reference.checks.vanishing_bias.LadderFit``), where a truth
+            check failed after the chains forgot their start and the estimates did not drift; else None.
         drift: whether the weighted estimates of the two halves of the scored window agree (``mean_check`` of
-            their difference at rate ``alpha / 2``; it turns a FAILED against truth into INCONCLUSIVE, so it adds no
-            false failure, and the reason of one that is not PASSED mentions it); None with fewer than 2 healthy
-            chains.
+            their difference at the truth checks' rate; a disagreement with truth while it fails asks for a longer
+            warm-up, never FAILS); None with fewer than 2 healthy chains.
         variance_error_halves: (2, dim) the relative variance error over the first and the second half.
         travel: how far the chains travelled (unweighted draws).
-        num_chains, num_steps, warmup: the run's chains, scored steps and warm-up steps.
+        num_chains, num_steps, warmup: the last first run's chains, scored steps and warm-up steps (the remedies
+            change them).
         diverged: chains with a non-finite position or weighted sum.
         weight_ess: the median over chains of the weights' effective sample size over the scored steps, as a
             fraction of them.
         ratio_bias: the largest absolute delta-method ratio bias of the pooled estimates (O(1/(Cn))).
-        alpha: the family-wise false-failure rate.
+        alpha: the family-wise false-failure rate over all looks.
+        looks: the looks at the evidence (1: the first run decided or nothing could be run).
         wall_seconds: wall-clock seconds of the whole check (runs, compilation, statistics).
         chain_steps_per_second: chain-steps (warm-up included) per second of the first run's compiled program.
         grad_evals_per_second: gradient-oracle evaluations per second of that program.
@@ -360,7 +364,7 @@ class WeightedCheck:
     detect: float
     chains_needed: int
     checks: tuple
-    halving: CheckResult | None
+    ladder: LadderFit | None
     drift: CheckResult | None
     variance_error_halves: np.ndarray
     travel: Travel
@@ -371,6 +375,7 @@ class WeightedCheck:
     weight_ess: float
     ratio_bias: float
     alpha: float
+    looks: int
     wall_seconds: float
     chain_steps_per_second: float
     grad_evals_per_second: float
@@ -394,9 +399,9 @@ class WeightedCheck:
             f"{self.grad_evals_per_second:.3g} gradient evaluations/s"])
 
 
-def halved_params(params: dict, names=HALVED) -> dict:
-    """``params`` (defaults filled in) with each of ``names`` it has divided by 2."""
-    return {key: value / 2 if key in names else value for key, value in params.items()}
+def halved_params(params: dict, names=HALVED, times: int = 1) -> dict:
+    """``params`` (defaults filled in) with each of ``names`` it has divided by ``2**times``."""
+    return {key: value / 2**times if key in names else value for key, value in params.items()}
 
 
 def _truth_checks(run: WeightedRun, alpha: float) -> tuple[CheckResult, ...]:
@@ -409,18 +414,49 @@ def _truth_checks(run: WeightedRun, alpha: float) -> tuple[CheckResult, ...]:
 def _drift_check(run: WeightedRun, alpha: float) -> CheckResult | None:
     """``drift``: ``mean_check`` at ``alpha`` that the second half of the scored window's linearised statistics
     (both, every coordinate) have the first half's mean: an adaptation still settling, or a weighted law that
-    keeps changing, fails it. Information only: it changes no outcome."""
+    keeps changing, fails it. It never FAILS a sampler: a disagreement with truth while it fails asks for a longer
+    warm-up."""
     if run.chains < 2:
         return None
     difference = np.moveaxis(run.halves[:, :, 1] - run.halves[:, :, 0], 0, 1)  # (chains, 2 statistics, dim)
     return mean_check(difference, np.zeros(difference.shape[1:]), alpha=alpha, name="drift")
 
 
+def _rung_values(run: WeightedRun) -> dict:
+    return {"mean_error": run.u_mean, "second_moment_error": run.u_second}
+
+
+@dataclasses.dataclass
+class _Runs:
+    """The weighted check's runs so far: the first run's ``chains``, ``steps`` and ``warmup``, its run (``first``),
+    the step ladder's rungs below it (``ladder``, runs at h/2, h/4, ...), the look (1, 2, ...) and the runs made
+    (each gets its own seed)."""
+
+    chains: int
+    steps: int
+    warmup: int
+    first: WeightedRun | None = None
+    ladder: list = dataclasses.field(default_factory=list)
+    look: int = 0
+    made: int = 0
+
+
+class _Remedy(NamedTuple):
+    """What would decide: ``kind`` ("warmup": ``amount`` warm-up steps; "chains": ``amount`` chains; "ladder":
+    the first rungs; "ladder_chains": ``amount`` times the chains on every rung; "ladder_rung": a finer rung), in
+    ``words``."""
+
+    kind: str
+    amount: float
+    words: str
+
+
 def check_weighted(sampler, params: dict, target_key: str = "icg", *, num_chains: int = DEFAULT_CHAINS,
                    num_steps: int = DEFAULT_STEPS, warmup: int | None = None, seed: int = 0,
                    detect: float = DEFAULT_DETECT, alpha: float = ALPHA, target_params: dict | None = None,
-                   halve: tuple[str, ...] = HALVED, progress=None) -> WeightedCheck:
-    """The importance-weighted check of ``sampler`` against truth (module docstring).
+                   halve: tuple[str, ...] = HALVED, budget="2min", progress=None) -> WeightedCheck:
+    """The importance-weighted check of ``sampler`` against truth (module docstring), with the remedies of an
+    INCONCLUSIVE run within ``budget``.
 
     Args:
         sampler: an AdaptedSampler run by the JAX driver (its ``log_weight``; unit weights without one), or a
@@ -431,12 +467,14 @@ def check_weighted(sampler, params: dict, target_key: str = "icg", *, num_chains
         num_chains: C independent chains, at least 2.
         num_steps: scored steps per chain, at least 4.
         warmup: steps before them (default ``num_steps``).
-        seed: the seed of the chains' keys and starts (the half-step run uses ``seed + 3000``).
+        seed: the seed of the first run's chains and starts (each later run adds 1000 per run made).
         detect: the relative variance error (and mean error in standard deviations) the check must resolve.
-        alpha: the family-wise false-failure rate, in (0, 1).
+        alpha: the family-wise false-failure rate over all looks, in (0, 1).
         target_params: replace these of the target's parameters (e.g. ``{"noise": "none"}``: exact gradients
             and log densities).
-        halve: the hyperparameters the half-step run halves, where the sampler has them.
+        halve: the hyperparameters each rung of the step ladder halves, where the sampler has them.
+        budget: what the first run and the remedies may spend (``sgbench validate --budget``: "20min", "90s",
+            or gradient evaluations, "2e9").
         progress: called with a line per run (None: silent).
 
     Returns:
@@ -448,79 +486,165 @@ def check_weighted(sampler, params: dict, target_key: str = "icg", *, num_chains
     integer_at_least("num_chains", num_chains, 2)
     integer_at_least("num_steps", num_steps, 4)
     warmup = num_steps if warmup is None else integer_at_least("warmup", warmup, 0)
+    account = Account(Budget.parse(budget), targets=1)
+    account.start_target()
     say = progress or (lambda line: None)
-    say(f"{sampler.name} on {target_key}: {num_chains} chains x ({warmup} + {num_steps}) steps")
-    first = run_weighted(sampler, params, target_key, num_chains=num_chains, num_steps=num_steps, warmup=warmup,
-                         seed=seed, target_params=target_params)
-    checks = _truth_checks(first, alpha / 2) if first.chains >= 2 else ()
-    drift = _drift_check(first, alpha / 2)
-    detectable = max((float(np.nanmax(np.atleast_1d(c.detectable))) for c in checks), default=math.nan)
-    needed = max([num_chains] + [math.ceil(num_chains * (d / detect) ** 2) for d in
-                                 (float(np.nanmax(np.atleast_1d(c.detectable))) for c in checks) if math.isfinite(d)])
-    outcome, reason, halving = _decide(sampler, first, checks, resolution, alpha, halve, target_key, num_chains,
-                                       num_steps, warmup, seed, target_params, say)
+    runs = _Runs(num_chains, num_steps, warmup)
+
+    def run(params_at, chains, steps, warm, rung=0):
+        at = f" at h/{2 ** rung}" if rung else ""
+        say(f"{sampler.name} on {target_key}: {chains} chains x ({warm} + {steps}) steps{at}")
+        started = time.perf_counter()
+        done = run_weighted(sampler, params_at, target_key, num_chains=chains, num_steps=steps, warmup=warm,
+                            seed=seed + 1000 * runs.made, target_params=target_params)
+        runs.made += 1
+        account.charge(time.perf_counter() - started, done.grad_evals)
+        return done
+
+    runs.first = run(dict(params), num_chains, num_steps, warmup)
+    while True:
+        runs.look += 1
+        rate = look_alpha(alpha, runs.look)
+        first = runs.first
+        checks = _truth_checks(first, rate / 2) if first.chains >= 2 else ()
+        drift = _drift_check(first, rate / 2)
+        outcome, reason, fit, fix = _decide(sampler.name, runs, checks, drift, resolution, rate,
+                                            look_alpha(MISS, runs.look))
+        if fix is None:
+            break
+        if runs.look >= MAX_LOOKS:
+            reason += f"; {fix.words} would decide, but this check has had its {MAX_LOOKS} looks"
+            break
+        cost = _cost(runs, fix)
+        if cost is None:
+            reason += f"; {fix.words} would be next, beyond the ladder's {MAX_RUNGS} rungs"
+            break
+        if not account.affords(*cost):
+            reason += (f"; {fix.words} would decide, at a predicted {cost[0]:.0f} s: beyond the budget "
+                       f"({account.budget}); budget {account.would_decide(*cost)} would run it")
+            break
+        say(f"{sampler.name} on {target_key}: {fix.words} (predicted {cost[0]:.0f} s)")
+        _apply(runs, fix, run, dict(first.params), halve)
+    first = runs.first
     halves = first.halves[1].mean(axis=0) if first.chains >= 2 else np.full((2,) + first.mean_error.shape, np.nan)
-    if drift is not None and not drift.passed and outcome is not Outcome.PASSED:
-        reason += (f"; the weighted estimates also drift between the halves of the scored window (largest |r| "
-                   f"{np.max(np.abs(halves[0])):.3g} then {np.max(np.abs(halves[1])):.3g}; drift z = "
-                   f"{drift.statistic:.3g} against {drift.threshold:.3g}): the sampler's adaptation has not settled, "
-                   "and a longer warm-up may change them")
-        if outcome is Outcome.FAILED and halving is not None:  # not a divergence or a chain that never moves
-            outcome = Outcome.INCONCLUSIVE  # as validate's disagreement before the chains forget their start
-            reason += f"; so this run cannot decide: a warm-up of more than {warmup} steps would"
+    detectable = max((float(np.nanmax(np.atleast_1d(c.detectable))) for c in checks), default=math.nan)
+    needed = max([runs.chains] + [math.ceil(runs.chains * (d / detect) ** 2) for d in
+                                  (float(np.nanmax(np.atleast_1d(c.detectable))) for c in checks) if math.isfinite(d)])
     seconds = first.run_seconds or math.nan
     return WeightedCheck(
         sampler=sampler.name, params=first.params, target=target_key, outcome=outcome, reason=reason,
         mean_error=first.mean_error, mean_error_se=first.mean_error_se, variance_error=first.variance_error,
         variance_error_se=first.variance_error_se, detectable=detectable, detect=float(detect), chains_needed=needed,
-        checks=checks, halving=halving, drift=drift, variance_error_halves=halves, travel=first.travel,
-        num_chains=num_chains, num_steps=num_steps, warmup=warmup, diverged=first.diverged,
+        checks=checks, ladder=fit, drift=drift, variance_error_halves=halves, travel=first.travel,
+        num_chains=runs.chains, num_steps=runs.steps, warmup=runs.warmup, diverged=first.diverged,
         weight_ess=float(np.median(first.weight_ess)) if len(first.weight_ess) else math.nan,
         ratio_bias=float(np.nanmax(np.abs(first.ratio_bias))) if first.chains >= 2 else math.nan, alpha=alpha,
-        wall_seconds=time.perf_counter() - start, chain_steps_per_second=first.chain_steps / seconds,
+        looks=runs.look, wall_seconds=time.perf_counter() - start, chain_steps_per_second=first.chain_steps / seconds,
         grad_evals_per_second=first.grad_evals / seconds)
 
 
-def _decide(sampler, first: WeightedRun, checks, resolution: Resolution, alpha: float, halve, target_key,
-            num_chains, num_steps, warmup, seed, target_params, say) -> tuple[Outcome, str, CheckResult | None]:
-    """(outcome, reason, halving check) by the rules of the module docstring."""
-    name, moved = sampler.name, first.travel
+def _decide(name: str, runs: _Runs, checks, drift, resolution: Resolution, alpha: float, miss: float):
+    """(outcome, reason, the ladder's fit or None, the remedy that would decide or None) by the rules of the module
+    docstring, at this look's rates."""
+    first = runs.first
+    moved = first.travel
     if first.diverged:
-        return Outcome.FAILED, f"{name} diverged in {first.diverged} of {num_chains} chains", None
+        return Outcome.FAILED, (f"{name} diverged in {first.diverged} of {runs.chains} chains ({runs.warmup} warm-up + "
+                                f"{runs.steps} scored steps)"), None, None
     if moved.still:
-        return Outcome.FAILED, f"{name}: {moved.describe()}", None
+        return Outcome.FAILED, f"{name}: {moved.describe()}", None, None
+    longer = _Remedy("warmup", math.ceil(max(2 * runs.warmup, WARMUP_MARGIN * moved.warmup_needed)), "")
+    longer = longer._replace(words=f"a warm-up of {longer.amount} steps")
     failed = sorted(c.name for c in checks if not c.passed)
-    if failed:
-        finding = (f"the weighted estimates disagree with truth ({', '.join(failed)} failed; largest |r| "
-                   f"{np.max(np.abs(first.variance_error)):.3g}, largest |mean error| "
-                   f"{np.max(np.abs(first.mean_error)):.3g} sd)")
+    if not failed:
+        claim = f"{name}'s weighted estimates agree with truth"
         if not moved.forgot:
-            return Outcome.INCONCLUSIVE, f"{finding}, but {moved.describe()}", None
-        half = halved_params(first.params, halve)
-        changed = sorted(k for k in half if half[k] != first.params[k])
-        say(f"{name} on {target_key}: at half the step ({', '.join(changed)}), twice the steps")
-        second = run_weighted(sampler, half, target_key, num_chains=num_chains, num_steps=2 * num_steps,
-                              warmup=2 * warmup, seed=seed + HALF_STEP_SEED_OFFSET, target_params=target_params)
-        if second.diverged or second.chains < 2:
-            finite = CheckResult(name="finite", passed=False, alpha=0.0, statistic=float(second.diverged),
-                                 threshold=0.0, details={"num_chains": num_chains})
-            return Outcome.FAILED, (f"{finding}; at half the step {second.diverged} of {num_chains} chains diverged"
-                                    ), finite
-        halving = halving_check({"mean_error": first.u_mean, "second_moment_error": first.u_second},
-                                {"mean_error": second.u_mean, "second_moment_error": second.u_second},
-                                alpha=alpha / 2)
-        if halving.passed:
-            return Outcome.INCONCLUSIVE, (
-                f"{finding}; but at half the step ({', '.join(changed)}) its error shrinks as a discretisation bias "
-                f"does (step-halving z = {halving.statistic:.3g} against {halving.threshold:.3g}; largest |r| there "
-                f"{np.max(np.abs(second.variance_error)):.3g}), so this run cannot tell it from one; run a smaller "
-                "step"), halving
-        return Outcome.FAILED, (f"{finding}; its error does not halve with its step ({halving.details['note']}; "
-                                f"z = {halving.statistic:.3g} against {halving.threshold:.3g})"), halving
+            return Outcome.INCONCLUSIVE, f"{claim}, but {moved.describe()}", None, longer
+        short = resolution.shortfalls(checks, first.chains)
+        if short:
+            need = resolution.chains_needed(checks, first.chains)
+            return Outcome.INCONCLUSIVE, f"{claim}, but {'; '.join(short)}", None, _Remedy("chains", need,
+                                                                                          f"{need} chains")
+        return Outcome.PASSED, claim, None, None
+    finding = (f"the weighted estimates disagree with truth ({', '.join(failed)} failed; largest |r| "
+               f"{np.max(np.abs(first.variance_error)):.3g}, largest |mean error| "
+               f"{np.max(np.abs(first.mean_error)):.3g} sd)")
     if not moved.forgot:
-        return Outcome.INCONCLUSIVE, f"{name}: {moved.describe()}", None
-    claim = f"{name}'s weighted estimates agree with truth"
-    short = resolution.shortfalls(checks, first.chains)
-    if short:
-        return Outcome.INCONCLUSIVE, f"{claim}, but {'; '.join(short)}", None
-    return Outcome.PASSED, claim, None
+        return Outcome.INCONCLUSIVE, f"{finding}, but {moved.describe()}", None, longer
+    if drift is not None and not drift.passed:
+        halves = first.halves[1].mean(axis=0)
+        return Outcome.INCONCLUSIVE, (
+            f"{finding}, but they drift between the halves of the scored window (largest |r| "
+            f"{np.max(np.abs(halves[0])):.3g} then {np.max(np.abs(halves[1])):.3g}; drift z = {drift.statistic:.3g} "
+            f"against {drift.threshold:.3g}): the sampler's adaptation has not settled"), None, _Remedy(
+            "warmup", 2 * runs.warmup, f"a warm-up of {2 * runs.warmup} steps")
+    if not runs.ladder:
+        return Outcome.INCONCLUSIVE, finding, None, _Remedy(
+            "ladder", 0.0, f"the step ladder (to h/{2 ** (FIRST_RUNGS - 1)})")
+    rungs = [first, *runs.ladder]
+    lost = [(k, r.diverged) for k, r in enumerate(rungs) if r.diverged or r.chains < 2]
+    if lost:
+        k, n = lost[0]
+        return Outcome.FAILED, f"{finding}; on its step ladder it diverged in {n} chains at h/{2 ** k}", None, None
+    h = float(first.params.get(STEP, 1.0))  # the Langevin step (its ratios are what the fit reads)
+    fit = fit_rungs(tuple(h / 2**k for k in range(len(rungs))), [_rung_values(r) for r in rungs], alpha / 2, miss,
+                    resolution.relative_variance)
+    if fit.outcome == PERSISTS:
+        return Outcome.FAILED, f"{finding}; {fit.describe()}", fit, None
+    if fit.outcome == VANISHES:
+        return Outcome.PASSED, (f"{finding} at its step, a discretisation bias: {fit.describe()} (a bias of the right "
+                                "order but the wrong size is not seen without a claim)"), fit, None
+    if math.isfinite(fit.chains_factor):
+        factor = fit.chains_factor
+        fix = _Remedy("ladder_chains", factor, f"{factor:.2g} times the chains on every rung of the step ladder")
+    else:
+        fix = _Remedy("ladder_rung", 0.0, f"a finer rung (h/{2 ** len(rungs)}) on the step ladder")
+    return Outcome.INCONCLUSIVE, f"{finding}; {fit.describe()}", fit, fix
+
+
+def _rung_chain_steps(runs: _Runs, k: int, chains: int) -> float:
+    return float(chains) * 2**k * (runs.warmup + runs.steps)
+
+
+def _cost(runs: _Runs, fix: _Remedy) -> tuple[float, float] | None:
+    """The predicted (seconds, gradient evaluations) of ``fix`` (None: beyond the ladder's rungs): the first run's
+    seconds and evaluations per chain-step, and its compilation once per new run."""
+    first = runs.first
+    if fix.kind == "warmup":
+        steps, made = runs.chains * (fix.amount + runs.steps), 1
+    elif fix.kind == "chains":
+        steps, made = math.ceil(CHAINS_MARGIN * fix.amount) * (runs.warmup + runs.steps), 1
+    elif fix.kind == "ladder":
+        steps, made = sum(_rung_chain_steps(runs, k, runs.chains) for k in range(1, FIRST_RUNGS)), FIRST_RUNGS - 1
+    elif fix.kind == "ladder_rung":
+        k = len(runs.ladder) + 1
+        if k >= MAX_RUNGS:
+            return None
+        steps, made = _rung_chain_steps(runs, k, runs.chains), 1
+    else:
+        chains = math.ceil(CHAINS_MARGIN * fix.amount * runs.chains)
+        steps, made = sum(_rung_chain_steps(runs, k, chains) for k in range(len(runs.ladder) + 1)), len(runs.ladder) + 1
+    return (first.run_seconds / first.chain_steps * steps + first.compile_seconds * made,
+            first.grad_evals / first.chain_steps * steps)
+
+
+def _apply(runs: _Runs, fix: _Remedy, run, params: dict, halve) -> None:
+    """Run ``fix``: a new first run (a longer warm-up, more chains: the ladder starts again), the first rungs, a
+    finer rung, or every rung again with more chains."""
+    if fix.kind in ("warmup", "chains"):
+        if fix.kind == "warmup":
+            runs.warmup = int(fix.amount)
+        else:
+            runs.chains = math.ceil(CHAINS_MARGIN * fix.amount)
+        runs.first, runs.ladder = run(params, runs.chains, runs.steps, runs.warmup), []
+        return
+    rung = lambda k, chains: run(halved_params(params, halve, k), chains, 2**k * runs.steps,  # noqa: E731
+                                 2**k * runs.warmup, rung=k)
+    if fix.kind == "ladder":
+        runs.ladder = [rung(k, runs.chains) for k in range(1, FIRST_RUNGS)]
+    elif fix.kind == "ladder_rung":
+        runs.ladder.append(rung(len(runs.ladder) + 1, runs.chains))
+    else:
+        runs.chains = math.ceil(CHAINS_MARGIN * fix.amount * runs.chains)
+        runs.first = run(params, runs.chains, runs.steps, runs.warmup)
+        runs.ladder = [rung(k, runs.chains) for k in range(1, len(runs.ladder) + 1)]

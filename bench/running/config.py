@@ -8,7 +8,7 @@ import numpy as np
 
 from sgbench.base.arguments import integer_at_least, one_of
 
-BACKENDS = ("jax", "numpy")
+BACKENDS = ("jax", "numpy", "batched")
 DTYPES = ("float32", "float64")
 # Upper bounds, so that a typo is refused by name instead of failing deep inside a driver or the store.
 MAX_SEED = 2**63 - 1  # a signed 64-bit integer: the results store's column, JAX's key
@@ -23,7 +23,8 @@ class RunConfig:
     step enters the streaming moments (``num_steps // thin`` draws per chain). ``keep_samples`` keeps the draws
     of every ``keep_every``-th recorded step (0: the moments' steps, every ``thin``-th), so a run can average
     every step and keep a few of them. The reference
-    (``numpy``) backend runs in float64; ``jax`` in ``dtype`` with float64 statistics.
+    (``numpy``) backend and the ``batched`` one (all chains in one eager step, for a sampler whose step is elementwise
+    over chains) run in float64; ``jax`` in ``dtype`` with float64 statistics.
     ``block_size`` steps of random numbers are drawn at once by the JAX driver (None: the largest up to 1024 that
     divides the steps, :func:`dividing_block_size`, which ``bench.run`` shrinks to one that fits the JAX driver's
     memory limit; the config holds the size chosen, which ``dataclasses.replace`` keeps unless given
@@ -62,8 +63,8 @@ class RunConfig:
         one_of("dtype", self.dtype, DTYPES)
         if not isinstance(self.keep_samples, bool):
             raise TypeError(f"keep_samples must be True or False, got {self.keep_samples!r}")
-        if self.backend == "numpy" and self.dtype != "float64":
-            raise ValueError(f"dtype must be 'float64' for the numpy reference backend, got {self.dtype!r}")
+        if self.backend != "jax" and self.dtype != "float64":
+            raise ValueError(f"dtype must be 'float64' for the {self.backend} backend, got {self.dtype!r}")
 
     @property
     def sample_every(self) -> int:

@@ -8,7 +8,7 @@ import jax
 
 from sgbench import samplers, targets
 from sgbench.base.float64 import in_float64_mode
-from sgbench.bench.running import jax_driver, numpy_driver
+from sgbench.bench.running import batched_driver, jax_driver, numpy_driver
 from sgbench.bench.running.config import RunConfig, dividing_block_size
 from sgbench.bench.running.result import RunResult, params_dict
 from sgbench.bench.running.scoring import score, score_predictions
@@ -65,6 +65,9 @@ def run_grid(sampler, target, *, params_grid, num_chains=10, num_steps=10_000, s
                      or (f.name not in p.leaf_names and getattr(p, f.name) != getattr(grid[0], f.name))]
         if differing or jax.tree.structure(p) != first:
             raise ValueError("params_grid elements may differ only in numeric fields, not in " + ", ".join(differing))
+    if backend == "batched" and getattr(sampler, "backend", None) != "batched":
+        raise ValueError(f"backend 'batched' runs only a sampler whose step is elementwise over chains (an adapter "
+                         f"built with backend='batched'); {sampler.name} is not one: use 'jax' or 'numpy'")
     chosen = config.get("block_size") is not None
     config = RunConfig(num_chains=num_chains, num_steps=num_steps, seed=seed, backend=backend, **config)
     if backend == "jax" and not chosen:  # the default block, shrunk to what fits (many chains in high dimension)
@@ -78,7 +81,8 @@ def run_grid(sampler, target, *, params_grid, num_chains=10, num_steps=10_000, s
     if backend == "jax":
         traces = jax_driver.run_grid(sampler, target, grid, config, positions, progress, devices)
     else:
-        traces = [numpy_driver.run_chains(sampler, target, p, config, positions, progress) for p in grid]
+        driver = numpy_driver if backend == "numpy" else batched_driver
+        traces = [driver.run_chains(sampler, target, p, config, positions, progress) for p in grid]
     results = []
     for p, trace in zip(grid, traces):
         metrics, curves = score(trace, target.truth)

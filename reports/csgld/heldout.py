@@ -1,13 +1,15 @@
 """Held-out runs of the weighted check (``sgbench.bench.gate.weighted_truth``) before trusting it.
 
-    PYTHONPATH=. python reports/csgld/heldout.py [--chains 256] [--steps 20000] [--only NAME ...]
+    PYTHONPATH=. python reports/csgld/heldout.py [--chains 256] [--steps 20000] [--budget 4min] [--only NAME ...]
 
-appends one JSON line per case to ``reports/csgld/heldout.jsonl`` (the outcome, reason, estimates, speed) and
-prints its summary. Cases: (a) ``blackjax:csgld`` at its settings on icg, and on icg with exact gradients and
-log densities at a partition whose first part holds the minimum energy (blackjax's kernel, the paper's, and
-one fix at a time); (b) csgld with zeta = 0 (plain SGLD, constant weights); (c) deliberately wrong uses of its
-draws (no weights, weights of the wrong sign), which it must fail; (d) ``blackjax:sgld`` with unit weights;
-(e) a correct importance sampler with weights that are not constant (SGLD at 1.5 T weighted back to T).
+appends one JSON line per case to ``reports/csgld/heldout_ladder.jsonl`` (the outcome, reason, estimates, speed,
+looks; the rules of the step ladder and the remedies within ``--budget``, issue 59; ``heldout.jsonl`` holds the runs
+under the step-halving rule before it) and prints its summary. Cases: (a) ``blackjax:csgld`` at its settings on icg,
+and on icg with exact gradients and log densities at a partition whose first part holds the minimum energy
+(blackjax's kernel, the paper's, and one fix at a time); (b) csgld with zeta = 0 (plain SGLD, constant weights); (c)
+deliberately wrong uses of its draws (no weights, weights of the wrong sign), which it must fail; (d)
+``blackjax:sgld`` with unit weights; (e) a correct importance sampler with weights that are not constant (SGLD at
+1.5 T weighted back to T).
 """
 
 from __future__ import annotations
@@ -63,13 +65,15 @@ def main():
     parser.add_argument("--chains", type=int, default=wt.DEFAULT_CHAINS)
     parser.add_argument("--steps", type=int, default=wt.DEFAULT_STEPS)
     parser.add_argument("--only", nargs="*", default=None, help="run the cases whose name starts with these")
-    parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "heldout.jsonl")
+    parser.add_argument("--budget", default="4min", help="what each case's remedies may spend (default: 4min, "
+                        "sgbench conformance's per task)")
+    parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "heldout_ladder.jsonl")
     args = parser.parse_args()
     for name, sampler, params, target_params in cases():
         if args.only and not any(name.startswith(prefix) for prefix in args.only):
             continue
         check = wt.check_weighted(sampler, params, num_chains=args.chains, num_steps=args.steps,
-                                  target_params=target_params)
+                                  target_params=target_params, budget=args.budget)
         print(f"[{name}]\n{check.summary()}", flush=True)
         record = {"case": name, "params": {k: (v if isinstance(v, str) else float(v)) for k, v in check.params.items()},
                   "target_params": target_params, "chains": args.chains, "steps": args.steps,
@@ -78,7 +82,8 @@ def main():
                   "variance_error_se": check.variance_error_se.tolist(),
                   "mean_error": check.mean_error.tolist(), "mean_error_se": check.mean_error_se.tolist(),
                   "detectable": check.detectable, "weight_ess": check.weight_ess, "ratio_bias": check.ratio_bias,
-                  "diverged": check.diverged, "wall_seconds": check.wall_seconds,
+                  "diverged": check.diverged, "wall_seconds": check.wall_seconds, "budget": args.budget,
+                  "looks": check.looks, "final_chains": check.num_chains, "final_warmup": check.warmup,
                   "chain_steps_per_second": check.chain_steps_per_second, "when": time.strftime("%Y-%m-%d %H:%M")}
         with open(args.out, "a") as handle:
             handle.write(json.dumps(record) + "\n")
