@@ -121,6 +121,20 @@ def test_posteriors_adapters_step_all_chains_at_once_but_sgnht():
         "posteriors:baoa": "batched", "posteriors:sgnht": "numpy"}
 
 
+def test_the_temperature_validate_holds_a_posteriors_adapter_to_is_the_suites():
+    """posteriors' tau = 0.05 with N = 10 samples at the suite's T = N tau = 0.5: validate's truth for it is
+    N(mu, 0.5 Sigma), not N(mu, 0.05 Sigma) (which made its r against truth read +9 on the conformance page)."""
+    from sgbench.bench.gate import cells as gate_cells
+    from sgbench.bench.gate.validation_plan import _temperature
+
+    ps = posteriors_adapters()
+    params = {"lr": 0.1, "num_data": 10.0, "temperature": 0.05}
+    cell = gate_cells.Cell(ps.sgld.name, params, target="icg", target_params=ICG)
+    assert _temperature(ps.sgld, cell) == pytest.approx(0.5) == ps.sgld.to_reference(params)["temperature"]
+    assert _temperature(bj.sgld, gate_cells.Cell(bj.sgld.name, {"step_size": 0.01, "temperature": 0.5}, target="icg",
+                                                 target_params=ICG)) == 0.5  # blackjax's units are the suite's
+
+
 def test_translations():
     assert bj.sgld.to_reference({"step_size": 0.1, "temperature": 0.5}) == {"step_size": 0.1, "temperature": 0.5}
     assert bj.sgld.differences == ""

@@ -104,3 +104,28 @@ def test_tasks_run_as_dask_tasks_and_record_as_in_one_process(tmp_path, monkeypa
     again = []
     assert conformance.conformance(("blackjax",), "tiny", record=record, progress=again.append)[0] == rows
     assert again == [f"conformance (tiny): 2 tasks, 2 already in {record}"]
+
+
+def test_an_interval_is_written_in_few_digits_whatever_its_size():
+    """A weighted estimate over the few chains left after most diverged can be astronomically large: the page
+    writes it in three significant digits, not as a row of digits wider than the table."""
+    row = {"r_truth": 1.04e93, "r_truth_low": -4.26e92, "r_truth_high": 6.3e93}
+    assert conformance_page._interval_text(row, "r_truth") == "+1.04e+93 [-4.26e+92, +6.3e+93]"
+    assert conformance_page._interval_text({"r": 0.0361, "r_low": -0.004, "r_high": 0.077}, "r") == (
+        "+0.036 [-0.004, +0.077]")
+    assert conformance_page._interval_text({"r": float("nan"), "r_low": 0.0, "r_high": 0.0}, "r") == ""
+
+
+def test_the_figure_names_an_interval_too_wide_to_draw(monkeypatch):
+    """An r of 1e93 is named under the axis and left out, so that the other rows keep their scale."""
+    labels = []
+    from sgbench.base import figures
+
+    real = figures.png_bytes
+    monkeypatch.setattr(figures, "png_bytes", lambda fig: labels.append(fig.axes[0].get_xlabel()) or real(fig))
+    rows = [{"adapter": "a", "setting": "s", "target": "icg", "outcome": "PASSED", "r_truth": 0.02,
+             "r_truth_low": -0.03, "r_truth_high": 0.07},
+            {"adapter": "b", "setting": "s", "target": "icg", "outcome": "FAILED", "r_truth": 1.04e93,
+             "r_truth_low": -4.3e92, "r_truth_high": 6.3e93}]
+    assert conformance_page.figure(rows, "lib")[:4] == b"\x89PNG"
+    assert "not drawn, beyond ±100: b · s · icg (r 1.04e+93)" in labels[0]

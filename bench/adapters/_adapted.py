@@ -28,6 +28,9 @@ gradient from the suite's oracle. It adds:
   measures the adapter's speed;
 - ``settings``: the :class:`Setting` s at which ``sgbench conformance`` runs it (two or more: a
   temperature other than 1 where the library takes one, friction far from 1, small and moderate steps);
+- ``temperature(params)``: the temperature, in the suite's convention, at which the adapter samples at ``params``
+  (its ``Params``; None, the default: the ``temperature`` hyperparameter, or 1 without one), for a library whose
+  temperature has other units (posteriors' log density divided by ``num_data``: T = N tau);
 - ``log_weight(state, params)``: for a sampler whose draws follow another density than the target (an
   importance sampler such as contour SGLD), the log importance weight of the state's position, up to a
   constant: the target's expectations are the self-normalised weighted averages
@@ -105,6 +108,7 @@ class AdaptedSampler(Sampler):
     method: str | None = None
     settings: tuple[Setting, ...] = ()
     log_weight: Callable[[Any, Any], Any] | None = None
+    temperature: Callable[[Any], float] | None = None
 
     def __post_init__(self):
         if self.backend not in BACKENDS:
@@ -119,7 +123,8 @@ class AdaptedSampler(Sampler):
               State: type, init: Callable, draw_spec: Callable, prime: Callable | None = None,
               claims: str | None = None, translate: Callable | None = None, differences: str = "",
               steps_per_call: Callable | None = None, method: str | None = None, settings: tuple[Setting, ...] = (),
-              prepare: Callable | None = None, log_weight: Callable | None = None) -> AdaptedSampler:
+              prepare: Callable | None = None, log_weight: Callable | None = None,
+              temperature: Callable | None = None) -> AdaptedSampler:
         """The adapter whose ``step`` is the step of ``backend``; the other step raises."""
         if backend not in BACKENDS:
             raise ValueError(f"backend must be one of {list(BACKENDS)}, got {backend!r}")
@@ -128,7 +133,7 @@ class AdaptedSampler(Sampler):
         return cls(name=name, citation=citation, Params=Params, State=State, init=init, draw_spec=draw_spec,
                    prime=prime, prepare=prepare, library=library, backend=backend, claims=claims,
                    translate=translate, differences=differences, steps_per_call=steps_per_call, method=method,
-                   settings=tuple(settings), log_weight=log_weight, **steps)
+                   settings=tuple(settings), log_weight=log_weight, temperature=temperature, **steps)
 
     def to_reference(self, params) -> dict:
         """Hyperparameters of the suite sampler ``claims`` equal to the adapter's ``params`` (a dict

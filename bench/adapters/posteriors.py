@@ -67,7 +67,13 @@ def draw_spec(dim: int, params=None) -> dict:
     return {"seed": seed_variate()}
 
 
-adapter = functools.partial(AdaptedSampler.build, library=LIBRARY, backend="batched", draw_spec=draw_spec)
+def suite_temperature(params) -> float:
+    """The suite's temperature T = N tau of posteriors' ``temperature`` tau and ``num_data`` N."""
+    return params.num_data * params.temperature
+
+
+adapter = functools.partial(AdaptedSampler.build, library=LIBRARY, backend="batched", draw_spec=draw_spec,
+                            temperature=suite_temperature)
 
 
 @contextlib.contextmanager
@@ -160,7 +166,7 @@ class LangevinParams:
 
 def suite_scale(params: LangevinParams) -> dict:
     """The suite's step size and temperature of one Langevin or lattice step: h = lr / N, T = N tau."""
-    return {"step_size": params.lr / params.num_data, "temperature": params.num_data * params.temperature}
+    return {"step_size": params.lr / params.num_data, "temperature": suite_temperature(params)}
 
 
 # --- SGLD and SGLRW ----------------------------------------------------------------------------------------------
@@ -235,7 +241,7 @@ class BAOAParams(LangevinParams):
 def hamiltonian_scale(params: BAOAParams) -> dict:
     """The suite's Chen form: step size h = lr^2 / (sigma^2 N), per-step friction lr alpha / sigma^2, T = N tau."""
     return {"form": "chen", "step_size": params.lr**2 / (params.sigma**2 * params.num_data),
-            "friction": params.lr * params.alpha / params.sigma**2, "temperature": params.num_data * params.temperature}
+            "friction": params.lr * params.alpha / params.sigma**2, "temperature": suite_temperature(params)}
 
 
 def momentum_init(position, params) -> MomentumState:
@@ -289,9 +295,8 @@ def sghmc_step(state: MomentumState, grad_fn, draws, params: SGHMCParams):
 
 
 def sghmc_reference(params: SGHMCParams) -> dict:
-    suite_temperature = params.num_data * params.temperature
     return {**hamiltonian_scale(params), "integrator": "explicit_euler",
-            "noise_estimate": params.beta * suite_temperature**2}
+            "noise_estimate": params.beta * suite_temperature(params)**2}
 
 
 sghmc = adapter(

@@ -28,16 +28,20 @@ LEGEND = {
     "r vs truth": "relative variance error against the target at its temperature (worst coordinate) [interval]",
     "detects (90 %)": "the smallest r the deciding check finds with probability 0.9",
     "grad evals/s": "gradient evaluations per second, all chains together (blackjax and SGMCMCJax: one JAX program; "
-                    "posteriors: one chain at a time through torch)",
+                    "posteriors: one torch update of all chains, sgnht one chain at a time)",
     "suite grad evals/s": "the same for the suite's implementation of the method, in the same run",
 }
+
+
+FIGURE_LIMIT = 100.0  # |r| beyond which an interval is named under the figure instead of drawn
 
 
 def _interval_text(row, name: str) -> str:
     value, low, high = row[name], row[f"{name}_low"], row[f"{name}_high"]
     if value is None or not math.isfinite(value):
         return ""
-    return f"{value:+.3f} [{low:+.3f}, {high:+.3f}]"
+    number = (lambda x: f"{x:+.3f}") if abs(value) < 1000 else (lambda x: f"{x:+.3g}")  # noqa: E731
+    return f"{number(value)} [{number(low)}, {number(high)}]"
 
 
 def frame(rows: list[dict], columns: dict = COLUMNS) -> pd.DataFrame:
@@ -53,10 +57,15 @@ def frame(rows: list[dict], columns: dict = COLUMNS) -> pd.DataFrame:
 
 
 def figure(rows: list[dict], library: str) -> bytes | None:
-    """PNG: per adapter, setting and target, r against truth with its accepted interval (None: no such rows)."""
+    """PNG: per adapter, setting and target, r against truth with its accepted interval (None: no such rows). An
+    interval beyond ``FIGURE_LIMIT`` (the few chains left after most diverged) is named under the axis, not drawn: it
+    would squeeze every other row into one point."""
     from sgbench.base.figures import png_bytes, subplots
 
-    shown = [row for row in rows if row["r_truth"] is not None and math.isfinite(row["r_truth"])]
+    finite = [row for row in rows if row["r_truth"] is not None and math.isfinite(row["r_truth"])]
+    shown = [row for row in finite if max(abs(row["r_truth_low"]), abs(row["r_truth_high"])) <= FIGURE_LIMIT]
+    beyond = [f"{row['adapter']} · {row['setting']} · {row['target']} (r {row['r_truth']:.3g})" for row in finite
+              if row not in shown]
     if not shown:
         return None
     fig, ax = subplots(figsize=(9, 0.3 * len(shown) + 1.5))
@@ -68,8 +77,9 @@ def figure(rows: list[dict], library: str) -> bytes | None:
     ax.axvline(0.0, color="k", lw=0.8)
     ax.set_yticks(range(len(shown)), [f"{r['adapter']} · {r['setting']} · {r['target']}" for r in shown], fontsize=7)
     ax.invert_yaxis()
-    ax.set_xlabel("relative variance error r against truth, worst coordinate [accepted interval]; "
-                  "green PASSED, red FAILED, grey INCONCLUSIVE")
+    ax.set_xlabel("relative variance error r against truth, worst coordinate [accepted interval]\n"
+                  "green PASSED, red FAILED, grey INCONCLUSIVE"
+                  + "".join(f"\nnot drawn, beyond ±{FIGURE_LIMIT:g}: {text}" for text in beyond), fontsize=8)
     ax.set_title(f"{library}: draws against truth")
     ax.grid(True, axis="x", alpha=0.3)
     fig.tight_layout()

@@ -106,9 +106,12 @@ def truth_kind(temperature: float, target: vt.ValidationTarget) -> str:
 
 
 def _temperature(sampler, cell: gate_cells.Cell) -> float:
-    """The ``temperature`` of ``sampler``'s hyperparameters ``cell.params`` (1 without one);
-    ValueError naming a bad hyperparameter."""
-    return float(getattr(sampler.params_for(cell.make_target(), **cell.params), "temperature", 1.0))
+    """The temperature of ``sampler`` at its hyperparameters ``cell.params``, in the suite's convention: an
+    adapter's own ``temperature(params)`` where it gives one, else the ``temperature`` hyperparameter (1 without
+    one); ValueError naming a bad hyperparameter."""
+    params = sampler.params_for(cell.make_target(), **cell.params)
+    own = getattr(sampler, "temperature", None)
+    return float(own(params) if callable(own) else getattr(params, "temperature", 1.0))
 
 
 def plan(sampler, claim: Claim, target: vt.ValidationTarget, params: dict, num_chains: int, num_steps: int,
