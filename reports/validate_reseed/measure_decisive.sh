@@ -4,12 +4,14 @@
 # (docs/gates_derivations.md, "sgbench validate: measured error rates"). Each line reseeds one validation at 64
 # chains, so that the first look is short of power and the remedies decide, within a budget that lets its remedy
 # run: 1 minute for more chains, 2 for a longer warm-up, 6 for a step ladder (whose first four rungs cost 15 times
-# the first run). The records beside this script keep every finished run, so a rerun resumes.
+# the first run: 8 to 15 s at 64 chains on these targets; where the fit is undecided, the chains that would decide
+# it are beyond the 6 minutes, so those runs measure the ladder's first look). The records beside this script keep
+# every finished run, so a rerun resumes.
 #
 #     bash reports/validate_reseed/measure_decisive.sh [RUNS [LADDER_RUNS]]
 #
-# RUNS (default 100) reseeds the two cheap regimes (seconds a run), LADDER_RUNS (default RUNS) the three ladder
-# regimes (minutes a run). Run from the repository root.
+# RUNS (default 100) reseeds the two cheap regimes, LADDER_RUNS (default RUNS) the three ladder regimes (5 to 20 s
+# a run each). Run from the repository root, with the venv's sgbench on PATH.
 set -euo pipefail
 runs=${1:-100}
 ladder_runs=${2:-$runs}
