@@ -66,13 +66,13 @@ class LadderFinding:
 
 @dataclasses.dataclass(frozen=True)
 class Remedy:
-    """What would decide an INCONCLUSIVE: ``kind`` ("chains": ``amount`` chains for the candidate, and the
-    reference's chains grown with them; "candidate_chains": ``amount`` chains for the candidate alone, where it is
-    resolved against truth on its own and the reference only has to agree; "warmup": ``amount`` warm-up steps;
-    "ladder_chains" / "reference_ladder_chains": ``amount`` times the chains on every rung of the candidate's or the
-    reference's ladder; "ladder_rung" / "reference_ladder_rung": a finer rung; "step": half the step for both), in
-    ``words``; ``steps``: for "warmup", the scored steps too, where the
-    autocorrelation time was at the window's resolution (None: as they were)."""
+    """What would decide an INCONCLUSIVE: ``kind`` ("chains": ``amount`` chains for the candidate, and the reference's
+    chains grown with them; "candidate_chains": ``amount`` chains for the candidate alone, where it is resolved
+    against truth on its own and the reference only has to agree; "warmup": ``amount`` warm-up steps; "ladder": the
+    first rungs of a step ladder (the weighted check's); "ladder_chains" / "reference_ladder_chains": ``amount``
+    times the chains on every rung of the candidate's or the reference's ladder; "ladder_rung" /
+    "reference_ladder_rung": a finer rung; "step": half the step for both), in ``words``; ``steps``: for "warmup",
+    the scored steps too, where the autocorrelation time was at the window's resolution (None: as they were)."""
 
     kind: str
     amount: float

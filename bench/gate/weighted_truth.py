@@ -84,7 +84,7 @@ from sgbench.bench.gate.resolution import DEFAULT_CHAINS, DEFAULT_DETECT, Resolu
 from sgbench.bench.gate.start import Travel, overdispersed, thin_for, travel
 from sgbench.bench.gate.step_ladder import FIRST_RUNGS, MAX_RUNGS, STEP, fit_rungs
 from sgbench.bench.gate.validation_session import CHAINS_MARGIN, MAX_LOOKS, look_alpha
-from sgbench.bench.gate.verdict import WARMUP_MARGIN
+from sgbench.bench.gate.verdict import WARMUP_MARGIN, Remedy
 from sgbench.bench.running import run as running
 from sgbench.bench.running.result import params_dict
 from sgbench.reference.checks import CheckResult, mean_check, standard_error
@@ -441,16 +441,6 @@ class _Runs:
     made: int = 0
 
 
-class _Remedy(NamedTuple):
-    """What would decide: ``kind`` ("warmup": ``amount`` warm-up steps; "chains": ``amount`` chains; "ladder":
-    the first rungs; "ladder_chains": ``amount`` times the chains on every rung; "ladder_rung": a finer rung), in
-    ``words``."""
-
-    kind: str
-    amount: float
-    words: str
-
-
 def check_weighted(sampler, params: dict, target_key: str = "icg", *, num_chains: int = DEFAULT_CHAINS,
                    num_steps: int = DEFAULT_STEPS, warmup: int | None = None, seed: int = 0,
                    detect: float = DEFAULT_DETECT, alpha: float = ALPHA, target_params: dict | None = None,
@@ -553,8 +543,8 @@ def _decide(name: str, runs: _Runs, checks, drift, resolution: Resolution, alpha
                                 f"{runs.steps} scored steps)"), None, None
     if moved.still:
         return Outcome.FAILED, f"{name}: {moved.describe()}", None, None
-    longer = _Remedy("warmup", math.ceil(max(2 * runs.warmup, WARMUP_MARGIN * moved.warmup_needed)), "")
-    longer = longer._replace(words=f"a warm-up of {longer.amount} steps")
+    wanted = math.ceil(max(2 * runs.warmup, WARMUP_MARGIN * moved.warmup_needed))
+    longer = Remedy("warmup", wanted, f"a warm-up of {wanted} steps")
     failed = sorted(c.name for c in checks if not c.passed)
     if not failed:
         claim = f"{name}'s weighted estimates agree with truth"
@@ -563,7 +553,7 @@ def _decide(name: str, runs: _Runs, checks, drift, resolution: Resolution, alpha
         short = resolution.shortfalls(checks, first.chains)
         if short:
             need = resolution.chains_needed(checks, first.chains)
-            return Outcome.INCONCLUSIVE, f"{claim}, but {'; '.join(short)}", None, _Remedy("chains", need,
+            return Outcome.INCONCLUSIVE, f"{claim}, but {'; '.join(short)}", None, Remedy("chains", need,
                                                                                           f"{need} chains")
         return Outcome.PASSED, claim, None, None
     finding = (f"the weighted estimates disagree with truth ({', '.join(failed)} failed; largest |r| "
@@ -576,10 +566,10 @@ def _decide(name: str, runs: _Runs, checks, drift, resolution: Resolution, alpha
         return Outcome.INCONCLUSIVE, (
             f"{finding}, but they drift between the halves of the scored window (largest |r| "
             f"{np.max(np.abs(halves[0])):.3g} then {np.max(np.abs(halves[1])):.3g}; drift z = {drift.statistic:.3g} "
-            f"against {drift.threshold:.3g}): the sampler's adaptation has not settled"), None, _Remedy(
+            f"against {drift.threshold:.3g}): the sampler's adaptation has not settled"), None, Remedy(
             "warmup", 2 * runs.warmup, f"a warm-up of {2 * runs.warmup} steps")
     if not runs.ladder:
-        return Outcome.INCONCLUSIVE, finding, None, _Remedy(
+        return Outcome.INCONCLUSIVE, finding, None, Remedy(
             "ladder", 0.0, f"the step ladder (to h/{2 ** (FIRST_RUNGS - 1)})")
     rungs = [first, *runs.ladder]
     lost = [(k, r.diverged) for k, r in enumerate(rungs) if r.diverged or r.chains < 2]
@@ -596,9 +586,9 @@ def _decide(name: str, runs: _Runs, checks, drift, resolution: Resolution, alpha
                                 "order but the wrong size is not seen without a claim)"), fit, None
     if math.isfinite(fit.chains_factor):
         factor = fit.chains_factor
-        fix = _Remedy("ladder_chains", factor, f"{factor:.2g} times the chains on every rung of the step ladder")
+        fix = Remedy("ladder_chains", factor, f"{factor:.2g} times the chains on every rung of the step ladder")
     else:
-        fix = _Remedy("ladder_rung", 0.0, f"a finer rung (h/{2 ** len(rungs)}) on the step ladder")
+        fix = Remedy("ladder_rung", 0.0, f"a finer rung (h/{2 ** len(rungs)}) on the step ladder")
     return Outcome.INCONCLUSIVE, f"{finding}; {fit.describe()}", fit, fix
 
 
@@ -606,7 +596,7 @@ def _rung_chain_steps(runs: _Runs, k: int, chains: int) -> float:
     return float(chains) * 2**k * (runs.warmup + runs.steps)
 
 
-def _cost(runs: _Runs, fix: _Remedy) -> tuple[float, float] | None:
+def _cost(runs: _Runs, fix: Remedy) -> tuple[float, float] | None:
     """The predicted (seconds, gradient evaluations) of ``fix`` (None: beyond the ladder's rungs): the first run's
     seconds and evaluations per chain-step, and its compilation once per new run."""
     first = runs.first
@@ -628,7 +618,7 @@ def _cost(runs: _Runs, fix: _Remedy) -> tuple[float, float] | None:
             first.grad_evals / first.chain_steps * steps)
 
 
-def _apply(runs: _Runs, fix: _Remedy, run, params: dict, halve) -> None:
+def _apply(runs: _Runs, fix: Remedy, run, params: dict, halve) -> None:
     """Run ``fix``: a new first run (a longer warm-up, more chains: the ladder starts again), the first rungs, a
     finer rung, or every rung again with more chains."""
     if fix.kind in ("warmup", "chains"):
