@@ -300,6 +300,27 @@ def test_weighted_check_refuses_bad_input_by_name():
         wt.check_weighted(bj.sgld, dict(step_size=0.01), target_key="nope", num_chains=2, num_steps=4)
 
 
+
+def test_validate_holds_an_importance_sampler_to_truth_through_its_weights(tmp_path):
+    """``validate`` of contour SGLD runs the weighted check per target (not the unweighted checks, which its
+    flattened draws fail whatever the step), says so in each target's basis, and writes its page; a target without
+    an exact truth is INCONCLUSIVE, saying so; a claim is refused before anything runs."""
+    from sgbench.bench.gate import validate_page
+    from sgbench.bench.gate.validate import validate
+
+    validation = validate(bj.csgld, PARTITION, targets="icg,logreg", out=tmp_path, budget="5s",
+                          progress=lambda _: None, **FAST)
+    verdict = validation.verdict
+    assert set(verdict.basis.values()) == {"truth, through its importance weights (the weighted check)"}
+    assert set(verdict.checks["of"]) == {"truth (weighted)"} and set(verdict.checks["target"]) == {"icg"}
+    assert "weighted estimates" in verdict.reasons["icg"], verdict.summary()
+    assert verdict.outcomes["logreg"] is Outcome.INCONCLUSIVE and "no exact truth" in verdict.reasons["logreg"]
+    assert verdict.costs["icg"][1] > FAST["num_chains"] * (FAST["num_steps"] + FAST["warmup"])
+    assert validate_page.write(validation).exists()
+    with pytest.raises(ValueError, match="claims .*importance sampler"):
+        validate(bj.csgld, PARTITION, claims="sgld", targets="icg", out=tmp_path)
+
+
 # --- held-out runs at full scale -----------------------------------------------------------------------------------
 
 

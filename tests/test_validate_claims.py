@@ -16,6 +16,12 @@ reference is itself held to truth (``sgbench.bench.gate.validate``, ``sgbench.be
   the same walk), but neither forgets its overdispersed start (a random walk never does); the longer warm-up
   the remedy runs shows its variance growing with the warm-up (r grows linearly in the steps), so it has no
   stationary law: FAILED, never PASSED.
+- ``test_a_faithful_psgld_is_failed_because_the_method_drops_gamma``: SGMCMCJax's pSGLD at dt = 0.04 (alpha =
+  0.99) claims the suite's ``psgld`` (h = 0.02) on icg. It agrees with it; both are off truth (r about 0.12), and
+  neither error vanishes as the step shrinks (it grows: the preconditioner follows the state ever more closely, and
+  Li et al. 2016 drop the Gamma term that would correct for it). The candidate's own ladder decides FAILED, and the
+  reference's ladder, run beside it, says the same of the suite's pSGLD; before, the reason read "both may carry the
+  same discretisation bias" (INCONCLUSIVE, no budget deciding).
 - ``test_validate_bad_input_exits_2``: a wrong module, hyperparameter or claim exits with status 2
   and one line naming it, before anything runs.
 """
@@ -191,3 +197,12 @@ def test_a_correct_sampler_far_from_the_small_step_regime_is_never_failed_by_its
     ladder = verdict.checks[verdict.checks["name"] == "step_ladder"]
     assert len(ladder) == 1 and ladder.iloc[0]["rungs"] >= 4, verdict.summary()
     assert "vanish" in verdict.reasons["linreg"] or "cannot yet tell" in verdict.reasons["linreg"]
+
+
+def test_a_faithful_psgld_is_failed_because_the_method_drops_gamma(tmp_path):
+    sampler = load_sampler("sgbench.bench.adapters.sgmcmcjax:psgld")  # SGMCMCJax is a test dependency
+    verdict = validate(sampler, {"step_size": 0.04}, targets="icg", num_chains=128, num_steps=2000, warmup=2000,
+                       out=tmp_path, budget="3min", **QUIET).verdict
+    reason = verdict.reasons["icg"]
+    assert verdict.outcome is Outcome.FAILED, verdict.summary()
+    assert "agrees with the suite's 'psgld'" in reason and reason.count("does not vanish as the step shrinks") == 2

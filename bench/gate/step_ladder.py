@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
+import scipy.stats
 
 from sgbench.bench.gate.cells import Cell
 from sgbench.bench.gate.replicates import Replicates
@@ -26,6 +27,7 @@ STEP = "step_size"  # the hyperparameter the ladder shrinks
 FIRST_RUNGS = 4
 MAX_RUNGS = 7  # the finest at h/64: 64 times the first run's steps
 STATISTICS = {"mean_error": "mean error", "second_moment_error": "r"}
+HEAVY_TAILS = 4 * (4**2 - 3) / 24  # z (z^2 - 3) / 24 at z = 4: the kurtosis term's weight in a z-test's tail
 
 
 def rung(cell: Cell, k: int) -> Cell:
@@ -85,6 +87,20 @@ def fit_rungs(steps, rungs: list, alpha: float, miss: float, detect: float, trut
     common = None if truth is None else np.concatenate([np.asarray(truth[f"{key}_se"]) for key in STATISTICS])
     return ladder_fit(steps, np.array(errors), np.maximum(np.array(se), 1e-300), alpha=alpha, miss=miss,
                       detect=detect, labels=labels, common_se=common)
+
+
+def tails_too_heavy(values: dict) -> str | None:
+    r"""Where the normal approximation of the ladder's z-statistics fails on ``values`` (per statistic, the chains'
+    values (chains, dim)), the largest excess kurtosis and the chains, in words; None where it holds. The kurtosis
+    term of the Edgeworth expansion changes the tail of a z-test at its critical value z ~ 4 by a relative
+    :math:`\kappa z (z^2 - 3) / (24 n) \approx 8.7 \kappa / n` over :math:`n` chains: the tails are too heavy where
+    that exceeds one half (``HEAVY_TAILS``)."""
+    chains = values["mean_error"].shape[0]
+    kurtosis = max(float(np.nanmax(scipy.stats.kurtosis(values[key], axis=0))) for key in STATISTICS)
+    if chains < 2 or kurtosis * HEAVY_TAILS <= 0.5 * chains:
+        return None
+    return (f"its chains' time averages are heavy-tailed here (excess kurtosis {kurtosis:.3g} over {chains} chains), "
+            "where the step ladder's normal approximation fails (so no budget decides this)")
 
 
 def healthy_values(rep: Replicates, at_truth) -> tuple[dict, int]:

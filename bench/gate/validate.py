@@ -15,6 +15,9 @@ warm-up and then the scored steps (``sgbench.bench.gate.start``), and is held, p
   at ``temperature`` :math:`T` on the Gaussian targets; the non-Gaussian ones have a truth at T = 1 only, so
   at another temperature nothing there is held to truth (INCONCLUSIVE).
 
+An importance sampler (an adapter with a ``log_weight``, whose draws follow another density) is held to truth
+through its weights instead (``sgbench.bench.gate.validate_weighted``).
+
 ``sgbench.bench.gate.validation_plan`` says per target what runs and what the candidate is held to. Against truth, a
 failed check is followed by the step ladder (the same run at h/2, h/4, ... for proportionally more steps): an
 error that vanishes as the step shrinks is a consistent discretisation (PASSED, with its order and its bias at
@@ -38,7 +41,6 @@ The claims, the rules and the measured error rates: docs/gates_derivations.md, s
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import re
 from pathlib import Path
@@ -53,6 +55,8 @@ from sgbench.bench.gate.compute_budget import DEFAULT as DEFAULT_BUDGET, Account
 from sgbench.bench.gate.replicates import Replicates
 from sgbench.bench.gate.resolution import DEFAULT_CHAINS, Resolution
 from sgbench.bench.gate.runner import ALPHA_RUN
+from sgbench.bench.gate.validate_result import Validation
+from sgbench.bench.gate.validate_weighted import validate_weighted
 from sgbench.bench.gate.validation_claim import resolve_claim, split_params
 from sgbench.bench.gate.validation_plan import plan
 from sgbench.bench.gate.validation_session import Session
@@ -79,35 +83,6 @@ def _metrics_row(label: str, rep: Replicates, target, key: str) -> dict:
             "b2_mean_pooled": result.metrics.get("b2_mean_pooled"), "ksd": ksd_value,
             "diverged_chains": int(rep.diverged.sum()), "grad_evals_per_chain": rep.grad_evals_per_chain,
             "microseconds_per_grad_eval": 1e6 * result.trace.run_seconds / evals if evals else np.nan}
-
-
-@dataclasses.dataclass(frozen=True)
-class Validation:
-    """What one validation computed: its verdict and what its page shows besides
-    (``sgbench.bench.gate.validate_page``).
-
-    Attributes:
-        verdict: per target the outcome, its reason and basis; the checks, travel and metrics tables; the page's
-            path.
-        params: the candidate's hyperparameters as given (None: none given).
-        alpha: the per-check false-failure rate (``ALPHA_RUN`` split over the plan's statistical checks).
-        resolution: the bias the checks must resolve (``--detect``).
-        temperatures: the distinct temperatures of the targets' runs, sorted.
-        series: per run label (the candidate, ``suite NAME``), the targets it ran on, and per target the relative
-            variance error per coordinate against the target at its temperature and its standard errors.
-        differences: what an adapter says still differs from its reference ("" for a sampler that is not an
-            adapter).
-        budget: what the remedies could spend, in words.
-    """
-
-    verdict: Verdict
-    params: dict | None
-    alpha: float
-    resolution: Resolution
-    temperatures: tuple[float, ...]
-    series: dict[str, tuple[tuple, tuple, tuple]]
-    differences: str = ""
-    budget: str = ""
 
 
 def validate(sampler, params: dict | None = None, claims: str | None = None, targets: str = "default",
@@ -148,6 +123,9 @@ def validate(sampler, params: dict | None = None, claims: str | None = None, tar
     integer_at_least("num_chains (--chains)", num_chains, 2)
     integer_at_least("num_steps (--steps)", num_steps, 4)
     warmup = num_steps if warmup is None else integer_at_least("warmup (--warmup)", warmup, 0)
+    if getattr(sampler, "log_weight", None) is not None:  # an importance sampler: its weighted estimates
+        return validate_weighted(sampler, params, claims, chosen, seed, num_chains, num_steps, warmup, resolution,
+                                 budget, out, progress)
     claim = resolve_claim(sampler, claims, rename, reference_params)
     per_target = split_params(dict(params or {}), [t.key for t in chosen])
     plans = [plan(sampler, claim, t, per_target[t.key], num_chains, num_steps, warmup) for t in chosen]

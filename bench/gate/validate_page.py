@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 
 from sgbench.bench.gate.outcome import Outcome
-from sgbench.bench.gate.validate import Validation
+from sgbench.bench.gate.validate_result import Validation
 
 CHECK_COLUMNS = {"target": "target", "of": "against", "name": "check", "passed": "passed",
                  "statistic": "statistic", "threshold": "threshold", "estimate": "estimate",

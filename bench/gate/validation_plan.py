@@ -153,7 +153,6 @@ def plan(sampler, claim: Claim, target: vt.ValidationTarget, params: dict, num_c
     reference_design = stored_design(claimed)
     return Plan(target, cell, temperature, kind="reference", design=estimated, against=f"the suite's {claim.name!r}",
                 reference=claimed, reference_design=reference_design,
-                laddered=reference_design is None and STEP in reference_params
-                and not heavy_tailed,  # the ladder's CLT fails on heavy-tailed chains
+                laddered=reference_design is None and STEP in reference_params,
                 reference_temperature=reference_temperature,
                 defaults=tuple(claim.defaults(reference_params).items()))

@@ -35,7 +35,16 @@ from sgbench.bench.gate.compute_budget import Account, Rates
 from sgbench.bench.gate.outcome import Outcome
 from sgbench.bench.gate.replicates import Replicates, run_replicates
 from sgbench.bench.gate.resolution import Resolution
-from sgbench.bench.gate.step_ladder import FIRST_RUNGS, MAX_RUNGS, STEP, Ladder, healthy_values, rung, rung_cost
+from sgbench.bench.gate.step_ladder import (
+    FIRST_RUNGS,
+    MAX_RUNGS,
+    STEP,
+    Ladder,
+    healthy_values,
+    rung,
+    rung_cost,
+    tails_too_heavy,
+)
 from sgbench.bench.gate.truth import truth_checks
 from sgbench.bench.gate.validation_plan import REFERENCE_GROUPS, Plan, described, truth_kind
 from sgbench.bench.gate.verdict import Evidence, LadderFinding, Remedy, decide, remedy
@@ -272,7 +281,7 @@ class Session:
                                                                            ladder=needed)
             reference_rows += self._check_rows(p.key, f"suite {name}", held_checks)
             found.update(agreement=tuple(agreement), held=(held, why), reference_ladder=reference_ladder)
-        unexplained = found["reference_diverged"] or not (found["held"][0] or all(c.passed for c in found["agreement"]))
+        unexplained = found["reference_diverged"] or not found["held"][0]
         if (unexplained and travel.forgot and not candidate.diverged.any() and truth is not None
                 and not all(c.passed for c in truth) and STEP in p.cell.params):
             found["ladder"] = self._ladder_finding(runs, "ladder", p.cell, p.temperature, alpha, rows, candidate=True)
@@ -292,11 +301,9 @@ class Session:
             failed = sorted(c.name for c in checks if not c.passed)
             return checks, not failed, (f"the suite's {name} disagrees with {described(p.reference_design, '')} "
                                         f"({', '.join(failed)} failed)"), None
-        if STEP not in p.reference.params or p.cell.heavy_tailed:
-            why = ("has heavy-tailed chains here, where the step ladder's CLT fails (so no budget decides this),"
-                   if p.cell.heavy_tailed
-                   else f"has no {STEP} to shrink")
-            return [], False, f"the suite's {name} {why} and no exact law or design bias for these settings", None
+        if STEP not in p.reference.params:
+            return [], False, f"the suite's {name} has no {STEP} to shrink and no exact law or design bias for these " \
+                "settings", None
         if not ladder:
             return [], False, f"the suite's {name} has no exact law or design bias here, and its step ladder was " \
                 "not needed", None
@@ -314,13 +321,15 @@ class Session:
         if ladder is None:
             first = runs.candidate if candidate else runs.reference
             chains = first.diverged.size
+            values, diverged = healthy_values(first, self._at_truth(runs.plan, temperature))
+            heavy = tails_too_heavy(values)
+            if heavy:
+                return LadderFinding(UNDECIDED, heavy)
             cost = self._ladder_cost(first, [rung_cost(cell, k, chains) for k in range(1, FIRST_RUNGS)])
             if not self.account.affords(*cost):
                 return LadderFinding(UNDECIDED, f"the step ladder ({FIRST_RUNGS} rungs, to h/{2 ** (FIRST_RUNGS - 1)}) "
                                      f"was not run: at a predicted {cost[0]:.0f} s it is beyond this target's share "
                                      f"of the budget; --budget {self.account.would_decide(*cost)} would run it")
-            at_truth = self._at_truth(runs.plan, temperature)
-            values, diverged = healthy_values(first, at_truth)
             ladder = Ladder(cell, [values], [diverged])
             setattr(runs, which, ladder)
             while len(ladder.rungs) < FIRST_RUNGS and self._add_rung(runs, which, candidate, temperature):

@@ -16,7 +16,9 @@ step ladder, ``ladder``: ``sgbench.bench.gate.step_ladder``). The rules, in orde
    also disagrees with truth on its own (after forgetting its start) by an error that does not vanish as
    its step shrinks; otherwise INCONCLUSIVE. Agreement
    is PASSED when the chains forgot their start, the reference is held to truth (or the candidate agrees
-   with truth on its own) and the checks resolve the bias asked for (``sgbench.bench.gate.resolution``); else
+   with truth on its own) and the checks resolve the bias asked for (``sgbench.bench.gate.resolution``). An
+   agreeing candidate off truth, beside a reference that cannot be held to truth, is FAILED when its error does
+   not vanish as its step shrinks (it samples another law, whatever it shares with the reference); else
    INCONCLUSIVE with the reason. A reference that diverged cannot be compared with: FAILED only if the
    candidate disagrees with truth on its own by an error that does not vanish, else INCONCLUSIVE.
 4. *Against a law, a design bias or truth*: disagreement after forgetting is FAILED, except against
@@ -194,9 +196,11 @@ def decide(e: Evidence, resolution: Resolution) -> tuple[Outcome, str]:
                                       f"truth here ({why_not}), and this target has no truth at its temperature")
     if not off_truth:
         return _resolved(e, e.truth, resolution, f"{e.name} agrees with {e.against} and with truth on its own")
-    return Outcome.INCONCLUSIVE, (f"{e.name} agrees with {e.against}, but that reference cannot be held to truth "
-                                  f"here ({why_not}), and {e.name} disagrees with truth on its own "
-                                  f"({', '.join(off_truth)}): both may carry the same discretisation bias")
+    shared = (f"{e.name} agrees with {e.against}, but that reference cannot be held to truth here ({why_not}), and "
+              f"{e.name} disagrees with truth on its own ({', '.join(off_truth)})")
+    if e.ladder is None:
+        return Outcome.INCONCLUSIVE, f"{shared}: both may carry the same discretisation bias"
+    return _unconfirmed(_off_truth(e, shared))
 
 
 def remedy(e: Evidence, resolution: Resolution) -> Remedy | None:

@@ -444,7 +444,8 @@ class _Runs:
 def check_weighted(sampler, params: dict, target_key: str = "icg", *, num_chains: int = DEFAULT_CHAINS,
                    num_steps: int = DEFAULT_STEPS, warmup: int | None = None, seed: int = 0,
                    detect: float = DEFAULT_DETECT, alpha: float = ALPHA, target_params: dict | None = None,
-                   halve: tuple[str, ...] = HALVED, budget="2min", progress=None) -> WeightedCheck:
+                   halve: tuple[str, ...] = HALVED, budget="2min", progress=None,
+                   account: Account | None = None) -> WeightedCheck:
     """The importance-weighted check of ``sampler`` against truth (module docstring), with the remedies of an
     INCONCLUSIVE run within ``budget``.
 
@@ -466,6 +467,8 @@ def check_weighted(sampler, params: dict, target_key: str = "icg", *, num_chains
         budget: what the first run and the remedies may spend (``sgbench validate --budget``: "20min", "90s",
             or gradient evaluations, "2e9").
         progress: called with a line per run (None: silent).
+        account: the budget's account of a validation of several targets, the target started
+            (``Account.start_target``); None: ``budget`` alone, for this target.
 
     Returns:
         the :class:`WeightedCheck`. ValueError naming the parameter on bad input, before anything runs.
@@ -476,8 +479,9 @@ def check_weighted(sampler, params: dict, target_key: str = "icg", *, num_chains
     integer_at_least("num_chains", num_chains, 2)
     integer_at_least("num_steps", num_steps, 4)
     warmup = num_steps if warmup is None else integer_at_least("warmup", warmup, 0)
-    account = Account(Budget.parse(budget), targets=1)
-    account.start_target()
+    if account is None:
+        account = Account(Budget.parse(budget), targets=1)
+        account.start_target()
     say = progress or (lambda line: None)
     runs = _Runs(num_chains, num_steps, warmup)
 

@@ -1,0 +1,38 @@
+"""What one ``sgbench validate`` computed: :class:`Validation`, the verdict and what its page
+(``sgbench.bench.gate.validate_page``) shows besides."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from sgbench.bench.gate.resolution import Resolution
+from sgbench.bench.gate.verdict import Verdict
+
+
+@dataclasses.dataclass(frozen=True)
+class Validation:
+    """What one validation computed: its verdict and what its page shows besides
+    (``sgbench.bench.gate.validate_page``).
+
+    Attributes:
+        verdict: per target the outcome, its reason and basis; the checks, travel and metrics tables; the page's
+            path.
+        params: the candidate's hyperparameters as given (None: none given).
+        alpha: the per-check false-failure rate (``ALPHA_RUN`` split over the plan's statistical checks).
+        resolution: the bias the checks must resolve (``--detect``).
+        temperatures: the distinct temperatures of the targets' runs, sorted.
+        series: per run label (the candidate, ``suite NAME``), the targets it ran on, and per target the relative
+            variance error per coordinate against the target at its temperature and its standard errors.
+        differences: what an adapter says still differs from its reference ("" for a sampler that is not an
+            adapter).
+        budget: what the remedies could spend, in words.
+    """
+
+    verdict: Verdict
+    params: dict | None
+    alpha: float
+    resolution: Resolution
+    temperatures: tuple[float, ...]
+    series: dict[str, tuple[tuple, tuple, tuple]]
+    differences: str = ""
+    budget: str = ""
