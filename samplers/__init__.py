@@ -7,7 +7,7 @@
 
 from sgbench.base.registry import Registry, UnknownNameError
 from sgbench.samplers._benchmarks import BenchmarkSettings, GateSettings, GateVariant
-from sgbench.samplers._contract import Info, Sampler, Variate, hyperparameters, static_field
+from sgbench.samplers._contract import Info, MissingHyperparameter, Sampler, Variate, hyperparameters, static_field
 from sgbench.samplers._linear_law import LangevinStep, LinearLaw, NoLinearLawError
 
 _REGISTRY: Registry[Sampler] = Registry("sampler", __name__)
@@ -89,6 +89,7 @@ def benchmark_settings(name: str) -> BenchmarkSettings:
 
 __all__ = [
     "BenchmarkSettings", "GateSettings", "GateVariant", "Info", "LangevinStep", "LinearLaw",
-    "MissingBenchmarkSettingsError", "NoLinearLawError", "Sampler", "UnknownNameError", "Variate",
+    "MissingBenchmarkSettingsError", "MissingHyperparameter", "NoLinearLawError", "Sampler", "UnknownNameError",
+    "Variate",
     "benchmark_settings", "get", "hyperparameters", "names", "register", "static_field", "unregister",
 ]

@@ -45,6 +45,14 @@ from sgbench.samplers._benchmarks import BenchmarkSettings
 from sgbench.samplers._linear_law import LinearLaw, NoLinearLawError
 
 
+class MissingHyperparameter(ValueError):
+    """A hyperparameter without a default that was not given (``name``)."""
+
+    def __init__(self, name: str, message: str):
+        super().__init__(message)
+        self.name = name
+
+
 class Info(NamedTuple):
     """What one step reports besides the new state: its gradient evaluations, and whether the new
     position is a posterior sample (False in the exploration stage of cyclical SGLD, whose
@@ -255,7 +263,8 @@ class Sampler:
             the validated ``Params``.
 
         Raises:
-            ValueError: an unknown hyperparameter, or a value outside its accepted range.
+            ValueError: an unknown hyperparameter, or a value outside its accepted range;
+                :class:`MissingHyperparameter` (a ValueError) for one without a default that is not given.
         """
         check_keywords(f"sampler {self.name!r}", self.Params, kwargs)
         return self.Params(**kwargs)
@@ -293,10 +302,18 @@ class Sampler:
             the validated ``Params``.
 
         Raises:
-            ValueError: an unknown hyperparameter, or a value outside its accepted range.
+            ValueError: an unknown hyperparameter, or a value outside its accepted range;
+                :class:`MissingHyperparameter` (a ValueError) for one without a default that is not given.
         """
         check_keywords(f"sampler {self.name!r}", self.Params, kwargs)
-        return self.params(**(kwargs if self.prepare is None else self.prepare(target, kwargs)))
+        given = kwargs if self.prepare is None else self.prepare(target, kwargs)
+        fields = dataclasses.fields(self.Params) if dataclasses.is_dataclass(self.Params) else ()
+        missing = [f.name for f in fields if f.init and f.name not in given
+                   and f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING]
+        if missing:
+            raise MissingHyperparameter(missing[0], f"sampler {self.name!r} needs a value for its hyperparameter "
+                                                    f"{missing[0]!r}, which has no default")
+        return self.params(**given)
 
     def start(self, position, params, oracle: GradientOracle):
         """``init``, then ``prime`` with ``oracle`` where the sampler caches values at its position.

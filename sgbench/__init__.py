@@ -9,4 +9,16 @@ The subpackages, imports only downward (docs/architecture.md):
 - ``sgbench.bench``: drivers, sweeps, gates, performance, reproductions, tuning and the ``sgbench`` CLI.
 
 Importing any of them changes no global state (JAX's configuration included).
+
+``sgbench.validate`` (loaded on first use: ``sgbench.bench.gate.validate_api``) is the Python API of ``sgbench
+validate``; ``sgbench.bench.wrappers`` makes a JAX step function or an optax-style pair a sampler of the suite's
+contract. docs/quickstart.md shows both.
 """
+
+
+def __getattr__(name: str):
+    if name == "validate":
+        from sgbench.bench.gate.validate_api import validate
+
+        return validate
+    raise AttributeError(f"module 'sgbench' has no attribute {name!r}")

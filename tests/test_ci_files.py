@@ -57,3 +57,9 @@ def test_the_nightly_job_runs_the_tiers_that_the_default_run_leaves_out():
     assert "-m 'not statistical and not integration'" in addopts
     text = (ROOT / ".github" / "workflows" / "nightly.yml").read_text()
     assert 'python -m pytest -m "statistical or integration"' in text
+
+
+def test_the_authors_workflow_template_is_valid():
+    """docs/templates/validate-sampler.yml (docs/quickstart.md, "In CI"), for a sampler author's repository."""
+    checked = _validate(ROOT / "docs" / "templates" / "validate-sampler.yml")
+    assert checked.returncode == 0, checked.stdout + checked.stderr

@@ -223,7 +223,7 @@ def test_interrupted_gate_measurements_say_nothing_was_kept(monkeypatch, capsys)
 
 @pytest.mark.parametrize("args, moment, last", [
     (["validate", "sgbench.bench.adapters.blackjax:sgld", "--param", "step_size=0.02", "--targets", "icg"],
-     "on icg: running", "sgbench: validate interrupted: no verdict and no page"),
+     "on icg: running", "sgbench: validate interrupted before any target was decided: no verdict and no page"),
     (["tune", "sgld", "--target", "icg"], "sgld on icg:", "sgbench: tune interrupted: {rows} arm runs were stored in "
      "{db} before it stopped; the tuning itself is not resumed (run it again)"),
 ])

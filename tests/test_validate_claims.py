@@ -22,6 +22,8 @@ reference is itself held to truth (``sgbench.bench.gate.validate``, ``sgbench.be
   Li et al. 2016 drop the Gamma term that would correct for it). The candidate's own ladder decides FAILED, and the
   reference's ladder, run beside it, says the same of the suite's pSGLD; before, the reason read "both may carry the
   same discretisation bias" (INCONCLUSIVE, no budget deciding).
+- ``test_validate_interrupted_exits_130_and_writes_what_was_decided``: Ctrl-C keeps the decided targets on the
+  page and says so.
 - ``test_validate_bad_input_exits_2``: a wrong module, hyperparameter or claim exits with status 2
   and one line naming it, before anything runs.
 """
@@ -150,20 +152,26 @@ def test_validate_bad_input_exits_2(args, message, capsys, tmp_path):
     assert status == 2 and len(err) == 1 and err[0].startswith("sgbench: error:") and message in err[0], err
 
 
-def test_validate_interrupted_exits_130_saying_what_was_decided(monkeypatch, capsys, tmp_path):
-    """Ctrl-C mid-validation: exit 130, one line naming the targets already decided, no traceback."""
-    import sgbench.bench.gate.validate as validate_module
+def test_validate_interrupted_exits_130_and_writes_what_was_decided(monkeypatch, capsys, tmp_path):
+    """Ctrl-C on the second target: exit 130, one line naming the target already decided and the page that holds it,
+    no traceback; the page says the run was interrupted before the other target."""
+    from sgbench.bench.gate.validation_session import Session
 
-    def interrupted(*args, progress, **kwargs):
-        progress("on icg: PASSED: it agrees")
-        raise KeyboardInterrupt
+    examine = Session.examine
 
-    monkeypatch.setattr(validate_module, "validate", interrupted)
-    status = cli.main(["validate", "sgbench.samplers.sgld:SAMPLER", "--param", "step_size=0.02", "--out",
-                       str(tmp_path)])
+    def interrupted_on_gmm(self, p, replan):
+        if p.key == "gmm":
+            raise KeyboardInterrupt
+        return examine(self, p, replan)
+
+    monkeypatch.setattr(Session, "examine", interrupted_on_gmm)
+    status = cli.main(["validate", "sgbench.samplers.sgld:SAMPLER", "--param", "step_size=0.02", "--targets",
+                       "icg,gmm", "--chains", "64", "--budget", "1s", "--out", str(tmp_path)])
     err = capsys.readouterr().err.strip().splitlines()
-    assert status == 130 and err[-1] == ("sgbench: validate interrupted: no verdict and no page (on icg decided, "
-                                         "printed above)"), err
+    page = tmp_path / "validate_sgld.html"
+    assert status == 130 and err[-1] == (f"sgbench: validate interrupted: no verdict; icg decided (printed above), on "
+                                         f"the page {page}"), err
+    assert "interrupted before gmm was decided; so far sgld:" in page.read_text()
 
 
 def test_more_chains_in_stages_decide_and_their_cost_is_reported(tmp_path):

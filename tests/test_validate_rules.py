@@ -192,7 +192,8 @@ def test_combined_outcome():
     assert combined([Outcome.PASSED, Outcome.INCONCLUSIVE, Outcome.FAILED]) is Outcome.FAILED
     assert combined([Outcome.PASSED, Outcome.INCONCLUSIVE]) is Outcome.INCONCLUSIVE
     assert combined([Outcome.PASSED]) is Outcome.PASSED
-    assert [o.exit_status for o in Outcome] == [0, 1, 3]
+    assert combined([Outcome.FAILED, Outcome.ERROR, Outcome.PASSED]) is Outcome.ERROR
+    assert [o.exit_status for o in Outcome] == [0, 1, 3, 4]
 
 
 def test_split_params_per_target():

@@ -2,7 +2,7 @@
 [--reference-param KEY=VALUE ...] [--targets KEYS] [--thorough] [--detect R] [--budget B] [--chains C] [--steps N]
 [--warmup W] [--seed S] [--reseed N [--record FILE]] [--out DIR]``: a sampler someone wrote (or an adapter)
 against truth and the suite's implementation of what it claims. Exit status 0 PASSED, 1 FAILED,
-3 INCONCLUSIVE, 2 bad input."""
+3 INCONCLUSIVE, 4 ERROR (the sampler's code broke), 2 bad input."""
 
 from __future__ import annotations
 
@@ -19,8 +19,11 @@ every check resolves the bias given by --detect; FAILED (1) a check found a disa
 or the sampler diverged where its reference did not; INCONCLUSIVE (3) nothing was found wrong but the run could
 not have found it (the chains did not forget their start, a check cannot resolve --detect, or the claimed
 reference cannot be held to truth here) and the remedy that would decide does not fit in --budget: the output names
-the budget that would run it; 2 bad input. Within --budget, an INCONCLUSIVE's remedy runs by itself: more chains, a
-longer warm-up, the step ladder (h, h/2, h/4, ...: does the error vanish as the step shrinks?), a smaller step.
+the budget that would run it; ERROR (4) the sampler's own code broke (it raised, returned a state of another shape
+or dtype, cannot be traced by jax.jit, or started from non-finite values): one line names its file, function and
+line (--traceback: the full traceback); 2 bad input. Within --budget, an INCONCLUSIVE's remedy runs by itself:
+more chains, a longer warm-up, the step ladder (h, h/2, h/4, ...: does the error vanish as the step shrinks?), a
+smaller step.
 See docs/gates.md (the manual) and docs/tutorial.md."""
 
 
@@ -74,6 +77,8 @@ def add_parser(commands) -> None:
     validate.add_argument("--record", type=Path, default=None,
                           help="with --reseed: the JSON-lines record of the runs (default: "
                                "OUT/validate_NAME_reseed.jsonl); runs already in it are not repeated")
+    validate.add_argument("--traceback", action="store_true",
+                          help="where the sampler's code broke (ERROR), print the full traceback too")
     add_out_option(validate, "the verdict page")
     validate.set_defaults(handler=execute, heartbeat=True)
 
@@ -91,7 +96,10 @@ def execute(args, argv) -> int:
     import os
 
     from sgbench.bench.adapters import load_sampler
+    from sgbench.bench.gate import validate_page
+    from sgbench.bench.gate.validate import Interrupted
     from sgbench.bench.running.config import MAX_CHAINS, MAX_TOTAL_STEPS
+    from sgbench.samplers import MissingHyperparameter
 
     integer_at_least("--seed", args.seed, 0, MAX_GATE_SEED)
     integer_at_least("--reseed", args.reseed, 0, MAX_GATE_SEED - args.seed)
@@ -119,30 +127,33 @@ def execute(args, argv) -> int:
                    reference_params=parse_key_values(args.reference_param, "--reference-param"))
     if args.reseed:
         return _reseed(sampler, options, args)
-    decided = []
-
-    def told(line: str) -> None:
-        progress(line)
-        if re.match(r"on \S+: (PASSED|FAILED|INCONCLUSIVE):", line):
-            decided.append(line.split(":")[0])
-
     try:
-        verdict = _validated(sampler, args.seed, args.out, told, options)
-    except KeyboardInterrupt:
-        done = f" ({'; '.join(decided)} decided, printed above)" if decided else ""
-        raise KeyboardInterrupt(f"sgbench: validate interrupted: no verdict and no page{done}") from None
+        verdict = _validated(sampler, args.seed, args.out, progress, options)
+    except MissingHyperparameter as missing:
+        raise UsageError(f"{missing}: give it with --param {missing.name}=VALUE") from None
+    except Interrupted as stopped:
+        decided = stopped.validation.verdict.outcomes
+        if not decided:
+            raise KeyboardInterrupt("sgbench: validate interrupted before any target was decided: no verdict and no "
+                                    "page") from None
+        page = validate_page.write(stopped.validation)
+        raise KeyboardInterrupt(f"sgbench: validate interrupted: no verdict; {', '.join(decided)} decided (printed "
+                                f"above), on the page {page}") from None
     print(verdict.summary())
+    if args.traceback:
+        for key, fault in verdict.faults.items():
+            print(f"on {key}: {fault.traceback_text() or 'no traceback: ' + fault.line}", file=sys.stderr)
     return verdict.outcome.exit_status
 
 
-def _validated(sampler, seed: int, out: Path, on_progress, options: dict):
+def _validated(sampler, seed: int, out: Path, on_progress, options: dict, overwrite: bool = False):
     """One validation: computed (``sgbench.bench.gate.validate``), its page written
-    (``sgbench.bench.gate.validate_page``); its Verdict."""
+    (``sgbench.bench.gate.validate_page``, beside an earlier run's unless ``overwrite``); its Verdict."""
     from sgbench.bench.gate import validate_page
     from sgbench.bench.gate.validate import validate
 
     validation = validate(sampler, seed=seed, out=out, progress=on_progress, **options)
-    validate_page.write(validation)
+    validate_page.write(validation, overwrite)
     return validation.verdict
 
 
@@ -158,7 +169,7 @@ def _reseed(sampler, options: dict, args) -> int:
     # import name (reports/validate_reseed: `samplers.sgld:SAMPLER`) keep their key and resume
     settings = {"sampler": args.sampler.removeprefix("sgbench."), **options}
     try:
-        runs = reseed(lambda seed: _validated(sampler, seed, args.out, lambda _: None, options),
+        runs = reseed(lambda seed: _validated(sampler, seed, args.out, lambda _: None, options, overwrite=True),
                       settings, range(args.seed, args.seed + args.reseed), record, progress=progress)
     except KeyboardInterrupt:
         kept = len(finished(record, settings_key(settings)))

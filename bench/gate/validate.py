@@ -50,8 +50,9 @@ import pandas as pd
 
 from sgbench.base.arguments import integer_at_least
 from sgbench.bench.adapters import AdaptedSampler
-from sgbench.bench.gate import cells as gate_cells, validation_targets as vt
+from sgbench.bench.gate import cells as gate_cells, gold_standard, validation_targets as vt
 from sgbench.bench.gate.compute_budget import DEFAULT as DEFAULT_BUDGET, Account, Budget
+from sgbench.bench.gate.outcome import Outcome
 from sgbench.bench.gate.replicates import Replicates
 from sgbench.bench.gate.resolution import DEFAULT_CHAINS, Resolution
 from sgbench.bench.gate.runner import ALPHA_RUN
@@ -61,6 +62,7 @@ from sgbench.bench.gate.validation_claim import resolve_claim, split_params
 from sgbench.bench.gate.validation_plan import plan
 from sgbench.bench.gate.validation_session import Session
 from sgbench.bench.gate.verdict import Verdict
+from sgbench.bench.running.sampler_fault import fault_of, probe
 from sgbench.reference.metrics import ksd_of_target
 
 KSD_DRAWS = 1000
@@ -83,6 +85,23 @@ def _metrics_row(label: str, rep: Replicates, target, key: str) -> dict:
             "b2_mean_pooled": result.metrics.get("b2_mean_pooled"), "ksd": ksd_value,
             "diverged_chains": int(rep.diverged.sum()), "grad_evals_per_chain": rep.grad_evals_per_chain,
             "microseconds_per_grad_eval": 1e6 * result.trace.run_seconds / evals if evals else np.nan}
+
+
+class Interrupted(KeyboardInterrupt):
+    """A validation stopped (Ctrl-C) before its last target: ``validation`` holds the targets it decided."""
+
+    def __init__(self, validation: Validation):
+        super().__init__()
+        self.validation = validation
+
+
+def _probed(sampler, p, backend: str, seed: int):
+    """The fault (``sgbench.bench.running.sampler_fault``) of ``sampler``'s start and first step on plan ``p``'s
+    target, from the target's mean, before anything runs there; None if there is none."""
+    target = p.cell.make_target()
+    params = sampler.params_for(target, **p.cell.params)
+    mean = np.asarray(gold_standard.truth_of(target).mean, dtype=np.float64)
+    return probe(sampler, target, params, mean, backend, seed)
 
 
 def validate(sampler, params: dict | None = None, claims: str | None = None, targets: str = "default",
@@ -135,19 +154,42 @@ def validate(sampler, params: dict | None = None, claims: str | None = None, tar
                       _metrics_row)
     progress(f"validating {getattr(sampler, 'name', sampler)} on {', '.join(p.key for p in plans)} within a budget "
              f"of {budget}")
-    outcomes, reasons = {}, {}
-    for t, p in zip(chosen, plans):
-        replan = functools.partial(plan, sampler, claim, t, num_chains=num_chains)  # (params, num_steps=, warmup=)
-        outcomes[p.key], reasons[p.key] = session.examine(p, replan)
-        progress(f"on {p.key}: {outcomes[p.key].name}: {reasons[p.key]}")
-    safe_name = re.sub(r"[^A-Za-z0-9_.-]+", "_", sampler.name)
-    verdict = Verdict(sampler.name, claim.name, outcomes, reasons, pd.DataFrame(session.rows),
-                      pd.DataFrame(session.reference_rows), {p.key: p.basis(claim) for p in plans},
-                      pd.DataFrame(session.travel_rows), pd.DataFrame(session.metric_rows),
-                      Path(out) / f"validate_{safe_name}.html", session.costs)
-    series = {label: tuple(map(tuple, values)) for label, values in session.series.items()}
-    differences = sampler.differences if isinstance(sampler, AdaptedSampler) else ""
-    return Validation(verdict, params, alpha, resolution, tuple(sorted({p.temperature for p in plans})), series,
-                      differences, str(budget))
+    outcomes, reasons, faults = {}, {}, {}
+
+    def validation() -> Validation:
+        """What the targets decided so far (their rows only: an interrupted target's are left out)."""
+        def table(rows):
+            return pd.DataFrame([row for row in rows if row.get("target") in outcomes])
+
+        safe_name = re.sub(r"[^A-Za-z0-9_.-]+", "_", sampler.name)
+        verdict = Verdict(sampler.name, claim.name, dict(outcomes), dict(reasons), table(session.rows),
+                          table(session.reference_rows), {p.key: p.basis(claim) for p in plans if p.key in outcomes},
+                          table(session.travel_rows), table(session.metric_rows),
+                          Path(out) / f"validate_{safe_name}.html",
+                          {k: v for k, v in session.costs.items() if k in outcomes}, dict(faults),
+                          tuple(p.key for p in plans if p.key not in outcomes))
+        series = {label: tuple(map(tuple, values)) for label, values in session.series.items()}
+        differences = sampler.differences if isinstance(sampler, AdaptedSampler) else ""
+        return Validation(verdict, params, alpha, resolution, tuple(sorted({p.temperature for p in plans})), series,
+                          differences, str(budget))
+
+    try:
+        for t, p in zip(chosen, plans):
+            replan = functools.partial(plan, sampler, claim, t, num_chains=num_chains)  # (params, num_steps=, warmup=)
+            fault = _probed(sampler, p, backend, seed)
+            if fault is None:
+                try:
+                    reached = session.examine(p, replan)
+                except Exception as error:  # the sampler's own code broke mid-run: an outcome, naming that code
+                    fault = fault_of(error, sampler.name, "its step")
+                    if fault is None:
+                        raise
+            if fault is not None:
+                reached, faults[p.key] = (Outcome.ERROR, fault.line), fault
+            outcomes[p.key], reasons[p.key] = reached
+            progress(f"on {p.key}: {outcomes[p.key].name}: {reasons[p.key]}")
+    except KeyboardInterrupt as stopped:
+        raise Interrupted(validation()) from stopped
+    return validation()
 
 

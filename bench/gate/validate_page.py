@@ -80,16 +80,30 @@ def figures(validation: Validation) -> dict[str, bytes]:
         xlabel=f"relative variance error r per coordinate against the target{tempered} (± 2 se)")}
 
 
-def write(validation: Validation) -> Path:
-    """Write ``validation``'s page (module docstring) at its verdict's ``report`` path.
+def _unused(path: Path) -> Path:
+    """``path``, or where a file is already there, the first of ``NAME-2.html``, ``NAME-3.html``, ... that is not."""
+    candidate, k = path, 2
+    while candidate.exists():
+        candidate, k = path.with_name(f"{path.stem}-{k}{path.suffix}"), k + 1
+    return candidate
+
+
+def write(validation: Validation, overwrite: bool = False) -> Path:
+    """Write ``validation``'s page (module docstring) at its verdict's ``report`` path, or, where an earlier run's
+    page is there, beside it (``validate_NAME-2.html``, ...; the verdict's ``report`` says which) unless
+    ``overwrite``.
 
     Args:
         validation: what the validation computed.
+        overwrite: replace a page already at the path (the runs of ``--reseed``, each a seed's page).
 
     Returns:
         the page's path.
     """
     from sgbench.bench.html import write_page
+
+    if not overwrite:
+        validation.verdict.report = _unused(Path(validation.verdict.report))
 
     verdict, resolution = validation.verdict, validation.resolution
     outcomes = pd.DataFrame({"target": list(verdict.outcomes), "outcome": [o.name for o in verdict.outcomes.values()],
@@ -110,7 +124,7 @@ def write(validation: Validation) -> Path:
     legends = {"How far the chains travelled": TRAVEL_LEGEND, "Checks of the candidate": CHECK_LEGEND,
                "Checks of the claimed reference against truth": CHECK_LEGEND,
                "Metrics beside the reference": METRICS_LEGEND}
-    passed = {Outcome.PASSED: True, Outcome.FAILED: False}.get(verdict.outcome)
+    passed = None if verdict.unfinished else {Outcome.PASSED: True, Outcome.FAILED: False}.get(verdict.outcome)
     detect = (f"detect r >= {resolution.relative_variance:g} (mean error >= {resolution.threshold('mean'):.2g} "
               "sd)")
     notes = (f"Hyperparameters {validation.params}; per-check false-failure rate {validation.alpha:.2g} over all "

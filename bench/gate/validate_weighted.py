@@ -27,6 +27,7 @@ from sgbench.bench.gate.validate_result import Validation
 from sgbench.bench.gate.validation_claim import split_params
 from sgbench.bench.gate.verdict import Verdict
 from sgbench.bench.gate.weighted_truth import check_weighted
+from sgbench.bench.running.sampler_fault import SamplerFault, fault_of, probe
 
 BASIS = "truth, through its importance weights (the weighted check)"
 
@@ -34,12 +35,33 @@ BASIS = "truth, through its importance weights (the weighted check)"
 def _exact_truth(sampler, key: str, params: dict) -> tuple[bool, float]:
     """(whether ``key`` has an exact truth at the sampler's temperature at ``params``, that temperature); ValueError
     naming a bad hyperparameter."""
+    target = _target(key)
+    temperature = float(getattr(sampler.params_for(target, **params), "temperature", 1.0))
+    return target.truth is not None and (temperature == 1.0 or vt.get(key).gaussian), temperature
+
+
+def _target(key: str):
     from sgbench import targets
 
     spec = vt.get(key)
-    target = targets.get(spec.target, **spec.params)
-    temperature = float(getattr(sampler.params_for(target, **params), "temperature", 1.0))
-    return target.truth is not None and (temperature == 1.0 or spec.gaussian), temperature
+    return targets.get(spec.target, **spec.params)
+
+
+def _checked(sampler, key: str, params: dict, seed: int, check):
+    """``check()`` (the weighted check on ``key``), or the fault of the sampler's own code
+    (``sgbench.bench.running.sampler_fault``): its start and first step probed first, then the check's runs."""
+    target = _target(key)
+    start = np.asarray(target.truth.mean, dtype=np.float64)
+    fault = probe(sampler, target, sampler.params_for(target, **params), start, "jax", seed)
+    if fault is not None:
+        return fault
+    try:
+        return check()
+    except Exception as error:  # the sampler's own code broke mid-run: an outcome, naming that code
+        fault = fault_of(error, sampler.name, "its step")
+        if fault is None:
+            raise
+        return fault
 
 
 def validate_weighted(sampler, params: dict | None, claims: str | None, chosen: list, seed: int, num_chains: int,
@@ -57,7 +79,7 @@ def validate_weighted(sampler, params: dict | None, claims: str | None, chosen: 
     account = Account(budget, len(chosen))
     progress(f"validating {sampler.name} (an importance sampler: its weighted estimates) on "
              f"{', '.join(t.key for t in chosen)} within a budget of {budget}")
-    outcomes, reasons, costs, rows, travel, metrics, series = {}, {}, {}, [], [], [], ([], [], [])
+    outcomes, reasons, costs, faults, rows, travel, metrics, series = {}, {}, {}, {}, [], [], [], ([], [], [])
     for t in chosen:
         account.start_target()
         has_truth, temperature = exact[t.key]
@@ -68,12 +90,15 @@ def validate_weighted(sampler, params: dict | None, claims: str | None, chosen: 
             progress(f"on {t.key}: {outcomes[t.key].name}: {reasons[t.key]}")
             continue
         seconds, evals = account.seconds, account.grad_evals
-        check = check_weighted(sampler, per_target[t.key], target_key=t.key, num_chains=num_chains,
-                               num_steps=num_steps, warmup=warmup, seed=seed, detect=resolution.relative_variance,
-                               alpha=alpha, progress=progress,
-                               account=account)
-        outcomes[t.key], reasons[t.key] = check.outcome, check.reason
+        check = _checked(sampler, t.key, per_target[t.key], seed, lambda key=t.key: check_weighted(
+            sampler, per_target[key], target_key=key, num_chains=num_chains, num_steps=num_steps, warmup=warmup,
+            seed=seed, detect=resolution.relative_variance, alpha=alpha, progress=progress, account=account))
         costs[t.key] = (account.seconds - seconds, account.grad_evals - evals)
+        if isinstance(check, SamplerFault):
+            outcomes[t.key], reasons[t.key], faults[t.key] = Outcome.ERROR, check.line, check
+            progress(f"on {t.key}: ERROR: {check.line}")
+            continue
+        outcomes[t.key], reasons[t.key] = check.outcome, check.reason
         progress(f"on {t.key}: {check.outcome.name}: {check.reason}")
         rows += [{"target": t.key, "of": "truth (weighted)", **c.as_row(),
                   "largest_detectable": float(np.nanmax(np.atleast_1d(c.detectable)))} for c in check.checks]
@@ -94,7 +119,7 @@ def validate_weighted(sampler, params: dict | None, claims: str | None, chosen: 
     safe_name = re.sub(r"[^A-Za-z0-9_.-]+", "_", sampler.name)
     verdict = Verdict(sampler.name, None, outcomes, reasons, pd.DataFrame(rows), pd.DataFrame(),
                       {t.key: BASIS for t in chosen}, pd.DataFrame(travel), pd.DataFrame(metrics),
-                      Path(out) / f"validate_{safe_name}.html", costs)
+                      Path(out) / f"validate_{safe_name}.html", costs, faults)
     return Validation(verdict, params, alpha, resolution, tuple(sorted({e[1] for e in exact.values()})),
                       {sampler.name: tuple(map(tuple, series))} if series[0] else {}, sampler.differences,
                       str(budget))

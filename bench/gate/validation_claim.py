@@ -65,8 +65,8 @@ class Claim:
 
 def resolve_claim(sampler, claims: str | None = None, rename: dict | None = None,
                   extra: dict | None = None) -> Claim:
-    """The claim of ``sampler``: ``claims`` ("none": no claim), else an adapter's ``claims``, else its own
-    name if registered.
+    """The claim of ``sampler``: ``claims`` ("none": no claim), else an adapter's ``claims`` (a wrapped function's:
+    ``sgbench.bench.wrappers``), else, for a sampler that is not an adapter, its own name if registered.
 
     Args:
         sampler: the candidate.
@@ -81,8 +81,8 @@ def resolve_claim(sampler, claims: str | None = None, rename: dict | None = None
     """
     rename, extra = dict(rename or {}), dict(extra or {})
     adapted = sampler.claims if isinstance(sampler, AdaptedSampler) else None
-    name = None if claims == NO_CLAIM else (claims or adapted or (sampler.name if sampler.name in samplers.names()
-                                                                      else None))
+    own = sampler.name if not isinstance(sampler, AdaptedSampler) and sampler.name in samplers.names() else None
+    name = None if claims == NO_CLAIM else (claims or adapted or own)
     if name is None:
         if rename or extra:
             raise ValueError("--map and --reference-param need a claimed suite sampler (--claims NAME)")

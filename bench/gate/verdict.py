@@ -245,8 +245,10 @@ class Verdict:
     """What validation found: per target its ``outcomes`` and ``reasons``; the candidate's ``checks``
     (against what it is held to, and against truth on its own), the claimed reference's checks against
     truth (``reference_checks``), what the candidate was compared with per target (``basis``), how far
-    the chains travelled (``travel``), the metrics beside the reference's, the report's path, and per target
-    what it cost (``costs``: seconds, gradient evaluations)."""
+    the chains travelled (``travel``), the metrics beside the reference's, the report's path, per target
+    what it cost (``costs``: seconds, gradient evaluations), and per target whose outcome is ERROR the
+    ``sgbench.bench.running.sampler_fault.SamplerFault`` (``faults``); the targets an interruption left undecided
+    (``unfinished``)."""
 
     name: str
     claims: str | None
@@ -259,6 +261,8 @@ class Verdict:
     metrics: pd.DataFrame
     report: Path
     costs: dict = dataclasses.field(default_factory=dict)
+    faults: dict = dataclasses.field(default_factory=dict)
+    unfinished: tuple = ()
 
     @property
     def outcome(self) -> Outcome:
@@ -270,6 +274,9 @@ class Verdict:
 
     def headline(self) -> str:
         """The verdict in one line: the outcome, then the reasons of the targets that decided it."""
+        if self.unfinished:
+            so_far = dataclasses.replace(self, unfinished=()).headline() if self.outcomes else "no target decided"
+            return f"{self.name}: interrupted before {', '.join(self.unfinished)} was decided; so far {so_far}"
         deciding = [key for key, outcome in self.outcomes.items() if outcome is self.outcome]
         if self.outcome is Outcome.PASSED:
             return f"{self.name}: PASSED on {', '.join(self.outcomes)}"
@@ -285,10 +292,12 @@ class Verdict:
             if key in self.costs:
                 seconds, evals = self.costs[key]
                 lines.append(f"  cost: {seconds:.0f} s, {evals:.3g} gradient evaluations")
-        lines.append("how far the chains travelled:\n" + self.travel.to_string(index=False))
-        lines.append(self.metrics.to_string(index=False))
+        if len(self.travel):
+            lines.append("how far the chains travelled:\n" + self.travel.to_string(index=False))
+        if len(self.metrics):
+            lines.append(self.metrics.to_string(index=False))
         for title, frame in (("checks of the candidate", self.checks),
                              ("checks of the claimed reference against truth", self.reference_checks)):
             if len(frame):
                 lines.append(f"{title}:\n" + frame[[c for c in SUMMARY_COLUMNS if c in frame]].to_string(index=False))
-        return "\n".join(lines + [f"report: {self.report}"])
+        return "\n".join(lines + ([f"report: {self.report}"] if self.report is not None else []))
