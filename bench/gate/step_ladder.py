@@ -27,7 +27,7 @@ STEP = "step_size"  # the hyperparameter the ladder shrinks
 FIRST_RUNGS = 4
 MAX_RUNGS = 7  # the finest at h/64: 64 times the first run's steps
 STATISTICS = {"mean_error": "mean error", "second_moment_error": "r"}
-HEAVY_TAILS = 4 * (4**2 - 3) / 24  # z (z^2 - 3) / 24 at z = 4: the kurtosis term's weight in a z-test's tail
+HEAVY_TAILS = 4**2 * (4**2 - 3) / 24  # z^2 (z^2 - 3) / 24 at z = 4: the kurtosis term's relative weight in a tail
 
 
 def rung(cell: Cell, k: int) -> Cell:
@@ -93,7 +93,8 @@ def tails_too_heavy(values: dict) -> str | None:
     r"""Where the normal approximation of the ladder's z-statistics fails on ``values`` (per statistic, the chains'
     values (chains, dim)), the largest excess kurtosis and the chains, in words; None where it holds. The kurtosis
     term of the Edgeworth expansion changes the tail of a z-test at its critical value z ~ 4 by a relative
-    :math:`\kappa z (z^2 - 3) / (24 n) \approx 8.7 \kappa / n` over :math:`n` chains: the tails are too heavy where
+    :math:`\kappa z^2 (z^2 - 3) / (24 n) \approx 8.7 \kappa / n` over :math:`n` chains (the term
+    :math:`\varphi(z) \kappa He_3(z) / (24 n)` against the tail :math:`\varphi(z) / z`): the tails are too heavy where
     that exceeds one half (``HEAVY_TAILS``)."""
     chains = values["mean_error"].shape[0]
     kurtosis = max(float(np.nanmax(scipy.stats.kurtosis(values[key], axis=0))) for key in STATISTICS)
