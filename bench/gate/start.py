@@ -112,6 +112,13 @@ class Travel:
         """The warm-up that the rule asks for, ``FORGET_TIMES`` :math:`\\hat\\tau` (inf: not estimable)."""
         return FORGET_TIMES * self.autocorrelation_steps
 
+    def row(self, target: str, sampler: str) -> dict:
+        """The run's row of validate's table "How far the chains travelled"."""
+        return {"target": target, "sampler": sampler, "warm-up steps": self.warmup, "scored steps": self.scored,
+                "median distance travelled (sd)": self.displacement,
+                "autocorrelation time (steps)": self.autocorrelation_steps, "forgot start": self.forgot,
+                "finding": self.describe()}
+
     def describe(self, setting: str = "--warmup") -> str:
         """The finding in words; ``setting`` names where the warm-up is set."""
         if self.still:

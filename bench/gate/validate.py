@@ -42,7 +42,6 @@ The claims, the rules and the measured error rates: docs/gates_derivations.md, s
 from __future__ import annotations
 
 import functools
-import re
 from pathlib import Path
 
 import numpy as np
@@ -56,13 +55,13 @@ from sgbench.bench.gate.outcome import Outcome
 from sgbench.bench.gate.replicates import Replicates
 from sgbench.bench.gate.resolution import DEFAULT_CHAINS, Resolution
 from sgbench.bench.gate.runner import ALPHA_RUN
-from sgbench.bench.gate.validate_result import Validation
+from sgbench.bench.gate.validate_result import Validation, page_path
 from sgbench.bench.gate.validate_weighted import validate_weighted
 from sgbench.bench.gate.validation_claim import resolve_claim, split_params
 from sgbench.bench.gate.validation_plan import plan
 from sgbench.bench.gate.validation_session import Session
 from sgbench.bench.gate.verdict import Verdict
-from sgbench.bench.running.sampler_fault import fault_of, probe
+from sgbench.bench.running.sampler_fault import SamplerFault, guarded
 from sgbench.reference.metrics import ksd_of_target
 
 KSD_DRAWS = 1000
@@ -93,15 +92,6 @@ class Interrupted(KeyboardInterrupt):
     def __init__(self, validation: Validation):
         super().__init__()
         self.validation = validation
-
-
-def _probed(sampler, p, backend: str, seed: int):
-    """The fault (``sgbench.bench.running.sampler_fault``) of ``sampler``'s start and first step on plan ``p``'s
-    target, from the target's mean, before anything runs there; None if there is none."""
-    target = p.cell.make_target()
-    params = sampler.params_for(target, **p.cell.params)
-    mean = np.asarray(gold_standard.truth_of(target).mean, dtype=np.float64)
-    return probe(sampler, target, params, mean, backend, seed)
 
 
 def validate(sampler, params: dict | None = None, claims: str | None = None, targets: str = "default",
@@ -161,11 +151,10 @@ def validate(sampler, params: dict | None = None, claims: str | None = None, tar
         def table(rows):
             return pd.DataFrame([row for row in rows if row.get("target") in outcomes])
 
-        safe_name = re.sub(r"[^A-Za-z0-9_.-]+", "_", sampler.name)
         verdict = Verdict(sampler.name, claim.name, dict(outcomes), dict(reasons), table(session.rows),
                           table(session.reference_rows), {p.key: p.basis(claim) for p in plans if p.key in outcomes},
                           table(session.travel_rows), table(session.metric_rows),
-                          Path(out) / f"validate_{safe_name}.html",
+                          page_path(out, sampler.name),
                           {k: v for k, v in session.costs.items() if k in outcomes}, dict(faults),
                           tuple(p.key for p in plans if p.key not in outcomes))
         series = {label: tuple(map(tuple, values)) for label, values in session.series.items()}
@@ -176,16 +165,12 @@ def validate(sampler, params: dict | None = None, claims: str | None = None, tar
     try:
         for t, p in zip(chosen, plans):
             replan = functools.partial(plan, sampler, claim, t, num_chains=num_chains)  # (params, num_steps=, warmup=)
-            fault = _probed(sampler, p, backend, seed)
-            if fault is None:
-                try:
-                    reached = session.examine(p, replan)
-                except Exception as error:  # the sampler's own code broke mid-run: an outcome, naming that code
-                    fault = fault_of(error, sampler.name, "its step")
-                    if fault is None:
-                        raise
-            if fault is not None:
-                reached, faults[p.key] = (Outcome.ERROR, fault.line), fault
+            target = p.cell.make_target()
+            reached = guarded(sampler, target, sampler.params_for(target, **p.cell.params),
+                              gold_standard.truth_of(target).mean, backend, seed,
+                              lambda p=p, replan=replan: session.examine(p, replan))
+            if isinstance(reached, SamplerFault):
+                reached, faults[p.key] = (Outcome.ERROR, reached.line), reached
             outcomes[p.key], reasons[p.key] = reached
             progress(f"on {p.key}: {outcomes[p.key].name}: {reasons[p.key]}")
     except KeyboardInterrupt as stopped:

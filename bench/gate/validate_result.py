@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import dataclasses
+import re
+from pathlib import Path
 
 from sgbench.bench.gate.resolution import Resolution
 from sgbench.bench.gate.verdict import Verdict
@@ -36,3 +38,9 @@ class Validation:
     series: dict[str, tuple[tuple, tuple, tuple]]
     differences: str = ""
     budget: str = ""
+
+
+def page_path(out, name: str) -> Path:
+    """Where the page of sampler ``name``'s validation goes in folder ``out``: ``validate_<name>.html``, the name's
+    characters other than letters, digits, ``_``, ``.`` and ``-`` made ``_``."""
+    return Path(out) / f"validate_{re.sub(r'[^A-Za-z0-9_.-]+', '_', name)}.html"

@@ -12,7 +12,6 @@ density, so a claim is refused before anything runs.
 from __future__ import annotations
 
 import math
-import re
 from pathlib import Path
 
 import numpy as np
@@ -23,11 +22,11 @@ from sgbench.bench.gate.compute_budget import Account, Budget
 from sgbench.bench.gate.outcome import Outcome
 from sgbench.bench.gate.resolution import Resolution
 from sgbench.bench.gate.runner import ALPHA_RUN
-from sgbench.bench.gate.validate_result import Validation
+from sgbench.bench.gate.validate_result import Validation, page_path
 from sgbench.bench.gate.validation_claim import split_params
 from sgbench.bench.gate.verdict import Verdict
 from sgbench.bench.gate.weighted_truth import check_weighted
-from sgbench.bench.running.sampler_fault import SamplerFault, fault_of, probe
+from sgbench.bench.running.sampler_fault import SamplerFault, guarded
 
 BASIS = "truth, through its importance weights (the weighted check)"
 
@@ -45,23 +44,6 @@ def _target(key: str):
 
     spec = vt.get(key)
     return targets.get(spec.target, **spec.params)
-
-
-def _checked(sampler, key: str, params: dict, seed: int, check):
-    """``check()`` (the weighted check on ``key``), or the fault of the sampler's own code
-    (``sgbench.bench.running.sampler_fault``): its start and first step probed first, then the check's runs."""
-    target = _target(key)
-    start = np.asarray(target.truth.mean, dtype=np.float64)
-    fault = probe(sampler, target, sampler.params_for(target, **params), start, "jax", seed)
-    if fault is not None:
-        return fault
-    try:
-        return check()
-    except Exception as error:  # the sampler's own code broke mid-run: an outcome, naming that code
-        fault = fault_of(error, sampler.name, "its step")
-        if fault is None:
-            raise
-        return fault
 
 
 def validate_weighted(sampler, params: dict | None, claims: str | None, chosen: list, seed: int, num_chains: int,
@@ -90,9 +72,12 @@ def validate_weighted(sampler, params: dict | None, claims: str | None, chosen: 
             progress(f"on {t.key}: {outcomes[t.key].name}: {reasons[t.key]}")
             continue
         seconds, evals = account.seconds, account.grad_evals
-        check = _checked(sampler, t.key, per_target[t.key], seed, lambda key=t.key: check_weighted(
-            sampler, per_target[key], target_key=key, num_chains=num_chains, num_steps=num_steps, warmup=warmup,
-            seed=seed, detect=resolution.relative_variance, alpha=alpha, progress=progress, account=account))
+        target = _target(t.key)
+        check = guarded(sampler, target, sampler.params_for(target, **per_target[t.key]), target.truth.mean, "jax",
+                        seed, lambda key=t.key: check_weighted(
+                            sampler, per_target[key], target_key=key, num_chains=num_chains, num_steps=num_steps,
+                            warmup=warmup, seed=seed, detect=resolution.relative_variance, alpha=alpha,
+                            progress=progress, account=account))
         costs[t.key] = (account.seconds - seconds, account.grad_evals - evals)
         if isinstance(check, SamplerFault):
             outcomes[t.key], reasons[t.key], faults[t.key] = Outcome.ERROR, check.line, check
@@ -102,11 +87,7 @@ def validate_weighted(sampler, params: dict | None, claims: str | None, chosen: 
         progress(f"on {t.key}: {check.outcome.name}: {check.reason}")
         rows += [{"target": t.key, "of": "truth (weighted)", **c.as_row(),
                   "largest_detectable": float(np.nanmax(np.atleast_1d(c.detectable)))} for c in check.checks]
-        moved = check.travel
-        travel.append({"target": t.key, "sampler": sampler.name, "warm-up steps": check.warmup,
-                       "scored steps": check.num_steps, "median distance travelled (sd)": moved.displacement,
-                       "autocorrelation time (steps)": moved.autocorrelation_steps, "forgot start": moved.forgot,
-                       "finding": moved.describe()})
+        travel.append(check.travel.row(t.key, sampler.name))
         errors = np.asarray(check.variance_error, dtype=float)
         metrics.append({"sampler": sampler.name, "target": t.key, "chains": check.num_chains,
                         "max |r| (weighted)": float(np.max(np.abs(errors))) if errors.size else math.nan,
@@ -116,10 +97,9 @@ def validate_weighted(sampler, params: dict | None, claims: str | None, chosen: 
             series[0].append(t.key)
             series[1].append(errors)
             series[2].append(np.asarray(check.variance_error_se, dtype=float))
-    safe_name = re.sub(r"[^A-Za-z0-9_.-]+", "_", sampler.name)
     verdict = Verdict(sampler.name, None, outcomes, reasons, pd.DataFrame(rows), pd.DataFrame(),
                       {t.key: BASIS for t in chosen}, pd.DataFrame(travel), pd.DataFrame(metrics),
-                      Path(out) / f"validate_{safe_name}.html", costs, faults)
+                      page_path(out, sampler.name), costs, faults)
     return Validation(verdict, params, alpha, resolution, tuple(sorted({e[1] for e in exact.values()})),
                       {sampler.name: tuple(map(tuple, series))} if series[0] else {}, sampler.differences,
                       str(budget))

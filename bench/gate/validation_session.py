@@ -453,11 +453,7 @@ class Session:
             if rep is None:
                 continue
             travel = dataclasses.replace(rep.travel(), strict=True)
-            self.travel_rows.append({
-                "target": p.key, "sampler": label, "warm-up steps": travel.warmup, "scored steps": travel.scored,
-                "median distance travelled (sd)": travel.displacement,
-                "autocorrelation time (steps)": travel.autocorrelation_steps, "forgot start": travel.forgot,
-                "finding": travel.describe()})
+            self.travel_rows.append(travel.row(p.key, label))
             summary = as_one_run(at_temperature(rep, temperature, p.target.gaussian)).summary()
             if summary["num_chains"]:
                 names, means, ses = self.series.setdefault(label, ([], [], []))

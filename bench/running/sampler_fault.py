@@ -198,3 +198,19 @@ def probe(sampler, target, params, position, backend: str, seed: int = 0) -> Sam
         return SamplerFault(name, f"{name}: its step returns a {type(returned).__name__}, not (State, Info)", where)
     wrong = _mismatch(state, returned[0])
     return SamplerFault(name, f"{name}: its step {wrong}", where) if wrong else None
+
+
+def guarded(sampler, target, params, position, backend: str, seed: int, run):
+    """``run()``, or the fault of ``sampler``'s own code: its start and first step checked first by :func:`probe` (from
+    ``position``), then any exception of ``run`` that :func:`fault_of` names (one with no frame of the sampler's is
+    raised: the suite's own)."""
+    fault = probe(sampler, target, params, np.asarray(position, dtype=np.float64), backend, seed)
+    if fault is not None:
+        return fault
+    try:
+        return run()
+    except Exception as error:  # the sampler's code broke mid-run: an outcome, naming that code
+        fault = fault_of(error, getattr(sampler, "name", repr(sampler)), "its step")
+        if fault is None:
+            raise
+        return fault
