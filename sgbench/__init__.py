@@ -11,8 +11,9 @@ The subpackages, imports only downward (docs/architecture.md):
 Importing any of them changes no global state (JAX's configuration included).
 
 ``sgbench.validate`` (loaded on first use: ``sgbench.bench.gate.validate_api``) is the Python API of ``sgbench
-validate``; ``sgbench.bench.wrappers`` makes a JAX step function or an optax-style pair a sampler of the suite's
-contract. docs/quickstart.md shows both.
+validate``; ``sgbench.bench.wrappers`` makes a sampler as its author wrote it (a JAX step, an optax- or
+blackjax-style pair, a torch optimizer or step, a posteriors transform) a sampler of the suite's contract.
+docs/quickstart.md shows both.
 """
 
 

@@ -43,6 +43,7 @@ def test_the_quickstart_runs_as_written(tmp_path):
     assert printed[0] == "PASSED" and "agrees with exact truth" in printed[1], printed
     assert any(line.startswith("sgld_too_noisy: FAILED: on icg: ") for line in printed), printed
     assert any(line.startswith("sgld_untraceable: its step cannot be traced by jax.jit") for line in printed)
+    assert "SGLD: PASSED on icg" in printed, printed  # the torch optimizer of "Other forms"
     test_file = eval(printed[-1].removeprefix("TEST_FILE "))
 
     (tmp_path / "my_sgld.py").write_text(python[0])

@@ -1,5 +1,5 @@
-"""Wrappers (``sgbench.bench.wrappers``): a JAX step function and an optax-style pair, as their authors write them,
-validated through the suite in a few lines.
+"""Wrappers (``sgbench.bench.wrappers``): a JAX step function, an optax-style pair and a blackjax-style algorithm, as
+their authors write them, validated through the suite in a few lines (the torch forms: test_torch_wrappers.py).
 
 - A correct SGLD written as ``step(key, x, grad_log_density, step_size)`` is PASSED on icg at h = 0.02 (the suite's
   SGLD there: r about +0.03, resolved at 256 chains; a correct sampler is FAILED with probability at most 1e-3), and
@@ -8,12 +8,18 @@ validated through the suite in a few lines.
   log density convention it is the same chain.
 - A state that is a pytree (SGLD with a step counter) runs with ``init``; the gradient calls are counted; runs are
   reproducible from the seed; the temperature hyperparameter reaches validate.
+- blackjax's own ``sgld`` (grad_estimator form) is PASSED at h = 0.01, its ``mclmc`` (log density form) counts its
+  integrator's two gradients a step; an author's blackjax-style SGLD with 1.21 times the noise variance at T = 0.5
+  (r about +0.2) is FAILED.
+- ``step_size="lr"`` calls the author's step ``step_size`` (the ladder's name); an integer hyperparameter stays an
+  integer, static under jit.
 - Broken forms are ERROR naming the author's function (an update without ``key=``, a state without a position);
   bad wrapper arguments are refused by name.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from typing import NamedTuple
 
 import jax
@@ -24,7 +30,7 @@ import pytest
 from sgbench.bench.gate.outcome import Outcome
 from sgbench.bench.gate.validate import validate
 from sgbench.bench.running import run as running
-from sgbench.bench.wrappers import jax_step, optax_pair
+from sgbench.bench.wrappers import blackjax_pair, jax_step, optax_pair
 
 QUIET = dict(progress=lambda _: None)
 
@@ -145,3 +151,49 @@ def test_a_step_through_jax_pure_callback_keeps_the_runs_dtype(tmp_path):
                        out=tmp_path, budget="1s", **QUIET).verdict  # a callback a chain-step: slow, so short
     assert verdict.outcome is not Outcome.ERROR, verdict.summary()
     assert verdict.travel["scored steps"].iloc[0] == 100
+
+
+def test_a_blackjax_algorithm_from_the_library_passes_and_counts_its_gradients(tmp_path):
+    """``blackjax.sgld`` (the SG-MCMC form: a grad_estimator and a minibatch) is PASSED on icg at h = 0.01 (the suite's
+    SGLD there: r about +0.015, below what 256 chains resolve); ``blackjax.mclmc`` (a log density) runs with the
+    gradient evaluations its integrator makes (isokinetic McLachlan: 2 a step)."""
+    import blackjax
+
+    verdict = validate(blackjax_pair(blackjax.sgld, name="blackjax.sgld"), {"step_size": 0.01}, targets="icg",
+                       out=tmp_path, **QUIET).verdict
+    assert verdict.outcome is Outcome.PASSED, verdict.summary()
+    mclmc = blackjax_pair(blackjax.mclmc, gradient="log_density")
+    assert mclmc.name == "mclmc" and {"L", "step_size"} <= {f.name for f in dataclasses.fields(mclmc.Params)}
+    run = running.run(mclmc, "icg", params={"L": 1.5, "step_size": 0.3}, num_chains=3, num_steps=10, seed=1)
+    assert int(np.sum(run.trace.grad_evals)) == 3 * (10 * 2 + 1)  # and one at the start, as blackjax's init makes
+    assert np.all(np.isfinite(run.trace.moments.mean))
+
+
+def test_an_authors_blackjax_pair_with_a_tempered_step_reaches_validate_and_a_wrong_one_fails(tmp_path):
+    def my_sgld(grad_estimator):
+        def step(rng_key, position, minibatch, step_size, temperature=1.0):
+            noise = jax.random.normal(rng_key, position.shape)
+            return position + step_size * grad_estimator(position, minibatch) + jnp.sqrt(2 * step_size * temperature) \
+                * noise * jnp.where(temperature == 0.5, 1.1, 1.0)  # 1.21 times the noise variance at T = 0.5
+
+        return (lambda position: position), step
+
+    verdict = validate(blackjax_pair(my_sgld), {"step_size": 0.02, "temperature": 0.5}, targets="icg", out=tmp_path,
+                       **QUIET).verdict
+    assert verdict.outcome is Outcome.FAILED and "truth (temperature 0.5)" in verdict.reasons["icg"], verdict.summary()
+
+
+def test_the_authors_step_name_becomes_step_size_and_integer_hyperparameters_stay_static():
+    def inner_steps(key, x, grad_log_density, lr, repeats=2):
+        for _ in range(repeats):  # a Python loop over an integer hyperparameter: static under jit
+            x = x + lr * grad_log_density(x)
+        return x + jnp.sqrt(2 * lr) * jax.random.normal(key, x.shape)
+
+    sampler = jax_step(inner_steps, step_size="lr")
+    assert [f.name for f in dataclasses.fields(sampler.Params)] == ["step_size", "repeats"]
+    run = running.run(sampler, "icg", params={"step_size": 0.01, "repeats": 3}, num_chains=2, num_steps=5)
+    assert int(np.sum(run.trace.grad_evals)) == 2 * 5 * 3
+    with pytest.raises(ValueError, match="repeats must be an integer"):
+        sampler.params(step_size=0.01, repeats=2.5)
+    with pytest.raises(ValueError, match="step_size must name one of the hyperparameters"):
+        jax_step(inner_steps, step_size="eta")

@@ -10,8 +10,11 @@ against optimized step on the same normals) cannot be applied to an adapter.
 
 from __future__ import annotations
 
+import contextlib
+
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from sgbench.samplers import Variate
 
@@ -31,3 +34,19 @@ def jax_key(seed):
 def torch_seed(seed) -> int:
     """A 62-bit integer from the two integers of ``seed``, for ``torch.Generator.manual_seed``."""
     return int(seed[0]) * SEED_HIGH + int(seed[1])
+
+
+@contextlib.contextmanager
+def torch_seeded(seed):
+    """Torch's global generator seeded from a step's ``seed`` draw (the first chain's, for a batch of chains) inside
+    the block, and restored on exit: a torch update drawing from the global generator is reproducible, and the
+    caller's generator is left as it was."""
+    import torch
+
+    generator = torch.default_generator
+    saved = generator.get_state()
+    generator.manual_seed(torch_seed(np.reshape(seed, (-1, 2))[0]))
+    try:
+        yield
+    finally:
+        generator.set_state(saved)

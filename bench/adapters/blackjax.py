@@ -43,6 +43,7 @@ from blackjax.util import generate_unit_vector
 
 from sgbench.base.arguments import finite, in_interval, integer_at_least, one_of, positive_finite
 from sgbench.bench.adapters._adapted import AdaptedSampler, Setting
+from sgbench.bench.adapters._log_density import logdensity_of
 from sgbench.bench.adapters._seeds import jax_key, seed_variate
 from sgbench.samplers._contract import Info, hyperparameters, static_field
 from sgbench.samplers._langevin import State as LangevinState, init as langevin_init
@@ -62,23 +63,6 @@ adapter = functools.partial(AdaptedSampler.build, library=LIBRARY, backend="jax"
 def grad_estimator(position, oracle):
     """blackjax's ``grad_estimator(position, minibatch)``, the minibatch being the step's oracle."""
     return oracle(position)
-
-
-def logdensity_of(oracle):
-    """A log density for blackjax to differentiate whose value and gradient are the oracle's, one
-    oracle evaluation per ``jax.value_and_grad`` (the gradient is never recomputed by autodiff)."""
-
-    @jax.custom_jvp
-    def logdensity(x):
-        return oracle.value_and_grad(x)[0]
-
-    @logdensity.defjvp
-    def logdensity_jvp(primals, tangents):
-        (x,), (dx,) = primals, tangents
-        value, gradient = oracle.value_and_grad(x)
-        return value, jnp.sum(gradient * dx, axis=-1)
-
-    return logdensity
 
 
 def like(new, old):

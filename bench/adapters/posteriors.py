@@ -32,13 +32,11 @@ Conventions line by line and notes: docs/tutorial.md, section sgbench.bench.adap
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import math
 import warnings
 from typing import Any
 
-import numpy as np
 import torch
 
 with warnings.catch_warnings():  # tensordict 0.15 warns once per posteriors state class (a TensorClass default)
@@ -53,7 +51,8 @@ with warnings.catch_warnings():  # tensordict 0.15 warns once per posteriors sta
 
 from sgbench.base.arguments import in_interval, positive_finite
 from sgbench.bench.adapters._adapted import AdaptedSampler, Setting
-from sgbench.bench.adapters._seeds import seed_variate, torch_seed
+from sgbench.bench.adapters._seeds import seed_variate, torch_seeded
+from sgbench.bench.adapters._torch_density import as_array, as_tensor, log_posterior
 from sgbench.samplers._contract import Info, hyperparameters
 from sgbench.samplers._hamiltonian import State as MomentumState
 from sgbench.samplers._langevin import State as LangevinState, init as langevin_init
@@ -76,60 +75,12 @@ adapter = functools.partial(AdaptedSampler.build, library=LIBRARY, backend="batc
                             temperature=suite_temperature)
 
 
-@contextlib.contextmanager
-def seeded(seed):
-    """Torch's global generator seeded from the step's ``seed`` draw (the first chain's of a batch), restored on
-    exit."""
-    generator = torch.default_generator
-    saved = generator.get_state()
-    generator.manual_seed(torch_seed(np.reshape(seed, (-1, 2))[0]))
-    try:
-        yield
-    finally:
-        generator.set_state(saved)
-
-
-class OracleLogDensity(torch.autograd.Function):
-    """``scale`` times the oracle's log density at ``position`` (summed over leading axes) and, for
-    torch's backward pass, ``scale`` times its gradient: one oracle evaluation, in float64."""
-
-    @staticmethod
-    def forward(position, oracle, scale):
-        value, gradient = oracle.value_and_grad(position.detach().numpy())
-        value = torch.as_tensor(np.sum(value) * scale, dtype=torch.float64)
-        return value, torch.as_tensor(np.asarray(gradient, dtype=np.float64) * scale)
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        ctx.mark_non_differentiable(output[1])
-        ctx.save_for_backward(output[1])
-
-    @staticmethod
-    def backward(ctx, value_cotangent, gradient_cotangent):
-        (gradient,) = ctx.saved_tensors
-        return value_cotangent * gradient, None, None
-
-
-def log_posterior(params, oracle, scale):
-    """posteriors' ``log_posterior(params, batch)``: the batch is the step's oracle; no auxiliary output."""
-    value, _ = OracleLogDensity.apply(params, oracle, scale)
-    return value, torch.empty(0)
-
-
-def as_tensor(x):
-    return torch.from_numpy(np.array(x, dtype=np.float64))
-
-
-def as_array(x):
-    return x.detach().numpy().copy()
-
-
 def update(library, state_class, state, grad_fn, draws, params, *state_fields, **options):
     """posteriors' ``library.update`` (seeded) from the adapter's ``state``: ``state_class(position,
     [momenta,] *state_fields, step)``, the momenta made by ``library.init`` in the first step; the
     log posterior is the oracle's divided by ``num_data``. Returns posteriors' new state."""
     target = functools.partial(log_posterior, scale=1 / params.num_data)
-    with seeded(draws["seed"]):
+    with torch_seeded(draws["seed"]):
         position = as_tensor(state.position)
         momenta = ()
         if "momentum" in state._fields:

@@ -12,42 +12,19 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from sgbench import samplers
-from sgbench.bench.running.sampler_fault import ContractError, defined_at
 from sgbench.bench.wrappers import _common as wrap
 
 
-def _position_reader(position: Callable | None, made_by: Callable) -> Callable:
-    """``position``, or: the state if it is an array, else its ``position`` attribute (ContractError naming
-    ``made_by``, the function that made the state, where it has none)."""
-    if position is not None:
-        return position
-
-    def read(state):
-        if hasattr(state, "shape"):
-            return state
-        if not hasattr(state, "position"):
-            raise ContractError(f"its state is a {type(state).__name__}, neither an array nor a pytree with a "
-                                "position attribute: give jax_step(..., position=lambda state: ...)",
-                                defined_at(made_by))
-        return state.position
-
-    return read
-
-
 def jax_step(step: Callable, *, init: Callable | None = None, position: Callable | None = None,
-             name: str | None = None, temperature: str | None = None, claims: str | None = None,
-             translate: Callable | None = None, citation: str = ""):
+             step_size: str | None = None, name: str | None = None, temperature: str | None = None,
+             claims: str | None = None, translate: Callable | None = None, citation: str = ""):
     """The suite's sampler of ``step`` (module docstring).
 
     Args:
         step: ``step(key, state, grad_log_density, **hyperparameters) -> state``.
         init: ``init(position, **hyperparameters) -> state`` (default: the state is the position).
         position: ``position(state) -> position`` (default: the state, or its ``position`` attribute).
-        name: the sampler's name in verdicts (default: the function's name).
-        temperature: the hyperparameter that is the temperature (default: one named ``temperature``, else 1).
-        claims: the suite sampler it implements (``sgbench list samplers``), if any.
-        translate: ``translate(params) -> dict``, that sampler's hyperparameters, with ``claims``.
-        citation: the paper and equations it implements, for the page.
+        step_size, name, temperature, claims, translate, citation: every wrapper's (``sgbench.bench.wrappers``).
 
     Returns:
         an ``AdaptedSampler`` for ``sgbench validate`` and ``sgbench.validate``.
@@ -58,8 +35,8 @@ def jax_step(step: Callable, *, init: Callable | None = None, position: Callable
         extra = set(wrap.keywords(init, 1, f"jax_step: init of {name}")) - set(names)
         if extra:
             raise TypeError(f"jax_step: init of {name} takes hyperparameters the step does not: {sorted(extra)}")
-    Params = wrap.hyperparameter_class(name, names)
-    read = _position_reader(position, init or step)
+    Params = wrap.hyperparameter_class(name, names, step_size)
+    read = wrap.position_reader(position, init or step, "jax_step")
     init_names = [] if init is None else list(wrap.keywords(init, 1, "init"))
 
     def start(x, params):
@@ -72,4 +49,4 @@ def jax_step(step: Callable, *, init: Callable | None = None, position: Callable
         return wrap.State(read(inner), inner), samplers.Info(num_grad_evals=gradient.calls)
 
     return wrap.wrapped(name, citation or f"{name} (a JAX step, wrapped)", Params, start, one_step, temperature,
-                        claims, translate)
+                        claims, translate, (init or step, step))

@@ -24,17 +24,15 @@ def _pair(made):
     return (made.init, made.update) if hasattr(made, "update") else tuple(made)
 
 
-def optax_pair(make: Callable, *, gradient: str = "loss", name: str | None = None, temperature: str | None = None,
-               claims: str | None = None, translate: Callable | None = None, citation: str = ""):
+def optax_pair(make: Callable, *, gradient: str = "loss", step_size: str | None = None, name: str | None = None,
+               temperature: str | None = None, claims: str | None = None, translate: Callable | None = None,
+               citation: str = ""):
     """The suite's sampler of the pair ``make`` builds (module docstring).
 
     Args:
         make: ``make(**hyperparameters) -> (init, update)`` or a GradientTransformation.
         gradient: "loss" (the gradient of -log p, the default) or "log_density".
-        name: the sampler's name in verdicts (default: the function's name).
-        temperature: the hyperparameter that is the temperature (default: one named ``temperature``, else 1).
-        claims: the suite sampler it implements, if any; ``translate(params) -> dict`` its hyperparameters.
-        citation: the paper and equations it implements, for the page.
+        step_size, name, temperature, claims, translate, citation: every wrapper's (``sgbench.bench.wrappers``).
 
     Returns:
         an ``AdaptedSampler``. ValueError naming ``gradient`` outside its values.
@@ -43,7 +41,7 @@ def optax_pair(make: Callable, *, gradient: str = "loss", name: str | None = Non
         raise ValueError(f"gradient must be one of {sorted(GRADIENTS)}, got {gradient!r}")
     name = name or getattr(make, "__name__", "pair")
     names = wrap.keywords(make, 0, f"optax_pair: {name}")
-    Params = wrap.hyperparameter_class(name, names)
+    Params = wrap.hyperparameter_class(name, names, step_size)
 
     def built(params):
         return _pair(make(**wrap.values(params, names)))
@@ -61,4 +59,4 @@ def optax_pair(make: Callable, *, gradient: str = "loss", name: str | None = Non
         return wrap.State(state.position + updates, inner), samplers.Info(num_grad_evals=g.calls)
 
     return wrap.wrapped(name, citation or f"{name} (an optax-style pair, wrapped)", Params, start, one_step,
-                        temperature, claims, translate)
+                        temperature, claims, translate, (make, make))

@@ -12,8 +12,6 @@ Run from the repository root (``tests.heldout`` is imported from there).
 
 from __future__ import annotations
 
-import argparse
-import json
 import subprocess
 import sys
 import time
@@ -21,12 +19,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 RECORD = Path(__file__).with_name("records.jsonl")
+sys.path.insert(0, str(ROOT))  # tests.heldout and reports.case_record
 
-
-def finished() -> dict:
-    if not RECORD.exists():
-        return {}
-    return {row["case"]: row for row in map(json.loads, RECORD.read_text().splitlines()) if row}
+from reports.case_record import append, arguments, finished  # noqa: E402
 
 
 def commit() -> str:
@@ -88,21 +83,16 @@ def summary(cases, rows: dict) -> str:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--only", action="append", help="run only this case (repeatable)")
-    parser.add_argument("--summary", action="store_true", help="print the summary of the record and stop")
-    args = parser.parse_args(argv)
-    sys.path.insert(0, str(ROOT))
+    args = arguments(__doc__.split("\n\n")[0], argv)
     from tests.heldout.decisive import DECISIVE_CASES
 
-    rows = finished()
+    rows = finished(RECORD)
     if not args.summary:
         for case in DECISIVE_CASES:
             if case.name in rows or (args.only and case.name not in args.only):
                 continue
             row = {**run_case(case), "commit": commit()}
-            with RECORD.open("a") as file:
-                file.write(json.dumps(row) + "\n")
+            append(RECORD, row)
             rows[case.name] = row
             print(f"{case.name}: {row['outcome']} ({row['seconds'] / 60:.1f} min)", flush=True)
     print(summary(DECISIVE_CASES, rows))
