@@ -321,6 +321,29 @@ def test_validate_holds_an_importance_sampler_to_truth_through_its_weights(tmp_p
         validate(bj.csgld, PARTITION, claims="sgld", targets="icg", out=tmp_path)
 
 
+def test_an_interrupted_weighted_validation_keeps_the_targets_it_decided(tmp_path, monkeypatch):
+    """Ctrl-C in the second target's weighted check: ``Interrupted`` carries the first target's verdict and names the
+    other as unfinished, and its page says so."""
+    from sgbench.bench.gate import validate_page, validate_weighted
+    from sgbench.bench.gate.validate import validate
+    from sgbench.bench.gate.validate_result import Interrupted
+
+    check = validate_weighted.check_weighted
+
+    def interrupted_on_gmm(sampler, params, target_key, **options):
+        if target_key == "gmm":
+            raise KeyboardInterrupt
+        return check(sampler, params, target_key=target_key, **options)
+
+    monkeypatch.setattr(validate_weighted, "check_weighted", interrupted_on_gmm)
+    with pytest.raises(Interrupted) as stopped:
+        validate(bj.csgld, PARTITION, targets="icg,gmm", out=tmp_path, budget="5s", progress=lambda _: None, **FAST)
+    verdict = stopped.value.validation.verdict
+    assert set(verdict.outcomes) == {"icg"} and verdict.unfinished == ("gmm",), verdict.summary()
+    assert set(verdict.checks["target"]) == {"icg"}
+    assert "interrupted before gmm was decided" in validate_page.write(stopped.value.validation).read_text()
+
+
 # --- held-out runs at full scale -----------------------------------------------------------------------------------
 
 

@@ -97,7 +97,7 @@ def execute(args, argv) -> int:
 
     from sgbench.bench.adapters import load_sampler
     from sgbench.bench.gate import validate_page
-    from sgbench.bench.gate.validate import Interrupted
+    from sgbench.bench.gate.validate_result import Interrupted
     from sgbench.bench.running.config import MAX_CHAINS, MAX_TOTAL_STEPS
     from sgbench.samplers import MissingHyperparameter
 

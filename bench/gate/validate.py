@@ -55,7 +55,7 @@ from sgbench.bench.gate.outcome import Outcome
 from sgbench.bench.gate.replicates import Replicates
 from sgbench.bench.gate.resolution import DEFAULT_CHAINS, Resolution
 from sgbench.bench.gate.runner import ALPHA_RUN
-from sgbench.bench.gate.validate_result import Validation, page_path
+from sgbench.bench.gate.validate_result import Interrupted, Validation, page_path
 from sgbench.bench.gate.validate_weighted import validate_weighted
 from sgbench.bench.gate.validation_claim import resolve_claim, split_params
 from sgbench.bench.gate.validation_plan import plan
@@ -84,14 +84,6 @@ def _metrics_row(label: str, rep: Replicates, target, key: str) -> dict:
             "b2_mean_pooled": result.metrics.get("b2_mean_pooled"), "ksd": ksd_value,
             "diverged_chains": int(rep.diverged.sum()), "grad_evals_per_chain": rep.grad_evals_per_chain,
             "microseconds_per_grad_eval": 1e6 * result.trace.run_seconds / evals if evals else np.nan}
-
-
-class Interrupted(KeyboardInterrupt):
-    """A validation stopped (Ctrl-C) before its last target: ``validation`` holds the targets it decided."""
-
-    def __init__(self, validation: Validation):
-        super().__init__()
-        self.validation = validation
 
 
 def validate(sampler, params: dict | None = None, claims: str | None = None, targets: str = "default",

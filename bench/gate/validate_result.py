@@ -44,3 +44,11 @@ def page_path(out, name: str) -> Path:
     """Where the page of sampler ``name``'s validation goes in folder ``out``: ``validate_<name>.html``, the name's
     characters other than letters, digits, ``_``, ``.`` and ``-`` made ``_``."""
     return Path(out) / f"validate_{re.sub(r'[^A-Za-z0-9_.-]+', '_', name)}.html"
+
+
+class Interrupted(KeyboardInterrupt):
+    """A validation stopped (Ctrl-C) before its last target: ``validation`` holds the targets it decided."""
+
+    def __init__(self, validation: Validation):
+        super().__init__()
+        self.validation = validation

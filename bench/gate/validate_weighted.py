@@ -22,7 +22,7 @@ from sgbench.bench.gate.compute_budget import Account, Budget
 from sgbench.bench.gate.outcome import Outcome
 from sgbench.bench.gate.resolution import Resolution
 from sgbench.bench.gate.runner import ALPHA_RUN
-from sgbench.bench.gate.validate_result import Validation, page_path
+from sgbench.bench.gate.validate_result import Interrupted, Validation, page_path
 from sgbench.bench.gate.validation_claim import split_params
 from sgbench.bench.gate.verdict import Verdict
 from sgbench.bench.gate.weighted_truth import check_weighted
@@ -62,7 +62,20 @@ def validate_weighted(sampler, params: dict | None, claims: str | None, chosen: 
     progress(f"validating {sampler.name} (an importance sampler: its weighted estimates) on "
              f"{', '.join(t.key for t in chosen)} within a budget of {budget}")
     outcomes, reasons, costs, faults, rows, travel, metrics, series = {}, {}, {}, {}, [], [], [], ([], [], [])
-    for t in chosen:
+
+    def validation() -> Validation:
+        """What the targets decided so far (an interrupted target's rows are left out: a target's rows are added only
+        once it is decided)."""
+        verdict = Verdict(sampler.name, None, dict(outcomes), dict(reasons), pd.DataFrame(rows), pd.DataFrame(),
+                          {key: BASIS for key in outcomes}, pd.DataFrame(travel), pd.DataFrame(metrics),
+                          page_path(out, sampler.name), dict(costs), dict(faults),
+                          tuple(t.key for t in chosen if t.key not in outcomes))
+        return Validation(verdict, params, alpha, resolution, tuple(sorted({e[1] for e in exact.values()})),
+                          {sampler.name: tuple(map(tuple, series))} if series[0] else {}, sampler.differences,
+                          str(budget))
+
+    def decide(t) -> None:
+        """One target's check, its outcome, reason, cost and rows recorded."""
         account.start_target()
         has_truth, temperature = exact[t.key]
         if not has_truth:
@@ -70,7 +83,7 @@ def validate_weighted(sampler, params: dict | None, claims: str | None, chosen: 
             reasons[t.key] = (f"{sampler.name}'s weighted estimates cannot be checked on {t.key}: it has no exact "
                               f"truth at temperature {temperature:g} (the weighted check needs one)")
             progress(f"on {t.key}: {outcomes[t.key].name}: {reasons[t.key]}")
-            continue
+            return
         seconds, evals = account.seconds, account.grad_evals
         target = _target(t.key)
         check = guarded(sampler, target, sampler.params_for(target, **per_target[t.key]), target.truth.mean, "jax",
@@ -82,11 +95,11 @@ def validate_weighted(sampler, params: dict | None, claims: str | None, chosen: 
         if isinstance(check, SamplerFault):
             outcomes[t.key], reasons[t.key], faults[t.key] = Outcome.ERROR, check.line, check
             progress(f"on {t.key}: ERROR: {check.line}")
-            continue
+            return
         outcomes[t.key], reasons[t.key] = check.outcome, check.reason
         progress(f"on {t.key}: {check.outcome.name}: {check.reason}")
-        rows += [{"target": t.key, "of": "truth (weighted)", **c.as_row(),
-                  "largest_detectable": float(np.nanmax(np.atleast_1d(c.detectable)))} for c in check.checks]
+        rows.extend({"target": t.key, "of": "truth (weighted)", **c.as_row(),
+                     "largest_detectable": float(np.nanmax(np.atleast_1d(c.detectable)))} for c in check.checks)
         travel.append(check.travel.row(t.key, sampler.name))
         errors = np.asarray(check.variance_error, dtype=float)
         metrics.append({"sampler": sampler.name, "target": t.key, "chains": check.num_chains,
@@ -97,9 +110,10 @@ def validate_weighted(sampler, params: dict | None, claims: str | None, chosen: 
             series[0].append(t.key)
             series[1].append(errors)
             series[2].append(np.asarray(check.variance_error_se, dtype=float))
-    verdict = Verdict(sampler.name, None, outcomes, reasons, pd.DataFrame(rows), pd.DataFrame(),
-                      {t.key: BASIS for t in chosen}, pd.DataFrame(travel), pd.DataFrame(metrics),
-                      page_path(out, sampler.name), costs, faults)
-    return Validation(verdict, params, alpha, resolution, tuple(sorted({e[1] for e in exact.values()})),
-                      {sampler.name: tuple(map(tuple, series))} if series[0] else {}, sampler.differences,
-                      str(budget))
+
+    try:
+        for t in chosen:
+            decide(t)
+    except KeyboardInterrupt as stopped:
+        raise Interrupted(validation()) from stopped
+    return validation()
