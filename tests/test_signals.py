@@ -56,17 +56,20 @@ def test_an_interrupted_sweep_keeps_each_finished_call_and_resumes(tmp_path):
 def test_a_quiet_command_says_it_is_still_working_with_an_estimate(capsys):
     import time
 
-    from sgbench.bench.cli._common import heartbeat, progress
+    from sgbench.bench.cli._common import heartbeat, progress, still_working
+    from sgbench.bench.running.progress_event import Counted
 
     with heartbeat("gate", every=0.3):
         time.sleep(0.5)
-        progress("[1/4] first cell: passed")
+        progress(Counted(1, 4, "first cell: passed"))
         time.sleep(0.5)
     lines = capsys.readouterr().err.splitlines()
     assert lines[0].startswith("sgbench gate: working, 0 s in all; nothing finished yet")
     assert lines[1] == "[1/4] first cell: passed"
     assert lines[2].startswith("sgbench gate: working, 1 s in all, 1 of 4 done, about ")
     assert "s left at this pace; last: [1/4] first cell: passed (0 s ago)" in lines[2]
+    progress("[2/4] a line that only looks counted")  # the counts come from the event, not from its text
+    assert ", 2 of 4 done" not in still_working("gate", 0.0, 10.0)
 
 
 def test_an_interrupted_speed_run_writes_nothing_and_says_so(tmp_path):

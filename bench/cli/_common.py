@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 from sgbench.bench.running.interruption import raise_if_signalled
+from sgbench.bench.running.progress_event import Counted
 from sgbench.bench.running.progress_lines import Ticker
 
 DEFAULT_DB = Path("reports") / "results.sqlite"
@@ -150,9 +151,8 @@ def parse_key_values(pairs, option: str) -> dict:
 
 
 
-_LAST_LINE = {"text": "", "at": time.monotonic()}  # the last progress line, for the heartbeat
+_LAST_LINE = {"text": "", "at": time.monotonic()}  # the last progress line (a Counted one counts), for the heartbeat
 HEARTBEAT_SECONDS = 10.0  # the longest silence of a command with a heartbeat
-_DONE_OF = re.compile(r"^\[(\d+)/(\d+)\]")  # "[k/N] ...": k units of N done
 
 
 def progress(message: str) -> None:
@@ -166,12 +166,12 @@ def progress(message: str) -> None:
 
 def still_working(command: str, started: float, now: float) -> str:
     """The heartbeat's line: how long since the last :func:`progress` line and in all, what that line said, and, when
-    it counted units ("[k/N] ..."), an estimate of the time left at the pace so far."""
+    it counted units (a ``Counted`` line, ``sgbench.bench.running.progress_event``), an estimate of the time left at
+    the pace so far."""
     last, since = _LAST_LINE["text"], now - _LAST_LINE["at"]
-    done = _DONE_OF.match(last)
     left = ""
-    if done and int(done[1]) > 0:
-        k, n = int(done[1]), int(done[2])
+    if isinstance(last, Counted) and last.done > 0:
+        k, n = last.done, last.total
         left = f", {k} of {n} done, about {(now - started) * (n - k) / k:.0f} s left at this pace"
     said = f"; last: {last[:100]}" if last else "; nothing finished yet"
     return f"sgbench {command}: working, {now - started:.0f} s in all{left}{said} ({since:.0f} s ago)"

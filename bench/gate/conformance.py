@@ -44,6 +44,7 @@ import numpy as np
 from sgbench.base import provenance
 from sgbench.base.arguments import one_of
 from sgbench.bench.gate.compute_budget import Budget
+from sgbench.bench.running.progress_event import Counted
 
 if TYPE_CHECKING:  # the adapters import their libraries and JAX: `sgbench conformance --help` loads neither
     from sgbench.bench.adapters import AdaptedSampler, Setting
@@ -335,8 +336,8 @@ def conformance(libraries=tuple(LIBRARIES), scale: str = "default", seed: int = 
                                   default=_json_number) + "\n")
         done[keys[task]] = rows
         outcomes = ", ".join(f"{row['target']} {row['outcome']}" for row in rows)
-        progress(f"[{count}/{len(pending)}] {task.spec} at {rows[0]['setting']!r}: {outcomes} "
-                 f"({sum(row['seconds'] for row in rows):.0f} s)")
+        progress(Counted(count, len(pending), f"{task.spec} at {rows[0]['setting']!r}: {outcomes} "
+                         f"({sum(row['seconds'] for row in rows):.0f} s)"))
     return [row for task in todo for row in done[keys[task]]], not_run
 
 

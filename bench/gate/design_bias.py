@@ -25,6 +25,7 @@ import numpy as np
 from sgbench.base import provenance
 from sgbench.bench.gate.cells import Cell, select, suite
 from sgbench.bench.gate.replicates import STATISTICS, run_replicates
+from sgbench.bench.running.progress_event import Counted
 
 PATH = Path(__file__).resolve().parents[2] / "reference" / "data" / "gate_design_bias.json"
 SEED = 700  # the gate's own runs use seeds 0 (fixed) and 1 (reseeded); the baselines 500
@@ -81,8 +82,8 @@ def build(suite_name: str = "quick", groups: int = DEFAULT_GROUPS, command: str 
                     "created": provenance.utc_now(),
                     "cells": dict(sorted(stored.items()))}
         path.write_text(json.dumps(document, indent=1) + "\n")
-        progress(f"[{k + 1}/{len(cells)}] {cell.name}: relative second-moment bias "
-                 f"{np.round(stored[cell.name]['second_moment_error'], 4).tolist()}")
+        progress(Counted(k + 1, len(cells), f"{cell.name}: relative second-moment bias "
+                         f"{np.round(stored[cell.name]['second_moment_error'], 4).tolist()}"))
     return path
 
 

@@ -30,6 +30,7 @@ from sgbench.bench.gate import design_bias
 from sgbench.bench.gate.cells import suite
 from sgbench.bench.gate.planted import BUGS, ENVIRONMENT_VARIABLE, PlantedBug
 from sgbench.bench.gate.runner import check_group, references, run_cell
+from sgbench.bench.running.progress_event import Counted
 
 POWER_AIM = 0.95
 TEST_TIMEOUT_SECONDS = 900
@@ -106,8 +107,8 @@ def measure_power(names=None, suite_name: str = "quick", with_tests: bool = True
         row["tests"], row["tests_detail"] = tests_layer(bug) if with_tests else ("not run", "")
         row["why_missed"] = "" if row["gate"] else _why_missed(row)
         row["seconds"] = round(time.perf_counter() - started, 1)
-        progress(f"[{k + 1}/{len(bugs)}] {bug.name}: gate {'caught' if row['gate'] else 'missed'}, "
-                 f"tests {row['tests']} ({row['seconds']} s)")
+        progress(Counted(k + 1, len(bugs), f"{bug.name}: gate {'caught' if row['gate'] else 'missed'}, "
+                 f"tests {row['tests']} ({row['seconds']} s)"))
         rows.append(row)
     frame = pd.DataFrame(rows)
     frame["closest"] = [f"{r:.2f} ({w})" if w else "" for r, w in frame["closest"]]

@@ -28,6 +28,7 @@ from sgbench.bench.gate.outcome import Outcome, combined
 from sgbench.bench.gate.replicates import Replicates, run_replicates
 from sgbench.bench.gate.start import FORGET_TIMES, STILL, Travel
 from sgbench.bench.gate.truth import truth_checks
+from sgbench.bench.running.progress_event import Counted
 
 ALPHA_RUN = 1e-3
 TRUTH_CHECKS = 3  # mean, second_moment, b2 (``finite`` is deterministic)
@@ -192,7 +193,7 @@ def run_gate(suite_name: str = "quick", seed: int = 0, baseline_path: Path | Non
         verdict = entry["outcome"]
         said = {"FAILED": f"FAILED {verdict['failed']}", "INCONCLUSIVE": f"INCONCLUSIVE: {verdict['travel']}",
                 "PASSED": "passed"}[verdict["outcome"]]
-        progress(f"[{k + 1}/{len(cells)}] {cell.name}: {said} ({when})")
+        progress(Counted(k + 1, len(cells), f"{cell.name}: {said} ({when})"))
     return GateOutcome(suite_name, seed, pd.DataFrame(rows), pd.DataFrame(moved), pd.DataFrame(outcomes), errors,
                        time.perf_counter() - start, reused=len(cells) - len(to_compute))
 
@@ -207,8 +208,8 @@ def update_baseline(suite_name: str, why: str, command: str, seeds: int = baseli
     for k, cell in enumerate(cells):
         fixed = baselines.metrics(run_cell(cell, seed=0), 0)
         entries[cell.name] = baselines.summarise(run_cell(cell, groups=seeds, seed=baselines.SEED), fixed)
-        progress(f"[{k + 1}/{len(cells)}] {cell.name}: sqrt(b2) {entries[cell.name]['mean'].get('sqrt_b2', np.nan):.4f}"
-                 f" +- {entries[cell.name]['sd'].get('sqrt_b2', np.nan):.4f} over {seeds} seeds")
+        mean, sd = (entries[cell.name][key].get("sqrt_b2", np.nan) for key in ("mean", "sd"))
+        progress(Counted(k + 1, len(cells), f"{cell.name}: sqrt(b2) {mean:.4f} +- {sd:.4f} over {seeds} seeds"))
     return baselines.write(path or baselines.path_for(suite_name), suite_name, entries, why, command)
 
 
@@ -237,9 +238,9 @@ def reseed(suite_name: str, num_runs: int, baseline_path: Path | None = None, us
                          "rate": failures / num_runs, "designed_rate": first["alpha"],
                          "detectable": first["detectable"],
                          "inconclusive": int(np.sum(verdicts == Outcome.INCONCLUSIVE.name))})
-        progress(f"[{k + 1}/{len(cells)}] {cell.name}: {num_runs} runs in {rep.seconds:.1f} s, "
-                 f"{sum(r['failures'] for r in rows[-len(outcomes[0][0]):])} check failures, "
-                 f"{rows[-1]['inconclusive']} inconclusive")
+        progress(Counted(k + 1, len(cells), f"{cell.name}: {num_runs} runs in {rep.seconds:.1f} s, "
+                         f"{sum(r['failures'] for r in rows[-len(outcomes[0][0]):])} check failures, "
+                         f"{rows[-1]['inconclusive']} inconclusive"))
     runs = pd.DataFrame({"run": np.arange(num_runs), "seed_group": np.arange(num_runs), "failed": failed_runs,
                          "inconclusive": inconclusive_runs & ~failed_runs})
     return pd.DataFrame(rows), runs

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from sgbench.bench.running.progress_event import Counted
 from sgbench.reference.checks import rate_upper_bound
 
 
@@ -66,7 +67,7 @@ def reseed(run, settings: dict, seeds, record: Path, progress=print) -> pd.DataF
         with record.open("a") as file:
             file.write(json.dumps(row, default=str) + "\n")
         done[seed] = row
-        progress(f"[{k + 1}/{len(seeds)}] seed {seed}: {row['outcome']} ({row['seconds']:.0f} s)")
+        progress(Counted(k + 1, len(seeds), f"seed {seed}: {row['outcome']} ({row['seconds']:.0f} s)"))
     return pd.DataFrame([done[s] for s in seeds])
 
 
