@@ -104,10 +104,16 @@ def test_torch_runs_are_reproducible_and_leave_torchs_generator_alone():
     assert not np.array_equal(runs[0].trace.moments.mean, other.trace.moments.mean)
 
 
-def test_the_wrappers_import_without_torch():
+def test_the_wrappers_import_without_torch_and_a_torch_wrapper_names_the_extra():
     code = "import sys, sgbench.bench.wrappers; print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"
+    code = ("import sys; sys.modules['torch'] = None  # as if absent\n"
+            "from sgbench.bench.wrappers import torch_optimizer\n"
+            "try:\n    torch_optimizer(object)\nexcept ImportError as error:\n    print(error)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == ("torch_optimizer needs torch, which sgmcmc-bench installs with its torch extra: "
+                           "python -m pip install 'sgmcmc-bench[torch]'"), out
 
 
 BROKEN_FORMS = '''

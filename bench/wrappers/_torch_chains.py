@@ -22,6 +22,16 @@ from sgbench.bench.running.sampler_fault import ContractError
 PROBE_STEPS = 3
 
 
+def torch_or_say(wrapper: str):
+    """The ``torch`` module; ImportError naming the extra that installs it where it is absent."""
+    try:
+        import torch
+    except ImportError as missing:
+        raise ImportError(f"{wrapper} needs torch, which sgmcmc-bench installs with its torch extra: "
+                          "python -m pip install 'sgmcmc-bench[torch]'") from missing
+    return torch
+
+
 class Box:
     """The author's torch objects (an optimizer, a state of tensors) inside a chain's State: a pytree with no
     leaves, all boxes one structure, so the suite's drivers carry it unseen."""

@@ -39,7 +39,7 @@ def posteriors_transform(build: Callable, *, position: Callable | None = None, p
     Returns:
         an ``AdaptedSampler`` run by the batched driver (the NumPy driver with ``per_chain``).
     """
-    import torch
+    torch = chains.torch_or_say("posteriors_transform")
 
     from sgbench.bench.adapters._torch_density import as_tensor, log_posterior
 

@@ -34,7 +34,7 @@ def torch_optimizer(optimizer: type, *, per_chain: bool = False, step_size: str 
     Returns:
         an ``AdaptedSampler`` run by the batched driver (the NumPy driver with ``per_chain``).
     """
-    import torch
+    torch = chains.torch_or_say("torch_optimizer")
 
     name = name or getattr(optimizer, "__name__", "optimizer")
     names = wrap.keywords(optimizer, 1, f"torch_optimizer: {name}")

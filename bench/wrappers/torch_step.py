@@ -38,7 +38,7 @@ def torch_step(step: Callable, *, init: Callable | None = None, position: Callab
     Returns:
         an ``AdaptedSampler`` run by the batched driver (the NumPy driver with ``per_chain``).
     """
-    import torch
+    torch = chains.torch_or_say("torch_step")
 
     name = name or getattr(step, "__name__", "step")
     names = wrap.keywords(step, 3, f"torch_step: {name}")
