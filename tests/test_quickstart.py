@@ -6,7 +6,6 @@ is not run says why (``<!-- not run: REASON -->`` before it)."""
 
 from __future__ import annotations
 
-import re
 import shlex
 import subprocess
 import sys
@@ -14,9 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from tests._doc_blocks import BLOCK
+
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "docs" / "quickstart.md"
-BLOCK = re.compile(r"(?:<!-- not run: (?P<why>[^>]+?) -->\n)?```(?P<language>\w+)\n(?P<code>.*?)```", re.DOTALL)
 SGBENCH = Path(sys.executable).with_name("sgbench")
 
 

@@ -54,12 +54,14 @@ def blackjax_pair(make: Callable, *, gradient: str = "estimator", position: Call
                   claims: str | None = None, translate: Callable | None = None, citation: str = ""):
     """The suite's sampler of the algorithm ``make`` builds (module docstring).
 
+    ``step_size``, ``name``, ``temperature``, ``claims``, ``translate`` and ``citation`` are every wrapper's
+    (``sgbench.bench.wrappers``).
+
     Args:
         make: ``make(grad_estimator or logdensity_fn, **hyperparameters)`` -> SamplingAlgorithm or (init, step).
         gradient: "estimator" (``step(rng_key, state, minibatch, ...)``, the default) or "log_density"
             (``step(rng_key, state, ...)``).
         position: ``position(state) -> position`` (default: the state, or its ``position`` attribute).
-        step_size, name, temperature, claims, translate, citation: every wrapper's (``sgbench.bench.wrappers``).
 
     Returns:
         an ``AdaptedSampler``. ValueError naming ``gradient`` outside its values.

@@ -20,11 +20,13 @@ def jax_step(step: Callable, *, init: Callable | None = None, position: Callable
              claims: str | None = None, translate: Callable | None = None, citation: str = ""):
     """The suite's sampler of ``step`` (module docstring).
 
+    ``step_size``, ``name``, ``temperature``, ``claims``, ``translate`` and ``citation`` are every wrapper's
+    (``sgbench.bench.wrappers``).
+
     Args:
         step: ``step(key, state, grad_log_density, **hyperparameters) -> state``.
         init: ``init(position, **hyperparameters) -> state`` (default: the state is the position).
         position: ``position(state) -> position`` (default: the state, or its ``position`` attribute).
-        step_size, name, temperature, claims, translate, citation: every wrapper's (``sgbench.bench.wrappers``).
 
     Returns:
         an ``AdaptedSampler`` for ``sgbench validate`` and ``sgbench.validate``.

@@ -29,10 +29,12 @@ def optax_pair(make: Callable, *, gradient: str = "loss", step_size: str | None 
                citation: str = ""):
     """The suite's sampler of the pair ``make`` builds (module docstring).
 
+    ``step_size``, ``name``, ``temperature``, ``claims``, ``translate`` and ``citation`` are every wrapper's
+    (``sgbench.bench.wrappers``).
+
     Args:
         make: ``make(**hyperparameters) -> (init, update)`` or a GradientTransformation.
         gradient: "loss" (the gradient of -log p, the default) or "log_density".
-        step_size, name, temperature, claims, translate, citation: every wrapper's (``sgbench.bench.wrappers``).
 
     Returns:
         an ``AdaptedSampler``. ValueError naming ``gradient`` outside its values.

@@ -30,11 +30,13 @@ def posteriors_transform(build: Callable, *, position: Callable | None = None, p
                          claims: str | None = None, translate: Callable | None = None, citation: str = ""):
     """The suite's sampler of the transform ``build`` makes (module docstring).
 
+    ``step_size``, ``name``, ``temperature``, ``claims``, ``translate`` and ``citation`` are every wrapper's
+    (``sgbench.bench.wrappers``).
+
     Args:
         build: ``build(log_posterior, **hyperparameters)`` -> a transform with ``init`` and ``update``.
         position: ``position(state) -> tensor`` (default: the state's ``params``).
         per_chain: run one chain at a time (for an update that is not elementwise over the rows).
-        step_size, name, temperature, claims, translate, citation: every wrapper's (``sgbench.bench.wrappers``).
 
     Returns:
         an ``AdaptedSampler`` run by the batched driver (the NumPy driver with ``per_chain``).

@@ -26,10 +26,12 @@ def torch_optimizer(optimizer: type, *, per_chain: bool = False, step_size: str 
                     translate: Callable | None = None, citation: str = ""):
     """The suite's sampler of ``optimizer`` (module docstring).
 
+    ``step_size``, ``name``, ``temperature``, ``claims``, ``translate`` and ``citation`` are every wrapper's
+    (``sgbench.bench.wrappers``).
+
     Args:
         optimizer: a ``torch.optim.Optimizer`` subclass, ``optimizer(params, **hyperparameters)``.
         per_chain: one optimizer a chain, one chain at a time (for an update that is not elementwise).
-        step_size, name, temperature, claims, translate, citation: every wrapper's (``sgbench.bench.wrappers``).
 
     Returns:
         an ``AdaptedSampler`` run by the batched driver (the NumPy driver with ``per_chain``).

@@ -28,12 +28,14 @@ def torch_step(step: Callable, *, init: Callable | None = None, position: Callab
                citation: str = ""):
     """The suite's sampler of ``step`` (module docstring).
 
+    ``step_size``, ``name``, ``temperature``, ``claims``, ``translate`` and ``citation`` are every wrapper's
+    (``sgbench.bench.wrappers``).
+
     Args:
         step: ``step(generator, state, grad_log_density, **hyperparameters) -> state``.
         init: ``init(position, **hyperparameters) -> state`` (default: the state is the position).
         position: ``position(state) -> tensor`` (default: the state, or its ``position`` attribute).
         per_chain: run one chain at a time (for a step that is not elementwise over the rows).
-        step_size, name, temperature, claims, translate, citation: every wrapper's (``sgbench.bench.wrappers``).
 
     Returns:
         an ``AdaptedSampler`` run by the batched driver (the NumPy driver with ``per_chain``).
