@@ -125,7 +125,7 @@ def test_the_temperature_validate_holds_a_posteriors_adapter_to_is_the_suites():
     """posteriors' tau = 0.05 with N = 10 samples at the suite's T = N tau = 0.5: validate's truth for it is
     N(mu, 0.5 Sigma), not N(mu, 0.05 Sigma) (which made its r against truth read +9 on the conformance page)."""
     from sgbench.bench.gate import cells as gate_cells
-    from sgbench.bench.gate.validation_plan import _temperature
+    from sgbench.bench.validate.plan import _temperature
 
     ps = posteriors_adapters()
     params = {"lr": 0.1, "num_data": 10.0, "temperature": 0.05}

@@ -29,8 +29,8 @@ import pytest
 from sgbench import samplers, targets
 from sgbench.bench.adapters import load
 from sgbench.bench.adapters._seeds import jax_key
-from sgbench.bench.gate import validation_targets
 from sgbench.bench.running import run as running
+from sgbench.bench.validate import targets as validation_targets
 from sgbench.samplers._contract import GradientOracle
 
 sgj = pytest.importorskip("sgbench.bench.adapters.sgmcmcjax")

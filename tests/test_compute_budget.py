@@ -1,5 +1,5 @@
-"""``sgbench.bench.gate.compute_budget`` (what validate's remedies may spend) and the sequential looks of
-``sgbench.bench.gate.validation_session``: the budget's forms and their refusals, the share each target may spend,
+"""``sgbench.bench.validate.budget`` (what validate's remedies may spend) and the sequential looks of
+``sgbench.bench.validate.session``: the budget's forms and their refusals, the share each target may spend,
 the budget named for a remedy that does not fit, the rate of each look (their sum stays below the check's), more
 chains merged into a run, and what more chains cost with and without the reference's."""
 
@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 
 from sgbench.bench.gate import cells as gate_cells
-from sgbench.bench.gate.compute_budget import Account, Budget, Rates
 from sgbench.bench.gate.replicates import Replicates
-from sgbench.bench.gate.validation_session import REFERENCE_GROUPS, Session, _Runs, look_alpha, merged
-from sgbench.bench.gate.verdict import Remedy
+from sgbench.bench.validate.budget import Account, Budget, Rates
+from sgbench.bench.validate.session import REFERENCE_GROUPS, Session, _Runs, look_alpha, merged
+from sgbench.bench.validate.verdict import Remedy
 
 
 @pytest.mark.parametrize("spec, seconds, evals", [("20min", 1200.0, None), ("90s", 90.0, None), ("1.5h", 5400.0, None),

@@ -1,4 +1,4 @@
-"""``sgbench conformance`` (``sgbench.bench.gate.conformance``): every adapter declares two or more settings; a
+"""``sgbench conformance`` (``sgbench.bench.conformance.conformance``): every adapter declares two or more settings; a
 task's rows carry the verdict, the biases with intervals, the detectable bias and the speed beside the suite's;
 the record resumes; the page and the JSON are written; bad input exits 2. The whole quick scale (every adapter's
 first setting, through the CLI) is an ``integration`` test."""
@@ -12,8 +12,8 @@ import math
 import pytest
 
 from sgbench.bench.cli import main
-from sgbench.bench.gate import conformance, conformance_page
-from sgbench.bench.gate.conformance import SCALES, Task
+from sgbench.bench.conformance import conformance, page as conformance_page
+from sgbench.bench.conformance.conformance import SCALES, Task
 
 TINY = dataclasses.replace(SCALES["quick"], name="tiny", chains={"jax": 16, "batched": 16, "numpy": 2},
                            steps={"jax": 100, "batched": 100, "numpy": 20})

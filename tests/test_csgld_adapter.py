@@ -1,5 +1,5 @@
 r"""blackjax's contour SGLD (``blackjax:csgld``, Deng, Lin & Liang 2020) and the importance-weighted check
-against truth (``sgbench.bench.gate.weighted_truth``).
+against truth (``sgbench.bench.validate.weighted_truth``).
 
 The adapter: it runs under the JAX driver in float32 and float64, counts the two oracle evaluations of each
 step (the gradient at the old position, blackjax's ``logdensity_estimator`` at the new one), refuses bad
@@ -33,10 +33,11 @@ import pytest
 from sgbench import targets
 from sgbench.base.draws import numpy_draws
 from sgbench.bench.adapters import blackjax as bj, load
-from sgbench.bench.gate import start, validation_targets as vt, weighted_truth as wt
+from sgbench.bench.gate import start
 from sgbench.bench.gate.outcome import Outcome
 from sgbench.bench.gate.resolution import Resolution
 from sgbench.bench.running import run as running
+from sgbench.bench.validate import targets as vt, weighted_truth as wt
 from sgbench.samplers._contract import GradientOracle
 
 ICG = dict(vt.get("icg").params)
@@ -305,8 +306,8 @@ def test_validate_holds_an_importance_sampler_to_truth_through_its_weights(tmp_p
     """``validate`` of contour SGLD runs the weighted check per target (not the unweighted checks, which its
     flattened draws fail whatever the step), says so in each target's basis, and writes its page; a target without
     an exact truth is INCONCLUSIVE, saying so; a claim is refused before anything runs."""
-    from sgbench.bench.gate import validate_page
-    from sgbench.bench.gate.validate import validate
+    from sgbench.bench.validate import page as validate_page
+    from sgbench.bench.validate.validate import validate
 
     validation = validate(bj.csgld, PARTITION, targets="icg,logreg", out=tmp_path, budget="5s",
                           progress=lambda _: None, **FAST)
@@ -324,9 +325,9 @@ def test_validate_holds_an_importance_sampler_to_truth_through_its_weights(tmp_p
 def test_an_interrupted_weighted_validation_keeps_the_targets_it_decided(tmp_path, monkeypatch):
     """Ctrl-C in the second target's weighted check: ``Interrupted`` carries the first target's verdict and names the
     other as unfinished, and its page says so."""
-    from sgbench.bench.gate import validate_page, validate_weighted
-    from sgbench.bench.gate.validate import validate
-    from sgbench.bench.gate.validate_result import Interrupted
+    from sgbench.bench.validate import page as validate_page, weighted as validate_weighted
+    from sgbench.bench.validate.result import Interrupted
+    from sgbench.bench.validate.validate import validate
 
     check = validate_weighted.check_weighted
 

@@ -34,8 +34,8 @@ from sgbench.bench.gate.outcome import Outcome
 from sgbench.bench.gate.replicates import run_replicates
 from sgbench.bench.gate.runner import alpha_per_check
 from sgbench.bench.gate.truth import truth_checks
-from sgbench.bench.gate.validate import validate
 from sgbench.bench.sweeps.store import ResultsStore
+from sgbench.bench.validate.validate import validate
 
 SGLD = samplers.get("sgld")
 QUICK = {cell.name: cell for cell in suite("quick")}

@@ -37,8 +37,8 @@ import scipy.stats
 
 from sgbench import targets
 from sgbench.bench.adapters import blackjax as bj
-from sgbench.bench.gate import validation_targets
 from sgbench.bench.running import run as running
+from sgbench.bench.validate import targets as validation_targets
 from sgbench.samplers._hamiltonian import hamiltonian_recursion
 
 ALPHA = 1e-4

@@ -23,8 +23,8 @@ from sgbench import samplers
 from sgbench.bench import cli
 from sgbench.bench.adapters import AdaptedSampler
 from sgbench.bench.gate.outcome import Outcome
-from sgbench.bench.gate.validate import validate
 from sgbench.bench.running.sampler_fault import fault_of, located
+from sgbench.bench.validate.validate import validate
 
 ROOT = Path(__file__).resolve().parents[1]
 TEMPLATE = re.search(r"## Adding a sampler.*?```python\n(.*?)```", (ROOT / "docs" / "tutorial.md").read_text(),

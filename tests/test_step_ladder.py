@@ -1,10 +1,10 @@
-"""The step ladder's rungs and its normal approximation (``sgbench.bench.gate.step_ladder``)."""
+"""The step ladder's rungs and its normal approximation (``sgbench.bench.validate.step_ladder``)."""
 
 import numpy as np
 import pytest
 
 from sgbench.bench.gate.cells import ICG4, Cell
-from sgbench.bench.gate.step_ladder import HEAVY_TAILS, rung, rung_cost, tails_too_heavy
+from sgbench.bench.validate.step_ladder import HEAVY_TAILS, rung, rung_cost, tails_too_heavy
 
 
 def test_a_rung_covers_the_same_span_of_the_dynamics():

@@ -27,8 +27,8 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from sgbench.bench.gate.outcome import Outcome  # noqa: E402
-from sgbench.bench.gate.validate import validate  # noqa: E402
 from sgbench.bench.running import run as running  # noqa: E402
+from sgbench.bench.validate.validate import validate  # noqa: E402
 from sgbench.bench.wrappers import posteriors_transform, torch_optimizer, torch_step  # noqa: E402
 
 QUIET = dict(progress=lambda _: None)
@@ -185,3 +185,22 @@ def test_a_broken_wrapped_sampler_is_error_through_the_command_naming_the_author
     assert done.returncode == 4, done.stdout[-2000:] + done.stderr[-2000:]
     assert words in line and "broken_forms.py:" in line and f", in {function})" in line, line
     assert "Traceback" not in done.stdout + done.stderr
+
+
+def test_a_posteriors_style_state_is_read_as_an_attribute_or_a_key_and_anything_else_is_error(tmp_path):
+    class Transform:
+        def __init__(self, init, update):
+            self.init, self.update = init, update
+
+    def as_dict(log_posterior, lr):
+        return Transform(lambda params: {"params": params}, lambda state, batch: (state, None))
+
+    def as_list(log_posterior, lr):
+        return Transform(lambda params: [params], lambda state, batch: (state, None))
+
+    run = running.run(posteriors_transform(as_dict), "icg", params={"lr": 0.01}, num_chains=2, num_steps=3,
+                      backend="batched")
+    assert np.all(np.isfinite(run.trace.moments.mean))
+    verdict = validate(posteriors_transform(as_list), {"lr": 0.01}, targets="icg", out=tmp_path, **QUIET).verdict
+    assert verdict.outcome is Outcome.ERROR and "its state is a list without params: give posteriors_transform(" \
+        in verdict.reasons["icg"] and "in as_list)" in verdict.reasons["icg"], verdict.summary()

@@ -1,5 +1,5 @@
 r"""``sgbench validate``'s claims (issue 18): a candidate is never its own reference, and the claimed
-reference is itself held to truth (``sgbench.bench.gate.validate``, ``sgbench.bench.gate.step_ladder``).
+reference is itself held to truth (``sgbench.bench.validate.validate``, ``sgbench.bench.validate.step_ladder``).
 
 - ``test_template_sampler_is_not_its_own_reference``: the "Adding a sampler" template (docs/tutorial.md) with
   twice the noise variance, registered under its own name and validated without ``--claims``, fails against
@@ -39,9 +39,10 @@ import pytest
 from sgbench import samplers
 from sgbench.bench import cli
 from sgbench.bench.adapters import load_sampler
-from sgbench.bench.gate import cells as gate_cells, validate_page
+from sgbench.bench.gate import cells as gate_cells
 from sgbench.bench.gate.outcome import Outcome
-from sgbench.bench.gate.validate import validate
+from sgbench.bench.validate import page as validate_page
+from sgbench.bench.validate.validate import validate
 
 QUIET = dict(progress=lambda _: None)
 TEMPLATE = '''
@@ -155,7 +156,7 @@ def test_validate_bad_input_exits_2(args, message, capsys, tmp_path):
 def test_validate_interrupted_exits_130_and_writes_what_was_decided(monkeypatch, capsys, tmp_path):
     """Ctrl-C on the second target: exit 130, one line naming the target already decided and the page that holds it,
     no traceback; the page says the run was interrupted before the other target."""
-    from sgbench.bench.gate.validation_session import Session
+    from sgbench.bench.validate.session import Session
 
     examine = Session.examine
 

@@ -27,9 +27,9 @@ from pathlib import Path
 import pytest
 
 from sgbench.bench.adapters import load_sampler
-from sgbench.bench.gate import validate_page
-from sgbench.bench.gate.validate import validate
-from sgbench.bench.gate.validation_claim import NO_CLAIM
+from sgbench.bench.validate import page as validate_page
+from sgbench.bench.validate.claim import NO_CLAIM
+from sgbench.bench.validate.validate import validate
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_RUN = {"frozen-claims-sgld": "40s", "sgld_tiny-icg": "40s", "smoothed-gmm": "3min",  # its step ladder

@@ -1,6 +1,6 @@
 """The smaller parts of ``sgbench validate`` (issue 42), deterministic and fast: the validation targets and their
-levels (``sgbench.bench.gate.validation_targets``), the NUTS-referenced truth and starts
-(``sgbench.bench.gate.gold_standard``), the reseeding record (``sgbench.bench.gate.validate_reseed``) and the
+levels (``sgbench.bench.validate.targets``), the NUTS-referenced truth and starts
+(``sgbench.bench.gate.gold_standard``), the reseeding record (``sgbench.bench.validate.reseed``) and the
 Clopper-Pearson bound (``sgbench.reference.checks.rates``, checked against closed forms: with no event in n runs the
 bound is 1 - 0.05^(1/n))."""
 
@@ -14,9 +14,10 @@ import numpy as np
 import pytest
 
 from sgbench import targets
-from sgbench.bench.gate import gold_standard, validation_targets as vt
+from sgbench.bench.gate import gold_standard
 from sgbench.bench.gate.outcome import Outcome
-from sgbench.bench.gate.validate_reseed import finished, reseed, settings_key, summary
+from sgbench.bench.validate import targets as vt
+from sgbench.bench.validate.reseed import finished, reseed, settings_key, summary
 from sgbench.reference.checks import rate_upper_bound
 
 

@@ -1,7 +1,7 @@
 r"""The parts of ``sgbench validate``'s verdict that need no sampler run (issue 42): the start and warm-up rule
 (``sgbench.bench.gate.start``), the bias to resolve (``sgbench.bench.gate.resolution``), the rules that turn evidence
-into PASSED / FAILED / INCONCLUSIVE (``sgbench.bench.gate.verdict``), per-target hyperparameters and claims
-(``sgbench.bench.gate.validate``).
+into PASSED / FAILED / INCONCLUSIVE (``sgbench.bench.validate.verdict``), per-target hyperparameters and claims
+(``sgbench.bench.validate.validate``).
 
 - ``test_travel_*``: synthetic AR(1) chains :math:`x_{t+1} = a x_t + \sqrt{1 - a^2}\,\xi` (stationary law
   N(0, 1), integrated autocorrelation time :math:`(1 + a)/(1 - a)`) started at twice the target's spread.
@@ -11,7 +11,7 @@ into PASSED / FAILED / INCONCLUSIVE (``sgbench.bench.gate.verdict``), per-target
 - ``test_resolution_*``: a passed check whose detectable deviation exceeds the threshold is a shortfall, with
   the chains that would resolve it (:math:`C (d/\delta)^2`); the mean's threshold is r standard deviations;
   both are relative to the variance of the law compared with.
-- ``test_decide_*``: one case per rule of ``sgbench.bench.gate.verdict``'s docstring, on made-up checks.
+- ``test_decide_*``: one case per rule of ``sgbench.bench.validate.verdict``'s docstring, on made-up checks.
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ from sgbench import samplers
 from sgbench.bench.gate import start
 from sgbench.bench.gate.outcome import Outcome, combined
 from sgbench.bench.gate.resolution import Resolution
-from sgbench.bench.gate.validation_claim import NO_CLAIM, resolve_claim, split_params
-from sgbench.bench.gate.verdict import Evidence, LadderFinding, decide, remedy
+from sgbench.bench.validate.claim import NO_CLAIM, resolve_claim, split_params
+from sgbench.bench.validate.verdict import Evidence, LadderFinding, decide, remedy
 from sgbench.reference.checks import CheckResult
 
 

@@ -28,8 +28,8 @@ import numpy as np
 import pytest
 
 from sgbench.bench.gate.outcome import Outcome
-from sgbench.bench.gate.validate import validate
 from sgbench.bench.running import run as running
+from sgbench.bench.validate.validate import validate
 from sgbench.bench.wrappers import blackjax_pair, jax_step, optax_pair
 
 QUIET = dict(progress=lambda _: None)

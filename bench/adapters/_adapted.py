@@ -35,7 +35,7 @@ gradient from the suite's oracle. It adds:
   importance sampler such as contour SGLD), the log importance weight of the state's position, up to a
   constant: the target's expectations are the self-normalised weighted averages
   sum_k w_k f(x_k) / sum_k w_k, w_k = exp(log_weight(s_k, params)), over the states s_k after each step
-  (``sgbench.bench.gate.weighted_truth``). None (the default): the draws follow the target, unweighted.
+  (``sgbench.bench.validate.weighted_truth``). None (the default): the draws follow the target, unweighted.
 
 Adapters are not registered in the suite's registry (they would need their library to import);
 they are module attributes, ``sgbench.bench.adapters.blackjax.sgld``, found by
@@ -78,7 +78,7 @@ class Setting:
     Attributes:
         label: a short name for the report ("T = 0.5, alpha = 1").
         params: the adapter's hyperparameters (``TARGET:NAME`` keys apply to one validation target only).
-        targets: comma-separated keys of ``sgbench.bench.gate.validation_targets``.
+        targets: comma-separated keys of ``sgbench.bench.validate.targets``.
         probes: what the setting is there to find, in words.
         steps_factor: multiplies the scale's warm-up and scored steps (>= 1): for an adaptive sampler whose
             adaptation needs longer to settle than the scale gives (contour SGLD's stochastic approximation).

@@ -1,6 +1,6 @@
-"""``sgbench conformance``: every adapter of blackjax, posteriors and SGMCMCJax at each of its settings, validated
-(``sgbench.bench.gate.conformance``); writes ``conformance.html`` and ``conformance.json``. Exit 0 (a measurement:
-FAILED adapters are findings about the libraries, not about this run), 2 bad input, 130 interrupted.
+"""``sgbench conformance``: every adapter of blackjax, posteriors and SGMCMCJax at each of its settings,
+validated (``sgbench.bench.conformance.conformance``); writes ``conformance.html`` and ``conformance.json``. Exit 0
+(a measurement: FAILED adapters are findings about the libraries, not about this run), 2 bad input, 130 interrupted.
 
     sgbench conformance [--scale quick|default|full] [--library NAME ...] [--seed S] [--record FILE] [--out DIR]
                         [--executor local|dask [--scheduler ADDRESS | --workers N]]
@@ -22,7 +22,7 @@ finish; the same command resumes. See docs/conformance.md."""
 
 
 def add_parser(commands) -> None:
-    from sgbench.bench.gate.conformance import LIBRARIES, SCALES
+    from sgbench.bench.conformance.conformance import LIBRARIES, SCALES
 
     parser = commands.add_parser("conformance", help="validate every adapter of the public SG-MCMC libraries at its "
                                                      "settings; a report page and a JSON record", epilog=EPILOG)
@@ -41,8 +41,8 @@ def add_parser(commands) -> None:
 
 
 def execute(args, argv) -> int:
-    from sgbench.bench.gate import conformance_page
-    from sgbench.bench.gate.conformance import LIBRARIES, conformance, finished
+    from sgbench.bench.conformance import page as conformance_page
+    from sgbench.bench.conformance.conformance import LIBRARIES, conformance, finished
 
     integer_at_least("--seed", args.seed, 0, MAX_GATE_SEED)
     output_folder(args.out)

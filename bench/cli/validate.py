@@ -28,9 +28,9 @@ See docs/gates.md (the manual) and docs/tutorial.md."""
 
 
 def add_parser(commands) -> None:
-    from sgbench.bench.gate.compute_budget import DEFAULT as DEFAULT_BUDGET
     from sgbench.bench.gate.resolution import DEFAULT_CHAINS, DEFAULT_DETECT
-    from sgbench.bench.gate.validation_targets import keys
+    from sgbench.bench.validate.budget import DEFAULT as DEFAULT_BUDGET
+    from sgbench.bench.validate.targets import keys
 
     validate = commands.add_parser("validate", help="validate a sampler (MODULE:OBJECT) against truth and "
                                                     "the suite's reference implementation", epilog=EPILOG)
@@ -96,9 +96,9 @@ def execute(args, argv) -> int:
     import os
 
     from sgbench.bench.adapters import load_sampler
-    from sgbench.bench.gate import validate_page
-    from sgbench.bench.gate.validate_result import Interrupted
     from sgbench.bench.running.config import MAX_CHAINS, MAX_TOTAL_STEPS
+    from sgbench.bench.validate import page as validate_page
+    from sgbench.bench.validate.result import Interrupted
     from sgbench.samplers import MissingHyperparameter
 
     integer_at_least("--seed", args.seed, 0, MAX_GATE_SEED)
@@ -109,7 +109,7 @@ def execute(args, argv) -> int:
         integer_at_least("--warmup", args.warmup, 0, MAX_TOTAL_STEPS)
     if not (math.isfinite(args.detect) and args.detect > 0):
         raise UsageError(f"--detect takes a finite number > 0 (a relative variance error), got {args.detect:g}")
-    from sgbench.bench.gate.compute_budget import Budget
+    from sgbench.bench.validate.budget import Budget
 
     try:
         budget = Budget.parse(args.budget)
@@ -147,10 +147,10 @@ def execute(args, argv) -> int:
 
 
 def _validated(sampler, seed: int, out: Path, on_progress, options: dict, overwrite: bool = False):
-    """One validation: computed (``sgbench.bench.gate.validate``), its page written
-    (``sgbench.bench.gate.validate_page``, beside an earlier run's unless ``overwrite``); its Verdict."""
-    from sgbench.bench.gate import validate_page
-    from sgbench.bench.gate.validate import validate
+    """One validation: computed (``sgbench.bench.validate.validate``), its page written
+    (``sgbench.bench.validate.page``, beside an earlier run's unless ``overwrite``); its Verdict."""
+    from sgbench.bench.validate import page as validate_page
+    from sgbench.bench.validate.validate import validate
 
     validation = validate(sampler, seed=seed, out=out, progress=on_progress, **options)
     validate_page.write(validation, overwrite)
@@ -158,11 +158,11 @@ def _validated(sampler, seed: int, out: Path, on_progress, options: dict, overwr
 
 
 def _reseed(sampler, options: dict, args) -> int:
-    """``--reseed N``: the outcomes of N seeds (``sgbench.bench.gate.validate_reseed``), each seed's page written
+    """``--reseed N``: the outcomes of N seeds (``sgbench.bench.validate.reseed``), each seed's page written
     as a single run's; exit 0 (a measurement)."""
     import pandas as pd
 
-    from sgbench.bench.gate.validate_reseed import finished, reseed, settings_key, summary
+    from sgbench.bench.validate.reseed import finished, reseed, settings_key, summary
 
     record = args.record or args.out / f"validate_{re.sub(r'[^A-Za-z0-9_.-]+', '_', sampler.name)}_reseed.jsonl"
     # the suite's own modules without their package prefix, so that the records made before the suite had one

@@ -37,7 +37,7 @@ class ChainTrace(NamedTuple):
     (running moments) only with ``num_checkpoints`` > 0; ``final_state`` the sampler's states after the
     last step (its ``State``, each field with the leading chain axis; None where a driver gives none), for
     what a state accumulates that the moments of the positions do not hold (an importance sampler's weighted
-    sums, ``sgbench.bench.gate.weighted_truth``).
+    sums, ``sgbench.bench.validate.weighted_truth``).
     """
 
     moments: Moments

@@ -7,8 +7,8 @@ transform written for posteriors' per-datum convention takes ``temperature`` 1/N
 differentiable by ``torch.func`` and ``torch.autograd``; its ``batch`` is the step's stochastic gradient oracle, one
 minibatch a step. ``params`` is a float64 tensor of shape (chains, dim), all chains as rows (``_torch_chains``): a
 transform that couples them is refused before the run, naming ``per_chain=True`` (the NumPy driver, one chain at a
-time). The position is the state's ``params`` (``position=``: how to read it otherwise); torch's global generator is
-seeded from the suite's draws each step, and restored.
+time). The position is the state's ``params`` (an attribute, or a dict's key; ``position=``: how to read it
+otherwise); torch's global generator is seeded from the suite's draws each step, and restored.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import numpy as np
 
 from sgbench import samplers
 from sgbench.bench.adapters._seeds import torch_seeded
-from sgbench.bench.running.sampler_fault import defined_at
+from sgbench.bench.running.sampler_fault import ContractError, defined_at
 from sgbench.bench.wrappers import _common as wrap, _torch_chains as chains
 
 INIT_SEED = np.array([0, 1])  # the seed of torch's generator while init runs (a momentum drawn there)
@@ -48,8 +48,18 @@ def posteriors_transform(build: Callable, *, position: Callable | None = None, p
     name = name or getattr(build, "__module__", "").rpartition(".")[2] + "." + getattr(build, "__name__", "build")
     names = wrap.keywords(build, 1, f"posteriors_transform: {name}")
     Params = wrap.hyperparameter_class(name, names, step_size)
-    read = position or (lambda state: state.params)
     where = defined_at(build)
+
+    def params_of(state):
+        """posteriors' ``state.params`` (or ``state["params"]`` of a dict); ContractError naming ``build`` otherwise."""
+        if hasattr(state, "params"):
+            return state.params
+        if isinstance(state, dict) and "params" in state:
+            return state["params"]
+        raise ContractError(f"its state is a {type(state).__name__} without params: give posteriors_transform(..., "
+                            "position=lambda state: ...)", where)
+
+    read = position or params_of
 
     def transform(density, params):
         return build(density, **wrap.values(params, names))

@@ -18,8 +18,8 @@ import numpy as np
 
 from sgbench import targets
 from sgbench.bench.adapters import load
-from sgbench.bench.gate import validation_targets
 from sgbench.bench.running import run as running
+from sgbench.bench.validate import targets as validation_targets
 
 CHAINS, STEPS, STEP = 512, 2000, 0.01
 

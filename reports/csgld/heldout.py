@@ -1,4 +1,4 @@
-"""Held-out runs of the weighted check (``sgbench.bench.gate.weighted_truth``) before trusting it.
+"""Held-out runs of the weighted check (``sgbench.bench.validate.weighted_truth``) before trusting it.
 
     PYTHONPATH=. python reports/csgld/heldout.py [--chains 256] [--steps 20000] [--budget 4min] [--only NAME ...]
 
@@ -27,10 +27,7 @@ import variants  # noqa: E402
 
 from sgbench import targets  # noqa: E402
 from sgbench.bench.adapters import blackjax as bj  # noqa: E402
-from sgbench.bench.gate import (
-    validation_targets as vt,  # noqa: E402
-    weighted_truth as wt,  # noqa: E402
-)
+from sgbench.bench.validate import targets as vt, weighted_truth as wt  # noqa: E402
 
 EXACT = {"noise": "none"}
 U_MIN = 2 * np.log(2 * np.pi)  # icg's smallest energy -log p: (d/2) log(2 pi), det Sigma = 1

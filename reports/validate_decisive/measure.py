@@ -39,8 +39,8 @@ def commit() -> str:
 
 def run_case(case) -> dict:
     from sgbench.bench.adapters import load_sampler
-    from sgbench.bench.gate.validate import validate
-    from sgbench.bench.gate.validation_claim import NO_CLAIM
+    from sgbench.bench.validate.claim import NO_CLAIM
+    from sgbench.bench.validate.validate import validate
 
     started = time.perf_counter()
     options = {} if case.num_chains is None else {"num_chains": case.num_chains}

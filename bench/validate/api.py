@@ -13,10 +13,10 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from sgbench.bench.gate.compute_budget import DEFAULT as DEFAULT_BUDGET
 from sgbench.bench.gate.outcome import Outcome
 from sgbench.bench.gate.resolution import DEFAULT_CHAINS, DEFAULT_DETECT
-from sgbench.bench.gate.verdict import Verdict
+from sgbench.bench.validate.budget import DEFAULT as DEFAULT_BUDGET
+from sgbench.bench.validate.verdict import Verdict
 
 
 class ValidationFailed(AssertionError):
@@ -89,8 +89,8 @@ def validate(sampler, params: dict | None = None, *, claims: str | None = None, 
 
     from sgbench.base.float64 import in_float64_mode
     from sgbench.bench.adapters import load_sampler
-    from sgbench.bench.gate import validate_page
-    from sgbench.bench.gate.validate import validate as compute
+    from sgbench.bench.validate import page as validate_page
+    from sgbench.bench.validate.validate import validate as compute
 
     if isinstance(sampler, str):
         sampler = load_sampler(sampler)

@@ -1,7 +1,7 @@
 """``sgbench validate`` of an importance sampler: an adapter with a ``log_weight`` (blackjax's contour SGLD), whose
 draws follow another density than the target, is held to truth through its weights.
 
-Per target, the weighted check (``sgbench.bench.gate.weighted_truth``) with its remedies, within the validation's
+Per target, the weighted check (``sgbench.bench.validate.weighted_truth``) with its remedies, within the validation's
 budget shared over the targets as ``validate``'s is; each target's share of the run's false-failure rate is
 ``ALPHA_RUN`` over the targets (the check splits it over its statistics, coordinates and looks). A target without
 an exact truth at the sampler's temperature (``logreg``'s truth is a NUTS reference, ``gmm``'s is at T = 1 only) is
@@ -17,16 +17,16 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from sgbench.bench.gate import validation_targets as vt
-from sgbench.bench.gate.compute_budget import Account, Budget
 from sgbench.bench.gate.outcome import Outcome
 from sgbench.bench.gate.resolution import Resolution
 from sgbench.bench.gate.runner import ALPHA_RUN
-from sgbench.bench.gate.validate_result import Interrupted, Validation, page_path
-from sgbench.bench.gate.validation_claim import split_params
-from sgbench.bench.gate.verdict import Verdict
-from sgbench.bench.gate.weighted_truth import check_weighted
 from sgbench.bench.running.sampler_fault import SamplerFault, guarded
+from sgbench.bench.validate import targets as vt
+from sgbench.bench.validate.budget import Account, Budget
+from sgbench.bench.validate.claim import split_params
+from sgbench.bench.validate.result import Interrupted, Validation, page_path
+from sgbench.bench.validate.verdict import Verdict
+from sgbench.bench.validate.weighted_truth import check_weighted
 
 BASIS = "truth, through its importance weights (the weighted check)"
 

@@ -1,5 +1,5 @@
 """What one ``sgbench validate`` computed: :class:`Validation`, the verdict and what its page
-(``sgbench.bench.gate.validate_page``) shows besides."""
+(``sgbench.bench.validate.page``) shows besides."""
 
 from __future__ import annotations
 
@@ -8,13 +8,13 @@ import re
 from pathlib import Path
 
 from sgbench.bench.gate.resolution import Resolution
-from sgbench.bench.gate.verdict import Verdict
+from sgbench.bench.validate.verdict import Verdict
 
 
 @dataclasses.dataclass(frozen=True)
 class Validation:
     """What one validation computed: its verdict and what its page shows besides
-    (``sgbench.bench.gate.validate_page``).
+    (``sgbench.bench.validate.page``).
 
     Attributes:
         verdict: per target the outcome, its reason and basis; the checks, travel and metrics tables; the page's

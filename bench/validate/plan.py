@@ -2,7 +2,7 @@ r"""What one target of ``sgbench validate`` runs and holds the candidate to (:cl
 (overdispersed start, warm-up, scored steps), and either the claimed reference's run with what holds that
 reference to truth (its exact discrete-time law, its stored design bias, or its step ladder),
 or the law, design bias or truth the candidate is held to directly (docs/gates_derivations.md, section
-sgbench.bench.gate.validate).
+sgbench.bench.validate.validate).
 """
 
 from __future__ import annotations
@@ -11,11 +11,12 @@ import dataclasses
 import json
 
 from sgbench import samplers
-from sgbench.bench.gate import cells as gate_cells, design_bias, exact_law, gold_standard, validation_targets as vt
+from sgbench.bench.gate import cells as gate_cells, design_bias, exact_law, gold_standard
 from sgbench.bench.gate.runner import TRUTH_CHECKS
 from sgbench.bench.gate.start import START_SCALE, thin_for
-from sgbench.bench.gate.step_ladder import STEP
-from sgbench.bench.gate.validation_claim import Claim
+from sgbench.bench.validate import targets as vt
+from sgbench.bench.validate.claim import Claim
+from sgbench.bench.validate.step_ladder import STEP
 
 REFERENCE_GROUPS = 4  # the reference runs 4 x the chains: its bias estimate has half the candidate's se
 

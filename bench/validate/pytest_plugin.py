@@ -30,7 +30,7 @@ def sgbench_validate(request):
 
     def check(sampler, params=None, *, allow_inconclusive: bool = False, **options):
         from sgbench.bench.gate.outcome import Outcome
-        from sgbench.bench.gate.validate_api import validate
+        from sgbench.bench.validate.api import validate
 
         if budget is not None:
             options.setdefault("budget", budget)

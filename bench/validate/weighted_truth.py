@@ -34,7 +34,7 @@ Bonferroni over the :math:`d` coordinates and the two statistics at family-wise 
 :math:`j`, :math:`\alpha_j = \alpha/2^j` (``validation_session.look_alpha``: over all looks a correct sampler is
 FAILED with probability at most :math:`\alpha`); at the first look each compares with
 :math:`t_c = t_{C-1}(1 - \alpha/(16d))`. A disagreement is decided by the step ladder of ``sgbench validate``
-(``sgbench.bench.gate.step_ladder.fit_rungs``): the same run at :math:`h/2, h/4, h/8` (``HALVED``: the Langevin
+(``sgbench.bench.validate.step_ladder.fit_rungs``): the same run at :math:`h/2, h/4, h/8` (``HALVED``: the Langevin
 step and the stochastic-approximation step) for :math:`2^k` times the steps and warm-up, its persists at
 :math:`\alpha_j/2` and its vanishes at the miss rate :math:`\mu/2^j`.
 
@@ -46,7 +46,7 @@ mean, ``sgbench.bench.gate.resolution``) for both statistics. Importance weights
 about :math:`\sqrt{n/n_{\text{eff}}}`, :math:`n_{\text{eff}} = (\sum w)^2/\sum w^2` (reported per chain as
 ``weight_ess``).
 
-**Outcome** (the rules of ``sgbench validate`` against truth, ``sgbench.bench.gate.verdict``, with its remedies
+**Outcome** (the rules of ``sgbench validate`` against truth, ``sgbench.bench.validate.verdict``, with its remedies
 within ``budget``): a chain diverged (a non-finite position or weighted sum, on any rung): FAILED; the chains do
 not move: FAILED; a disagreement with truth after the chains forgot their start, with estimates that do not drift
 between the two halves of the scored window: the step ladder, FAILED where the error persists, PASSED where it
@@ -77,16 +77,16 @@ import numpy as np
 from sgbench import samplers
 from sgbench.base.arguments import in_interval, integer_at_least
 from sgbench.bench.adapters import AdaptedSampler
-from sgbench.bench.gate import validation_targets as vt
-from sgbench.bench.gate.compute_budget import Account, Budget
 from sgbench.bench.gate.outcome import Outcome
 from sgbench.bench.gate.resolution import DEFAULT_CHAINS, DEFAULT_DETECT, Resolution
 from sgbench.bench.gate.start import Travel, overdispersed, thin_for, travel
-from sgbench.bench.gate.step_ladder import FIRST_RUNGS, MAX_RUNGS, STEP, fit_rungs
-from sgbench.bench.gate.validation_session import CHAINS_MARGIN, MAX_LOOKS, look_alpha
-from sgbench.bench.gate.verdict import WARMUP_MARGIN, Remedy
 from sgbench.bench.running import run as running
 from sgbench.bench.running.result import params_dict
+from sgbench.bench.validate import targets as vt
+from sgbench.bench.validate.budget import Account, Budget
+from sgbench.bench.validate.session import CHAINS_MARGIN, MAX_LOOKS, look_alpha
+from sgbench.bench.validate.step_ladder import FIRST_RUNGS, MAX_RUNGS, STEP, fit_rungs
+from sgbench.bench.validate.verdict import WARMUP_MARGIN, Remedy
 from sgbench.reference.checks import CheckResult, mean_check, standard_error
 from sgbench.reference.checks.vanishing_bias import MISS, PERSISTS, VANISHES, LadderFit
 
@@ -252,7 +252,7 @@ def run_weighted(sampler, params: dict, target_key: str = "icg", *, num_chains: 
         sampler: an AdaptedSampler of the JAX driver (weights from its ``log_weight``) or a suite sampler
             (unit weights).
         params: its hyperparameters.
-        target_key: a key of ``sgbench.bench.gate.validation_targets``.
+        target_key: a key of ``sgbench.bench.validate.targets``.
         num_chains: C, at least 2.
         num_steps: scored steps per chain, at least 4.
         warmup: steps before them (default ``num_steps``).
@@ -453,7 +453,7 @@ def check_weighted(sampler, params: dict, target_key: str = "icg", *, num_chains
         sampler: an AdaptedSampler run by the JAX driver (its ``log_weight``; unit weights without one), or a
             suite sampler (unit weights).
         params: its hyperparameters (a dict).
-        target_key: a key of ``sgbench.bench.gate.validation_targets`` with an exact truth ("icg", "icg_stiff",
+        target_key: a key of ``sgbench.bench.validate.targets`` with an exact truth ("icg", "icg_stiff",
             "linreg"; "gmm" at temperature 1).
         num_chains: C independent chains, at least 2.
         num_steps: scored steps per chain, at least 4.

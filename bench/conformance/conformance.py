@@ -4,12 +4,12 @@ The libraries are the modules of ``sgbench.bench.adapters`` named in ``LIBRARIES
 SGMCMCJax); their adapters are the module's :class:`~sgbench.bench.adapters.AdaptedSampler` attributes, and each
 declares the :class:`~sgbench.bench.adapters.Setting` s it is run at. One *task* is one adapter at one setting:
 
-- an adapter whose draws are the target's is run through :func:`sgbench.bench.gate.validate.validate` on the
+- an adapter whose draws are the target's is run through :func:`sgbench.bench.validate.validate.validate` on the
   setting's targets, within the scale's budget per row, one target (three outcomes; held to the claimed suite
   sampler's run at the translated hyperparameters, and to truth; an adapter that claims none is held to truth
   alone, with its step ladder; an INCONCLUSIVE's remedies run within the budget, as in ``sgbench validate``);
 - an adapter whose draws follow another density and carry importance weights (``log_weight``: blackjax's contour
-  SGLD) is held to truth by the weighted check, :mod:`sgbench.bench.gate.weighted_truth`.
+  SGLD) is held to truth by the weighted check, :mod:`sgbench.bench.validate.weighted_truth`.
 
 Each task gives one :class:`Row` per target: the outcome and its reason, the relative variance error
 :math:`r` (worst coordinate) against the claimed reference and against truth with their intervals (estimate
@@ -43,8 +43,8 @@ import numpy as np
 
 from sgbench.base import provenance
 from sgbench.base.arguments import one_of
-from sgbench.bench.gate.compute_budget import Budget
 from sgbench.bench.running.progress_event import Counted
+from sgbench.bench.validate.budget import Budget
 
 if TYPE_CHECKING:  # the adapters import their libraries and JAX: `sgbench conformance --help` loads neither
     from sgbench.bench.adapters import AdaptedSampler, Setting
@@ -189,8 +189,8 @@ def _twin_speed(adapter: AdaptedSampler, target_key: str, chains: int, total_ste
     """The speed of the suite sampler of ``adapter``'s method (``adapter.method``) at its gate settings on the
     target, as many chains and steps (None where the adapter names none)."""
     from sgbench import samplers
-    from sgbench.bench.gate import validation_targets
     from sgbench.bench.running import run as running
+    from sgbench.bench.validate import targets as validation_targets
 
     if adapter.method is None:
         return None
@@ -234,7 +234,7 @@ def run_task(task: Task, scale: Scale, seed: int = 0) -> list[dict]:
 
 def _validated_rows(adapter, setting: Setting, common: dict, chains: int, steps: int, seed: int,
                     budget: Budget) -> list[Row]:
-    from sgbench.bench.gate.validate import validate
+    from sgbench.bench.validate.validate import validate
 
     with tempfile.TemporaryDirectory() as folder:  # validate's page is not written here; its path only
         validation = validate(adapter, dict(setting.params), targets=setting.targets, seed=seed, num_chains=chains,
@@ -272,7 +272,7 @@ def _weighted_rows(adapter, setting: Setting, common: dict, chains: int, steps: 
     """The rows of an importance sampler: the weighted check against truth per target, its remedies within
     ``budget``; r at the worst coordinate, with the interval its second-moment check accepts (critical value times
     standard error)."""
-    from sgbench.bench.gate.weighted_truth import check_weighted
+    from sgbench.bench.validate.weighted_truth import check_weighted
 
     rows = []
     for target in [key.strip() for key in setting.targets.split(",") if key.strip()]:

@@ -6,7 +6,7 @@ its agreement checks with what it is held to (the claimed reference's run, an ex
 stored design bias, or exact truth); when a reference is claimed, the candidate's checks against truth on
 its own and whether the reference itself is held to truth (``held``: by its law, its design bias, or its step
 ladder); for a sampler held to truth whose checks failed, whether its error vanishes as the step shrinks (its
-step ladder, ``ladder``: ``sgbench.bench.gate.step_ladder``). The rules, in order:
+step ladder, ``ladder``: ``sgbench.bench.validate.step_ladder``). The rules, in order:
 
 1. *Divergence.* The candidate diverged: FAILED, unless the claimed reference diverged too (INCONCLUSIVE:
    the settings are unstable on this target; the remedy is a smaller step).
@@ -30,7 +30,7 @@ step ladder, ``ladder``: ``sgbench.bench.gate.step_ladder``). The rules, in orde
 Every INCONCLUSIVE that a computation could decide names it (:func:`remedy`): more chains, a longer warm-up,
 chains or a finer rung for a step ladder (the chains that the fit predicts would decide it; a finer rung, which
 costs as much as the ladder so far and moves the fit to smaller steps, where no number of chains would), a
-smaller step; ``sgbench.bench.gate.validation_session`` runs it within the budget.
+smaller step; ``sgbench.bench.validate.session`` runs it within the budget.
 
 Over targets: FAILED if any target failed, else INCONCLUSIVE if any is, else PASSED (``sgbench.bench.gate.outcome``).
 """

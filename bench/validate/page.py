@@ -1,5 +1,5 @@
 """The page ``sgbench validate`` writes (``validate_<name>.html``) from a :class:`Validation` (what
-``sgbench.bench.gate.validate.validate`` computed): the verdict (green PASSED, red FAILED, black INCONCLUSIVE),
+``sgbench.bench.validate.validate.validate`` computed): the verdict (green PASSED, red FAILED, black INCONCLUSIVE),
 each target's outcome, what it was held to and what it cost (the remedies' runs included), how far the chains
 travelled, every check with a legend in words, the metrics beside the reference's, and each target's relative
 variance error per coordinate against what the candidate is compared with."""
@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 
 from sgbench.bench.gate.outcome import Outcome
-from sgbench.bench.gate.validate_result import Validation
+from sgbench.bench.validate.result import Validation
 
 CHECK_COLUMNS = {"target": "target", "of": "against", "name": "check", "passed": "passed",
                  "statistic": "statistic", "threshold": "threshold", "estimate": "estimate",

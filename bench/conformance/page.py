@@ -1,7 +1,7 @@
-"""What ``sgbench conformance`` writes from its rows (``sgbench.bench.gate.conformance``): ``conformance.json`` (the
-machine-readable record: the scale, seed, library versions, every row, and what could not run) and
-``conformance.html`` (per library a table of verdicts, biases with intervals, detectable bias and speed beside the
-suite's, and a figure of each adapter's relative variance error against truth with its interval)."""
+"""What ``sgbench conformance`` writes from its rows (``sgbench.bench.conformance.conformance``):
+``conformance.json`` (the machine-readable record: the scale, seed, library versions, every row, and what could not
+run) and ``conformance.html`` (per library a table of verdicts, biases with intervals, detectable bias and speed
+beside the suite's, and a figure of each adapter's relative variance error against truth with its interval)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from sgbench.bench.gate.conformance import LIBRARIES, library_version
+from sgbench.bench.conformance.conformance import LIBRARIES, library_version
 
 COLUMNS = {"adapter": "adapter", "claims": "claims", "setting": "setting", "target": "target", "outcome": "outcome",
            "r_reference": "r vs reference", "r_truth": "r vs truth", "detectable": "detects (90 %)",
@@ -99,7 +99,7 @@ def write(rows: list[dict], not_run: dict[str, str], scale: str, seed: int, out:
     """Write ``conformance.json`` and ``conformance.html`` in ``out``.
 
     Args:
-        rows: every row of the run (``sgbench.bench.gate.conformance.conformance``).
+        rows: every row of the run (``sgbench.bench.conformance.conformance.conformance``).
         not_run: per library that could not run, why.
         scale: the scale's name.
         seed: the runs' seed.

@@ -1,16 +1,16 @@
 r"""The runs of one ``sgbench validate`` and the remedies it applies within its budget.
 
-Per target (a :class:`~sgbench.bench.gate.validation_plan.Plan`) the candidate runs once (and the claimed
-reference, on 4 times the chains); the evidence is checked (``sgbench.bench.gate.verdict``); while the outcome is
+Per target (a :class:`~sgbench.bench.validate.plan.Plan`) the candidate runs once (and the claimed
+reference, on 4 times the chains); the evidence is checked (``sgbench.bench.validate.verdict``); while the outcome is
 INCONCLUSIVE and names a remedy (``verdict.remedy``) whose predicted cost fits in the target's share of the
-budget (``sgbench.bench.gate.compute_budget``), the remedy runs and the evidence is checked again:
+budget (``sgbench.bench.validate.budget``), the remedy runs and the evidence is checked again:
 
 - *chains*: more chains for the candidate (and 4 times as many for the reference, where the candidate is resolved
   against it; none where the candidate is resolved against truth on its own), to the number predicted from the
   measured standard errors;
 - *warm-up*: both runs again with the warm-up the autocorrelation time asks for; chains whose variance error
   grew as the warm-up grew have no stationary law (FAILED);
-- *the step ladder* (``sgbench.bench.gate.step_ladder``) for a candidate held to truth whose checks failed, and for
+- *the step ladder* (``sgbench.bench.validate.step_ladder``) for a candidate held to truth whose checks failed, and for
   a claimed reference no exact law or design bias holds; an undecided ladder gets more chains on every rung or a
   finer rung;
 - *a smaller step* where the candidate and the reference both diverged.
@@ -31,11 +31,13 @@ import time
 import numpy as np
 import scipy.stats
 
-from sgbench.bench.gate.compute_budget import Account, Rates
 from sgbench.bench.gate.outcome import Outcome
 from sgbench.bench.gate.replicates import Replicates, run_replicates
 from sgbench.bench.gate.resolution import Resolution
-from sgbench.bench.gate.step_ladder import (
+from sgbench.bench.gate.truth import truth_checks
+from sgbench.bench.validate.budget import Account, Rates
+from sgbench.bench.validate.plan import REFERENCE_GROUPS, Plan, described, truth_kind
+from sgbench.bench.validate.step_ladder import (
     FIRST_RUNGS,
     MAX_RUNGS,
     STEP,
@@ -45,9 +47,7 @@ from sgbench.bench.gate.step_ladder import (
     rung_cost,
     tails_too_heavy,
 )
-from sgbench.bench.gate.truth import truth_checks
-from sgbench.bench.gate.validation_plan import REFERENCE_GROUPS, Plan, described, truth_kind
-from sgbench.bench.gate.verdict import Evidence, LadderFinding, Remedy, decide, remedy
+from sgbench.bench.validate.verdict import Evidence, LadderFinding, Remedy, decide, remedy
 from sgbench.reference.checks import standard_error
 from sgbench.reference.checks.vanishing_bias import MISS, PERSISTS, UNDECIDED, VANISHES
 

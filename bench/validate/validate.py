@@ -1,14 +1,14 @@
 r"""``sgbench validate MODULE:OBJECT``: is a sampler someone wrote correct, and how fast is it?
 
 The object is a :class:`samplers.Sampler` in the suite's contract, or an adapter of another library's
-sampler (:mod:`sgbench.bench.adapters`). It runs on the validation targets (``sgbench.bench.gate.validation_targets``:
+sampler (:mod:`sgbench.bench.adapters`). It runs on the validation targets (``sgbench.bench.validate.targets``:
 Gaussian, non-Gaussian analytic, and a NUTS-referenced data posterior), from overdispersed starts, for a
 warm-up and then the scored steps (``sgbench.bench.gate.start``), and is held, per target, to:
 
-- *another implementation of a suite sampler* (``sgbench.bench.gate.validation_claim``): the suite's implementation at
+- *another implementation of a suite sampler* (``sgbench.bench.validate.claim``): the suite's implementation at
   the same (translated) hyperparameters, run from the same start law on 4 times the chains; that reference is
   itself held to truth by its exact discrete-time law, its stored design bias, or by its step ladder
-  (``sgbench.bench.gate.step_ladder``), and the candidate is also checked against truth on its own;
+  (``sgbench.bench.validate.step_ladder``), and the candidate is also checked against truth on its own;
 - *the suite's sampler itself*: its exact discrete-time law where one exists (``sgbench.bench.gate.exact_law``),
   else its stored design bias, else exact truth;
 - *no claim* (``claims="none"``, or an unregistered sampler): exact truth, :math:`\mathcal N(\mu, T\Sigma)`
@@ -16,14 +16,14 @@ warm-up and then the scored steps (``sgbench.bench.gate.start``), and is held, p
   at another temperature nothing there is held to truth (INCONCLUSIVE).
 
 An importance sampler (an adapter with a ``log_weight``, whose draws follow another density) is held to truth
-through its weights instead (``sgbench.bench.gate.validate_weighted``).
+through its weights instead (``sgbench.bench.validate.weighted``).
 
-``sgbench.bench.gate.validation_plan`` says per target what runs and what the candidate is held to. Against truth, a
+``sgbench.bench.validate.plan`` says per target what runs and what the candidate is held to. Against truth, a
 failed check is followed by the step ladder (the same run at h/2, h/4, ... for proportionally more steps): an
 error that vanishes as the step shrinks is a consistent discretisation (PASSED, with its order and its bias at
-the step), one that does not is a mistake (FAILED). ``sgbench.bench.gate.verdict`` turns the evidence into PASSED,
+the step), one that does not is a mistake (FAILED). ``sgbench.bench.validate.verdict`` turns the evidence into PASSED,
 FAILED or INCONCLUSIVE per target; while an INCONCLUSIVE names a remedy (more chains, a longer warm-up, a rung of
-the ladder, a smaller step) that fits in the budget, ``sgbench.bench.gate.validation_session`` runs it and looks
+the ladder, a smaller step) that fits in the budget, ``sgbench.bench.validate.session`` runs it and looks
 again.
 
 **Error budget.** A correct candidate with a correct reference is FAILED by chance with probability at
@@ -34,9 +34,9 @@ reference, every target), and over the looks of each check (look j at a 2^-j sha
 that would not fit is not started, and the INCONCLUSIVE names the budget that would run it.
 
 :func:`validate` computes: it returns a :class:`Validation` (the verdict, and what the page needs besides);
-``sgbench.bench.gate.validate_page.write`` renders it as the HTML report ``validate_<name>.html``.
+``sgbench.bench.validate.page.write`` renders it as the HTML report ``validate_<name>.html``.
 
-The claims, the rules and the measured error rates: docs/gates_derivations.md, section sgbench.bench.gate.validate.
+The claims, the rules and the measured error rates: docs/gates_derivations.md, section sgbench.bench.validate.validate.
 """
 
 from __future__ import annotations
@@ -49,19 +49,20 @@ import pandas as pd
 
 from sgbench.base.arguments import integer_at_least
 from sgbench.bench.adapters import AdaptedSampler
-from sgbench.bench.gate import cells as gate_cells, gold_standard, validation_targets as vt
-from sgbench.bench.gate.compute_budget import DEFAULT as DEFAULT_BUDGET, Account, Budget
+from sgbench.bench.gate import cells as gate_cells, gold_standard
 from sgbench.bench.gate.outcome import Outcome
 from sgbench.bench.gate.replicates import Replicates
 from sgbench.bench.gate.resolution import DEFAULT_CHAINS, Resolution
 from sgbench.bench.gate.runner import ALPHA_RUN
-from sgbench.bench.gate.validate_result import Interrupted, Validation, page_path
-from sgbench.bench.gate.validate_weighted import validate_weighted
-from sgbench.bench.gate.validation_claim import resolve_claim, split_params
-from sgbench.bench.gate.validation_plan import plan
-from sgbench.bench.gate.validation_session import Session
-from sgbench.bench.gate.verdict import Verdict
 from sgbench.bench.running.sampler_fault import SamplerFault, guarded
+from sgbench.bench.validate import targets as vt
+from sgbench.bench.validate.budget import DEFAULT as DEFAULT_BUDGET, Account, Budget
+from sgbench.bench.validate.claim import resolve_claim, split_params
+from sgbench.bench.validate.plan import plan
+from sgbench.bench.validate.result import Interrupted, Validation, page_path
+from sgbench.bench.validate.session import Session
+from sgbench.bench.validate.verdict import Verdict
+from sgbench.bench.validate.weighted import validate_weighted
 from sgbench.reference.metrics import ksd_of_target
 
 KSD_DRAWS = 1000
@@ -98,7 +99,7 @@ def validate(sampler, params: dict | None = None, claims: str | None = None, tar
         params: its hyperparameters; ``TARGET:NAME`` keys apply to one target only.
         claims: the suite sampler it implements, "none", or None (an adapter's claim, or its own name if
             registered).
-        targets: comma-separated keys of ``sgbench.bench.gate.validation_targets``, ``default`` or ``all``.
+        targets: comma-separated keys of ``sgbench.bench.validate.targets``, ``default`` or ``all``.
         seed: the runs' seed.
         num_chains: chains per target (fewer for a sampler that only the one-chain NumPy driver can run,
             such as a torch adapter); ``thorough`` multiplies them by 4.
@@ -110,7 +111,7 @@ def validate(sampler, params: dict | None = None, claims: str | None = None, tar
         reference_params: hyperparameters of the claimed sampler the candidate has no name for.
         out: the report's folder (the verdict's ``report`` is ``out/validate_<name>.html``).
         progress: called with a line per run.
-        budget: what the remedies of an INCONCLUSIVE may spend (``sgbench.bench.gate.compute_budget``: a time such
+        budget: what the remedies of an INCONCLUSIVE may spend (``sgbench.bench.validate.budget``: a time such
             as "20min", or a number of gradient evaluations; a ``Budget``).
 
     Returns:
