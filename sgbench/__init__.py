@@ -10,7 +10,7 @@ The subpackages, imports only downward (docs/architecture.md):
 
 Importing any of them changes no global state (JAX's configuration included).
 
-``sgbench.validate`` (loaded on first use: ``sgbench.bench.gate.validate_api``) is the Python API of ``sgbench
+``sgbench.validate`` (loaded on first use: ``sgbench.bench.validate.api``) is the Python API of ``sgbench
 validate``; ``sgbench.bench.wrappers`` makes a sampler as its author wrote it (a JAX step, an optax- or
 blackjax-style pair, a torch optimizer or step, a posteriors transform) a sampler of the suite's contract.
 docs/quickstart.md shows both.
@@ -19,7 +19,7 @@ docs/quickstart.md shows both.
 
 def __getattr__(name: str):
     if name == "validate":
-        from sgbench.bench.gate.validate_api import validate
+        from sgbench.bench.validate.api import validate
 
         return validate
     raise AttributeError(f"module 'sgbench' has no attribute {name!r}")

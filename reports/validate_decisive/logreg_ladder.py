@@ -27,9 +27,9 @@ STEP, CHAINS = 0.02, 256
 def plans():
     """The in-place validation's plan on every default target, logreg's last."""
     from sgbench.bench.adapters import load_sampler
-    from sgbench.bench.gate import validation_targets as vt
-    from sgbench.bench.gate.validation_claim import NO_CLAIM, resolve_claim
-    from sgbench.bench.gate.validation_plan import plan
+    from sgbench.bench.validate import targets as vt
+    from sgbench.bench.validate.claim import NO_CLAIM, resolve_claim
+    from sgbench.bench.validate.plan import plan
 
     sampler = load_sampler("sgbench.samplers.sgld:SAMPLER")
     claim = resolve_claim(sampler, NO_CLAIM, None, None)
@@ -40,8 +40,8 @@ def plans():
 def rung_errors(k: int) -> dict:
     """Rung k's per-coordinate errors and standard errors (mean error, then r) against the NUTS gold standard."""
     from sgbench.bench.gate.replicates import run_replicates
-    from sgbench.bench.gate.step_ladder import STATISTICS, healthy_values, rung
-    from sgbench.bench.gate.validation_session import as_one_run, at_temperature
+    from sgbench.bench.validate.session import as_one_run, at_temperature
+    from sgbench.bench.validate.step_ladder import STATISTICS, healthy_values, rung
     from sgbench.reference.checks import standard_error
 
     sampler, (*_, p) = plans()
@@ -64,8 +64,8 @@ def main(argv=None) -> int:
         RECORD.write_text(json.dumps(rungs, indent=1) + "\n")
         print(f"rung {k} (h = {rungs[-1]['step']:.3g}) finished", flush=True)
     from sgbench.bench.gate.runner import ALPHA_RUN
-    from sgbench.bench.gate.step_ladder import STATISTICS
-    from sgbench.bench.gate.validation_session import look_alpha
+    from sgbench.bench.validate.session import look_alpha
+    from sgbench.bench.validate.step_ladder import STATISTICS
     from sgbench.reference.checks.vanishing_bias import MISS, ladder_fit
 
     alpha = ALPHA_RUN / sum(p.statistical_checks for p in plans()[1])  # validate's share per check
