@@ -23,6 +23,9 @@ CHECK_LEGEND = {
     "check": "finite: no chain diverged; mean: standardised mean error; second_moment: relative variance error r; "
              "b2: mean over coordinates of r squared; step_ladder: the error extrapolated to a vanishing step "
              "(estimate) from the runs at h, h/2, h/4, ...",
+    "passed": "whether the check passed at the step it ran; False on a PASSED target is a check the outcome's "
+              "reason sets aside: a discretisation bias its step ladder shows to vanish, or a bias shared with the "
+              "claimed reference, which is held to truth",
     "statistic": "the check's standardised statistic at its worst coordinate (t, z or chi-square); it fails above "
                  "the threshold",
     "threshold": "the critical value at the check's false-failure rate, split over coordinates (Bonferroni)",
