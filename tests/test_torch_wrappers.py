@@ -204,3 +204,11 @@ def test_a_posteriors_style_state_is_read_as_an_attribute_or_a_key_and_anything_
     verdict = validate(posteriors_transform(as_list), {"lr": 0.01}, targets="icg", out=tmp_path, **QUIET).verdict
     assert verdict.outcome is Outcome.ERROR and "its state is a list without params: give posteriors_transform(" \
         in verdict.reasons["icg"] and "in as_list)" in verdict.reasons["icg"], verdict.summary()
+
+
+def test_the_page_records_the_seed_of_a_wrapped_run(tmp_path):
+    validation = validate(torch_step(sgld_step), {"step_size": 0.02}, targets="icg", seed=11, num_chains=16,
+                          num_steps=200, budget="1s", out=tmp_path, **QUIET)
+    from sgbench.bench.validate import page
+
+    assert validation.seed == 11 and "; seed 11. " in page.write(validation).read_text()

@@ -131,6 +131,6 @@ def write(validation: Validation, overwrite: bool = False) -> Path:
     detect = (f"detect r >= {resolution.relative_variance:g} (mean error >= {resolution.threshold('mean'):.2g} "
               "sd)")
     notes = (f"Hyperparameters {validation.params}; per-check false-failure rate {validation.alpha:.2g} over all "
-             f"its looks; {detect}; budget {validation.budget}. " + validation.differences)
+             f"its looks; {detect}; budget {validation.budget}; seed {validation.seed}. " + validation.differences)
     return write_page(verdict.report, f"Validation of {verdict.name}", verdict.headline(), passed, tables,
                       figures(validation), notes=notes, legends=legends, errors=errors)

@@ -28,6 +28,7 @@ class Validation:
         differences: what an adapter says still differs from its reference ("" for a sampler that is not an
             adapter).
         budget: what the remedies could spend, in words.
+        seed: the runs' seed (``--seed``): the same seed, sampler and settings give the same draws.
     """
 
     verdict: Verdict
@@ -38,6 +39,7 @@ class Validation:
     series: dict[str, tuple[tuple, tuple, tuple]]
     differences: str = ""
     budget: str = ""
+    seed: int = 0
 
 
 def page_path(out, name: str) -> Path:

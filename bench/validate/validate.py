@@ -153,7 +153,7 @@ def validate(sampler, params: dict | None = None, claims: str | None = None, tar
         series = {label: tuple(map(tuple, values)) for label, values in session.series.items()}
         differences = sampler.differences if isinstance(sampler, AdaptedSampler) else ""
         return Validation(verdict, params, alpha, resolution, tuple(sorted({p.temperature for p in plans})), series,
-                          differences, str(budget))
+                          differences, str(budget), seed)
 
     try:
         for t, p in zip(chosen, plans):

@@ -72,7 +72,7 @@ def validate_weighted(sampler, params: dict | None, claims: str | None, chosen: 
                           tuple(t.key for t in chosen if t.key not in outcomes))
         return Validation(verdict, params, alpha, resolution, tuple(sorted({e[1] for e in exact.values()})),
                           {sampler.name: tuple(map(tuple, series))} if series[0] else {}, sampler.differences,
-                          str(budget))
+                          str(budget), seed)
 
     def decide(t) -> None:
         """One target's check, its outcome, reason, cost and rows recorded."""
