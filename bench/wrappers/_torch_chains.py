@@ -49,6 +49,19 @@ class Box:
 jax.tree_util.register_static(Box)
 
 
+class TensorGradient:
+    """The step's oracle for torch code: its gradient at a position tensor, as a float64 tensor, counting the calls."""
+
+    def __init__(self, grad_fn):
+        self.grad_fn, self.calls = grad_fn, 0
+
+    def __call__(self, position):
+        import torch
+
+        self.calls += 1
+        return torch.from_numpy(np.array(self.grad_fn(position.detach().numpy()), dtype=np.float64))
+
+
 class ProbeDensity:
     """A log density of a (chains, dim) tensor, summed over the chains, and its gradient: the standard normal's in
     every row, or (``other_rows``) in the rows after the first one a thousand times as steep, off centre (so that a

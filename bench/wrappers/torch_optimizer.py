@@ -68,11 +68,9 @@ def torch_optimizer(optimizer: type, *, per_chain: bool = False, step_size: str 
         return wrap.State(np.array(x, dtype=np.float64), chains.Box(Optimizer(x, params)))
 
     def one_step(state, grad_fn, draws, params):
-        def gradient_of(position):
-            return torch.from_numpy(np.array(grad_fn(position.numpy()), dtype=np.float64))
-
-        position = state.inner.content.step(gradient_of, draws["seed"])
-        return wrap.State(position.numpy().copy(), state.inner), samplers.Info(num_grad_evals=1)
+        gradient = chains.TensorGradient(grad_fn)
+        position = state.inner.content.step(gradient, draws["seed"])
+        return wrap.State(position.numpy().copy(), state.inner), samplers.Info(num_grad_evals=gradient.calls)
 
     return wrap.wrapped(name, citation or f"{name} (a torch optimizer, wrapped)", Params, start, one_step,
                         temperature, claims, translate, (optimizer.__init__, optimizer.step),

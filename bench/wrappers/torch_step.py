@@ -69,15 +69,10 @@ def torch_step(step: Callable, *, init: Callable | None = None, position: Callab
         return wrap.State(read(inner).detach().numpy().copy(), chains.Box(inner))
 
     def one_step(state, grad_fn, draws, params):
-        calls = []
-
-        def gradient_of(x):
-            calls.append(1)
-            return torch.from_numpy(np.array(grad_fn(x.detach().numpy()), dtype=np.float64))
-
-        inner = advance(state.inner.content, gradient_of, draws["seed"], params)
+        gradient = chains.TensorGradient(grad_fn)
+        inner = advance(state.inner.content, gradient, draws["seed"], params)
         position = read(inner).detach().numpy().copy()
-        return wrap.State(position, chains.Box(inner)), samplers.Info(num_grad_evals=len(calls))
+        return wrap.State(position, chains.Box(inner)), samplers.Info(num_grad_evals=gradient.calls)
 
     return wrap.wrapped(name, citation or f"{name} (a torch step, wrapped)", Params, start, one_step, temperature,
                         claims, translate, (init or step, step), backend="numpy" if per_chain else "batched")
