@@ -1,0 +1,6 @@
+"""posteriordb posteriors as suite targets (``targets.get("posteriordb", posterior=...)``): the models written in
+JAX from their Stan programs, truth from posteriordb's reference draws (``_target``)."""
+
+from sgbench.targets.posteriordb._target import POSTERIORS, PosteriordbTarget
+
+__all__ = ["POSTERIORS", "PosteriordbTarget"]

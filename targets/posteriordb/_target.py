@@ -1,0 +1,146 @@
+r"""A posteriordb posterior as a suite target, on Stan's unconstrained space.
+
+The position :math:`u` is the posterior's parameters mapped to :math:`\mathbb R^d` by Stan's transforms (log of
+a positive parameter, logit of a bounded one, log-increments of an ordered vector; ``_transforms``); the log
+density is the model's on the constrained scale plus the log Jacobian of the map,
+:math:`\log p(u) = \log p(\theta(u)) + \log|\det \partial\theta/\partial u|`, written in JAX from the Stan program
+(``_models``), its gradient by ``jax.grad``.
+
+Truth is posteriordb's: its reference draws (Stan NUTS, 10 chains of 1000 thinned draws) mapped to the
+unconstrained space, their moments with batch-means standard errors (each chain cut into 10 batches of 100:
+100 batch means, so a standard error :math:`\mathrm{sd}(\text{batch means})/\sqrt{100}`, valid while the draws'
+autocorrelation dies out within a batch; posteriordb's draws have bulk ESS near 10,000, so nearly
+independent). ``sample`` resamples those draws; ``quantities`` maps positions back to the constrained scale of
+the reference draws, transformed parameters included.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from sgbench import targets
+from sgbench.base.arguments import one_of
+from sgbench.targets._contract import Target
+from sgbench.targets._truth import Truth
+from sgbench.targets.noise import make_noise
+from sgbench.targets.posteriordb import _files
+from sgbench.targets.posteriordb._models import MODELS
+
+BATCHES_PER_CHAIN = 10
+
+
+def batch_means_se(values: np.ndarray) -> np.ndarray:
+    """The batch-means standard error of the mean of ``values`` (chains, draws, ...), ``BATCHES_PER_CHAIN``
+    batches per chain (the draws left over by an uneven split are dropped)."""
+    chains, draws = values.shape[:2]
+    size = draws // BATCHES_PER_CHAIN
+    batches = values[:, : size * BATCHES_PER_CHAIN].reshape(chains * BATCHES_PER_CHAIN, size, *values.shape[2:])
+    means = batches.mean(axis=1)
+    return means.std(axis=0, ddof=1) / np.sqrt(means.shape[0])
+
+
+def truth_of_draws(draws: np.ndarray, source: str) -> Truth:
+    """The :class:`Truth` of ``draws`` (chains, draws, dim): moments with batch-means standard errors."""
+    flat = draws.reshape(-1, draws.shape[-1])
+    mean, second = flat.mean(0), (flat**2).mean(0)
+    centred = draws - mean
+    products = centred[..., :, None] * centred[..., None, :]
+    return Truth(mean=mean, second_moment=second, second_moment_var=(flat**4).mean(0) - second**2,
+                 covariance=np.cov(flat, rowvar=False).reshape(flat.shape[1], flat.shape[1]),
+                 mean_se=batch_means_se(draws), second_moment_se=batch_means_se(draws**2),
+                 second_moment_var_se=batch_means_se((draws**2 - second) ** 2),
+                 covariance_se=batch_means_se(products), source=source)
+
+
+@targets.register("posteriordb")
+class PosteriordbTarget(Target):
+    """``posterior``: one of the ten shipped posteriordb posteriors (``POSTERIORS``; default the non-centred
+    eight schools); ``clone``: a local clone of posteriordb to read its data and reference draws from instead of
+    the shipped copies (default None); ``noise`` (default ``"none"``: the exact gradient) and its ``noise_*``."""
+
+    name = "posteriordb"
+
+    def __init__(self, posterior="eight_schools-eight_schools_noncentered", clone=None, noise="none",
+                 **noise_params):
+        one_of("posterior", posterior, POSTERIORS)
+        self.model = MODELS[posterior]
+        self.data = self.model.prepare(_files.data(posterior, clone))
+        self.coordinates = self.model.coordinates
+        self.dim = len(self.coordinates)
+        self.reference = _files.reference_draws(posterior, clone)
+        chains, draws = next(iter(self.reference.values())).shape[:2]
+        per_draw = {k: jnp.asarray(v.reshape(chains * draws, *v.shape[2:])) for k, v in self.reference.items()}
+        positions = jax.vmap(self.model.unconstrain)(per_draw)  # from what the draws keep
+        self.reference_positions = np.asarray(positions, dtype=np.float64).reshape(chains, draws, self.dim)
+        self.truth = truth_of_draws(self.reference_positions, f"posteriordb reference draws of {posterior} "
+                                                              f"({chains} chains x {draws}, Stan NUTS), unconstrained")
+        self.noise = make_noise(noise, self, **noise_params)
+        self._log_density = jax.jit(jnp.vectorize(self._unconstrained_log_density, signature="(d)->()"))
+        self._grad = jax.jit(jnp.vectorize(jax.grad(self._unconstrained_log_density), signature="(d)->(d)"))
+        self.params = dict(posterior=posterior, clone=None if clone is None else str(clone), **self.noise_params())
+
+    def _unconstrained_log_density(self, u):
+        params, log_jacobian = self.model.constrain(u)
+        return self.model.log_density(params, self.data) + log_jacobian
+
+    def logdensity(self, x):
+        """The log density on the unconstrained space (up to the posterior's unknown normaliser).
+
+        Args:
+            x: a position, shape (dim,), or positions with leading batch axes, (..., dim).
+
+        Returns:
+            shape ``x.shape[:-1]``: a NumPy array for NumPy input, a JAX array (traceable) for JAX input.
+        """
+        return self._evaluate(self._log_density, x)
+
+    def grad_logdensity(self, x):
+        """``jax.grad`` of :meth:`logdensity`.
+
+        Args:
+            x: a position, shape (dim,), or positions with leading batch axes, (..., dim).
+
+        Returns:
+            the gradient, shape of ``x`` (NumPy for NumPy input).
+        """
+        return self._evaluate(self._grad, x)
+
+    @staticmethod
+    def _evaluate(function, x):
+        if isinstance(x, np.ndarray | float | list):
+            with jax.enable_x64(True):
+                return np.asarray(function(jnp.asarray(x, dtype=jnp.float64)))
+        return function(x)
+
+    def quantities(self, x) -> dict[str, np.ndarray]:
+        """The reference draws' quantities at positions ``x`` (n, dim): name -> (n,) or (n, size), constrained."""
+        with jax.enable_x64(True):
+            params = jax.vmap(lambda u: self.model.quantities(self.model.constrain(u)[0]))(
+                jnp.asarray(x, dtype=jnp.float64))
+        return {k: np.asarray(v, dtype=np.float64) for k, v in params.items()}
+
+    def sample(self, key, n: int):
+        """``n`` draws resampled uniformly, with replacement, from posteriordb's reference draws (unconstrained).
+
+        Args:
+            key: a JAX PRNG key.
+            n: the number of draws, >= 1.
+
+        Returns:
+            float64 array of shape (n, dim).
+        """
+        flat = self.reference_positions.reshape(-1, self.dim)
+        return flat[np.asarray(jax.random.randint(key, (n,), 0, flat.shape[0]))]
+
+    def initial_position(self) -> np.ndarray:
+        """The reference draws' mean on the unconstrained space (posteriordb sets no starting point).
+
+        Returns:
+            float64 array of shape (dim,).
+        """
+        return np.array(self.truth.mean)
+
+
+POSTERIORS = tuple(sorted(MODELS))
