@@ -27,6 +27,13 @@ def _read_zip(path: Path):
 def files(posterior: str, clone=None) -> tuple[Path, Path]:
     """The (data, reference draws) zip files of ``posterior``: shipped, or in the clone at ``clone``.
 
+    Args:
+        posterior: posteriordb's name of the posterior.
+        clone: the root of a local clone of posteriordb, or None for the shipped copies.
+
+    Returns:
+        (data path, reference draws path).
+
     Raises:
         FileNotFoundError: naming the missing file (of a clone: the posterior, its data or its reference draws).
     """
@@ -44,13 +51,29 @@ def files(posterior: str, clone=None) -> tuple[Path, Path]:
 
 
 def data(posterior: str, clone=None) -> dict:
-    """The posterior's data, posteriordb's JSON object."""
+    """The posterior's data.
+
+    Args:
+        posterior: posteriordb's name of the posterior.
+        clone: the root of a local clone of posteriordb, or None for the shipped copies.
+
+    Returns:
+        posteriordb's JSON object of the data.
+    """
     return _read_zip(files(posterior, clone)[0])
 
 
 def reference_draws(posterior: str, clone=None) -> dict[str, np.ndarray]:
-    """The reference draws grouped by quantity: ``name`` -> float64 array (chains, draws) for a scalar and
-    (chains, draws, size) for ``name[1]``, ``name[2]``, ... (Stan's one-based indices, in order)."""
+    """The reference draws grouped by quantity.
+
+    Args:
+        posterior: posteriordb's name of the posterior.
+        clone: the root of a local clone of posteriordb, or None for the shipped copies.
+
+    Returns:
+        ``name`` -> float64 array (chains, draws) for a scalar, (chains, draws, size) for ``name[1]``,
+        ``name[2]``, ... (Stan's one-based indices, in order).
+    """
     chains = _read_zip(files(posterior, clone)[1])
     columns: dict[str, list] = {}
     for key in chains[0]:

@@ -32,8 +32,15 @@ BATCHES_PER_CHAIN = 10
 
 
 def batch_means_se(values: np.ndarray) -> np.ndarray:
-    """The batch-means standard error of the mean of ``values`` (chains, draws, ...), ``BATCHES_PER_CHAIN``
-    batches per chain (the draws left over by an uneven split are dropped)."""
+    """The batch-means standard error of the mean of ``values``, ``BATCHES_PER_CHAIN`` batches per chain (the
+    draws left over by an uneven split are dropped).
+
+    Args:
+        values: shape (chains, draws, ...).
+
+    Returns:
+        float64 array of shape ``values.shape[2:]``.
+    """
     chains, draws = values.shape[:2]
     size = draws // BATCHES_PER_CHAIN
     batches = values[:, : size * BATCHES_PER_CHAIN].reshape(chains * BATCHES_PER_CHAIN, size, *values.shape[2:])
@@ -42,7 +49,15 @@ def batch_means_se(values: np.ndarray) -> np.ndarray:
 
 
 def truth_of_draws(draws: np.ndarray, source: str) -> Truth:
-    """The :class:`Truth` of ``draws`` (chains, draws, dim): moments with batch-means standard errors."""
+    """Moments of ``draws`` with batch-means standard errors.
+
+    Args:
+        draws: shape (chains, draws, dim).
+        source: where the draws come from, in words.
+
+    Returns:
+        the :class:`Truth`.
+    """
     flat = draws.reshape(-1, draws.shape[-1])
     mean, second = flat.mean(0), (flat**2).mean(0)
     centred = draws - mean
@@ -115,7 +130,14 @@ class PosteriordbTarget(Target):
         return function(x)
 
     def quantities(self, x) -> dict[str, np.ndarray]:
-        """The reference draws' quantities at positions ``x`` (n, dim): name -> (n,) or (n, size), constrained."""
+        """The reference draws' quantities (parameters and transformed parameters, constrained) at positions ``x``.
+
+        Args:
+            x: positions, shape (n, dim).
+
+        Returns:
+            name -> float64 array of shape (n,) or (n, size).
+        """
         with jax.enable_x64(True):
             params = jax.vmap(lambda u: self.model.quantities(self.model.constrain(u)[0]))(
                 jnp.asarray(x, dtype=jnp.float64))

@@ -18,18 +18,41 @@ from sgbench.base.backend import namespace
 
 
 def to_positive(u):
-    """``(exp(u), sum(u))``."""
+    """Lower bound 0.
+
+    Args:
+        u: unconstrained values.
+
+    Returns:
+        ``(exp(u), sum(u))``: the values and the log Jacobian.
+    """
     xp = namespace(u)
     return xp.exp(u), xp.sum(u)
 
 
 def from_positive(sigma):
-    """``log(sigma)``."""
+    """The inverse of :func:`to_positive`.
+
+    Args:
+        sigma: positive values.
+
+    Returns:
+        ``log(sigma)``.
+    """
     return namespace(sigma).log(sigma)
 
 
 def to_interval(u, lower, upper):
-    """``(lower + (upper - lower) sigmoid(u), log|J|)``, the log-sigmoids computed without overflow."""
+    """The interval ``(lower, upper)``, the log-sigmoids computed without overflow.
+
+    Args:
+        u: unconstrained values.
+        lower: the lower bounds.
+        upper: the upper bounds.
+
+    Returns:
+        ``(lower + (upper - lower) sigmoid(u), log|J|)``.
+    """
     xp = namespace(u)
     log_sigmoid, log_one_minus = -xp.logaddexp(0.0, -u), -xp.logaddexp(0.0, u)
     value = lower + (upper - lower) * xp.exp(log_sigmoid)
@@ -37,20 +60,43 @@ def to_interval(u, lower, upper):
 
 
 def from_interval(theta, lower, upper):
-    """``logit((theta - lower) / (upper - lower))``."""
+    """The inverse of :func:`to_interval`.
+
+    Args:
+        theta: values in ``(lower, upper)``.
+        lower: the lower bounds.
+        upper: the upper bounds.
+
+    Returns:
+        ``logit((theta - lower) / (upper - lower))``.
+    """
     xp = namespace(theta)
     fraction = (theta - lower) / (upper - lower)
     return xp.log(fraction) - xp.log1p(-fraction)
 
 
 def to_ordered(u):
-    """``(cumsum([u_1, exp(u_2), ...]), sum(u_2, ...))``."""
+    """An increasing vector.
+
+    Args:
+        u: an unconstrained vector.
+
+    Returns:
+        ``(cumsum([u_1, exp(u_2), ...]), sum(u_2, ...))``.
+    """
     xp = namespace(u)
     steps = xp.concatenate([u[:1], xp.exp(u[1:])])
     return xp.cumsum(steps), xp.sum(u[1:])
 
 
 def from_ordered(mu):
-    """``[mu_1, log(mu_2 - mu_1), ...]``."""
+    """The inverse of :func:`to_ordered`.
+
+    Args:
+        mu: an increasing vector.
+
+    Returns:
+        ``[mu_1, log(mu_2 - mu_1), ...]``.
+    """
     xp = namespace(mu)
     return xp.concatenate([mu[:1], xp.log(xp.diff(mu))])
