@@ -1,7 +1,9 @@
 """The Python blocks of the documentation's pages run as written: each page's blocks (those of ``OWN_TESTS`` aside,
 which their own tests run) in order, as one program in a fresh process, in a folder outside the repository,
 with JAX's 64-bit mode off unless the code turns it on. A block that is not run says why on the line before it
-(``<!-- not run: REASON -->``), and no Python block escapes the reading of the blocks."""
+(``<!-- not run: REASON -->``), and no Python block escapes the reading of the blocks. The pages of ``LONG`` (a
+minute or near it each) run under the ``integration`` marker, which keeps the default run within its 20 minutes
+on 2 cores; ``python -m pytest -m integration tests/test_doc_blocks.py`` runs them."""
 
 from __future__ import annotations
 
@@ -58,7 +60,7 @@ def where(page: str, python: list[dict], stderr: str) -> str:
     return ""
 
 
-@pytest.mark.parametrize("page", [pytest.param(name, marks=pytest.mark.long) if name in LONG else name
+@pytest.mark.parametrize("page", [pytest.param(name, marks=pytest.mark.integration) if name in LONG else name
                                   for name in RUN])
 def test_the_pages_python_blocks_run_as_written(page, tmp_path):
     """The page's run blocks, in order in one fresh process, exit with status 0."""
