@@ -22,6 +22,7 @@ import numpy as np
 
 from sgbench import targets
 from sgbench.base.arguments import one_of
+from sgbench.base.backend import constant
 from sgbench.targets._contract import Target
 from sgbench.targets._truth import Truth
 from sgbench.targets.noise import make_noise
@@ -98,7 +99,8 @@ class PosteriordbTarget(Target):
 
     def _unconstrained_log_density(self, u):
         params, log_jacobian = self.model.constrain(u)
-        return self.model.log_density(params, self.data) + log_jacobian
+        data = {key: constant(value, u) for key, value in self.data.items()}  # a float32 chain stays float32
+        return self.model.log_density(params, data) + log_jacobian
 
     def logdensity(self, x):
         """The log density on the unconstrained space (up to the posterior's unknown normaliser).
