@@ -43,6 +43,9 @@ class Target(abc.ABC):
     params: dict
     truth: Truth | None
     noise: NoiseModel
+    density_dtype = "float64"
+    """The dtype the log density is computed in at float64 positions: ``"float32"`` where it is others' code that
+    holds float32 data (Inference Gym); a float32 density agrees with its own gradient to float32 rounding only."""
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)

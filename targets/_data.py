@@ -1,11 +1,5 @@
-r"""Posteriors over data: the base class of the data targets.
-
-.. math:: \log p(x \mid \mathcal D) = \log p(x) + \sum_{i=1}^N \log p(y_i \mid f_i, x) - \log p(\mathcal D),
-
-with an isotropic Gaussian prior :math:`p(x) = \mathcal N(0, v I)` and the evidence
-:math:`\log p(\mathcal D)` subtracted where it is known (else it is 0 and ``logdensity`` is the
-log joint). The minibatch gradient, eq. (6) of the SGLRW paper,
-scales the likelihood part by :math:`N/B` (``sgbench.targets.noise.minibatch``).
+r"""Posteriors over features and labels with an isotropic Gaussian prior :math:`p(x) = \mathcal N(0, v I)`: the base
+class of the data targets (a per-datum likelihood, ``sgbench.targets._per_datum``).
 
 Positions of data targets are single vectors of shape (dim,) (analytic targets also accept
 leading batch axes; here the data axis takes that place); ``jax.vmap`` maps over chains.
@@ -13,24 +7,23 @@ leading batch axes; here the data axis takes that place); ``jax.vmap`` maps over
 
 from __future__ import annotations
 
-import abc
 import math
 
 import numpy as np
 import scipy.optimize
 
 from sgbench.base.backend import constant, namespace
-from sgbench.targets._contract import NoExactSamplerError, Target
+from sgbench.targets._contract import NoExactSamplerError
+from sgbench.targets._per_datum import PerDatumTarget
 from sgbench.targets.noise import make_noise
 
 
-class DataTarget(Target):
+class DataTarget(PerDatumTarget):
     """A posterior over ``features`` (N, p) and ``labels`` (N,), the data its likelihood reads.
 
     Subclasses set ``dim`` and ``truth``, call ``__init__`` (which makes the noise model; the default
     ``"minibatch"`` draws indices of data), then set ``params``; they implement the per-datum log
-    likelihood and its analytic gradient for data ``indices`` (an integer array, repeats counted;
-    None means all N data).
+    likelihood and its analytic gradients (``sgbench.targets._per_datum``).
 
     Args:
         features: the data's features, shape (N, p).
@@ -39,8 +32,6 @@ class DataTarget(Target):
         noise: the name of the gradient-noise model (default ``"minibatch"``).
         **noise_params: its parameters.
     """
-
-    log_evidence = 0.0
 
     def __init__(self, features, labels, prior_variance: float, noise="minibatch", **noise_params):
         self.features = np.asarray(features, dtype=np.float64)
@@ -52,42 +43,6 @@ class DataTarget(Target):
     def num_data(self) -> int:
         """N, the number of data the likelihood sums over."""
         return self.features.shape[0]
-
-    @abc.abstractmethod
-    def log_likelihood_terms(self, x, indices=None):
-        r""":math:`\log p(y_i \mid f_i, x)` for each ``i`` in ``indices``, shape (len(indices),).
-
-        Args:
-            x: one position, shape (dim,).
-            indices: data indices (an integer array, repeats counted), or None for all N data.
-
-        Returns:
-            shape (len(indices),), or (N,) for None.
-        """
-
-    @abc.abstractmethod
-    def grad_log_likelihood(self, x, indices=None):
-        r""":math:`\sum_{i \in \text{indices}} \nabla_x \log p(y_i \mid f_i, x)`, shape (dim,).
-
-        Args:
-            x: one position, shape (dim,).
-            indices: data indices (an integer array, repeats counted), or None for all N data.
-
-        Returns:
-            shape (dim,).
-        """
-
-    @abc.abstractmethod
-    def grad_log_likelihood_terms(self, x, indices=None):
-        r"""Per-datum gradients :math:`\nabla_x \log p(y_i \mid f_i, x)`, shape (len(indices), dim).
-
-        Args:
-            x: one position, shape (dim,).
-            indices: data indices (an integer array, repeats counted), or None for all N data.
-
-        Returns:
-            shape (len(indices), dim), or (N, dim) for None.
-        """
 
     def rows(self, array: np.ndarray, indices, like):
         """``array`` (a data array) as a constant of ``like``'s namespace and dtype, at ``indices``.
@@ -126,18 +81,6 @@ class DataTarget(Target):
             the gradient, shape of ``x``.
         """
         return -x / self.prior_variance
-
-    def log_likelihood(self, x, indices=None):
-        """The sum of :meth:`log_likelihood_terms` (repeats counted).
-
-        Args:
-            x: one position, shape (dim,).
-            indices: data indices (an integer array, repeats counted), or None for all N data.
-
-        Returns:
-            the log likelihood of those data, a number.
-        """
-        return namespace(x).sum(self.log_likelihood_terms(x, indices), axis=-1)
 
     def logdensity(self, x):
         """The log posterior density: log prior + log likelihood of all N data - ``log_evidence`` (0 where unknown).

@@ -11,7 +11,9 @@ import numpy as np
 class Truth:
     """E[x], E[x^2], Var[x^2] (per dimension), the covariance, and their standard errors.
 
-    ``source`` says where they come from ("analytic", or a stored reference's provenance).
+    ``source`` says where they come from ("analytic", or a stored reference's provenance). An entry the source does
+    not state is NaN (an external truth that gives means and standard deviations only, or no truth for a
+    coordinate); a consumer compares the entries that are stated.
     """
 
     mean: np.ndarray

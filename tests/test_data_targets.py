@@ -450,7 +450,7 @@ def test_bad_files_are_named_errors(tmp_path):
     ("bnn", dict(hidden=None), TypeError, "hidden must be a sequence of integers"),
     ("bnn", dict(train_fraction=0.0), ValueError, r"train_fraction must be a number in \(0, 1\]"),
     ("bnn", dict(validation_fraction=0.5), ValueError, r"validation_fraction must be a number in \[0, 0.3\], got 0.5"),
-    ("icg", dict(noise="minibatch"), ValueError, "noise model 'minibatch' needs a data target"),
+    ("icg", dict(noise="minibatch"), ValueError, "'minibatch' needs a posterior with a per-datum likelihood"),
 ])
 def test_bad_parameters_are_named_errors(name, params, error, match):
     with pytest.raises(error, match=match):

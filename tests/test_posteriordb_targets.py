@@ -123,3 +123,14 @@ def test_a_dropped_jacobian_fails(posterior):
     model = _models.MODELS[posterior]
     target = with_model(posterior, constrain=lambda u: (model.constrain(u)[0], 0.0))
     assert np.max(np.abs(stein_statistics(target))) > critical(target.dim)
+
+
+def test_the_diamonds_minibatch_split_is_the_model_block_and_unbiased():
+    target = targets.get("posteriordb", posterior="diamonds-diamonds", noise="minibatch", noise_batch_size=5000)
+    assert target.num_data == 5000
+    x = target.initial_position() + 0.01 * np.random.default_rng(5).standard_normal(target.dim)
+    np.testing.assert_allclose(target.log_prior(x) + target.log_likelihood(x), target.logdensity(x), rtol=1e-12)
+    np.testing.assert_allclose(target.stochastic_grad(x, {"indices": np.arange(5000)}), target.grad_logdensity(x),
+                               rtol=1e-9, atol=1e-9)
+    with pytest.raises(ValueError, match="per-datum likelihood"):
+        targets.get("posteriordb", posterior="arK-arK", noise="minibatch")

@@ -47,7 +47,8 @@ def test_gradient_is_the_gradient_of_the_log_density(name):
     target = default(name)
     x = point(target)
     autodiff = jax.grad(target.logdensity)(jnp.asarray(x))
-    np.testing.assert_allclose(target.grad_logdensity(x), autodiff, rtol=1e-10, atol=1e-10)
+    tolerance = 1e-10 if target.density_dtype == "float64" else 1e-5 * float(np.max(np.abs(autodiff)))
+    np.testing.assert_allclose(target.grad_logdensity(x), autodiff, rtol=tolerance, atol=tolerance)
 
 
 @pytest.mark.parametrize("name", targets.names())
@@ -70,9 +71,10 @@ def test_truth_is_declared(name):
     assert truth.dim == default(name).dim
     for value, se in ((truth.mean, truth.mean_se), (truth.second_moment, truth.second_moment_se),
                       (truth.second_moment_var, truth.second_moment_var_se)):
-        assert value.shape == se.shape == (truth.dim,) and np.all(se >= 0)
-    assert np.all(truth.second_moment_var > 0)
-    np.testing.assert_allclose(truth.covariance, truth.covariance.T)
+        assert value.shape == se.shape == (truth.dim,) and np.all((se >= 0) | np.isnan(se))  # NaN: not stated
+    assert np.all((truth.second_moment_var > 0) | np.isnan(truth.second_moment_var))
+    assert np.any(np.isfinite(truth.mean))
+    np.testing.assert_allclose(truth.covariance, truth.covariance.T)  # NaN entries symmetric too
 
 
 @pytest.mark.parametrize("noise", ["none", "isotropic", "diagonal", "correlated", "minibatch"])

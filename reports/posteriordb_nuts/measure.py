@@ -61,7 +61,7 @@ def main(argv=None):
     args = arguments(__doc__.splitlines()[0], argv)
     done = finished(RECORD)
     if not args.summary:
-        for posterior in POSTERIORS:
+        for posterior in sorted(POSTERIORS, key=lambda name: name.startswith("diamonds")):  # the slowest last
             for backend in RUNNERS:
                 case = f"{posterior}/{backend}"
                 if case in done or (args.only and case not in args.only and posterior not in args.only):

@@ -16,7 +16,7 @@ import numpy as np
 
 from sgbench.base.arguments import integer_at_least
 from sgbench.base.variates import Variate
-from sgbench.targets._data import DataTarget
+from sgbench.targets._per_datum import PerDatumTarget
 from sgbench.targets.noise import register
 from sgbench.targets.noise._base import NoiseModel
 
@@ -29,9 +29,11 @@ class MinibatchNoise(NoiseModel):
     SGLRW experiments, 8 to 1000 in Table 1 and 1 to 64 in Table 2, whose cost does not grow with N)."""
 
     def __init__(self, target, batch_size=None):
-        if not isinstance(target, DataTarget):
-            raise ValueError(f"noise model 'minibatch' needs a data target (linreg, logreg, bnn, ...); target "
-                             f"{target.name!r} has no data: use noise='none' or an additive noise model")
+        if not isinstance(target, PerDatumTarget) or not target.num_data:
+            raise ValueError(f"noise model 'minibatch' needs a posterior with a per-datum likelihood (linreg, logreg, "
+                             f"bnn, pmf, inference_gym model='item_response_theory', posteriordb "
+                             f"posterior='diamonds-diamonds', ...); this target {target.name!r} has none: use "
+                             "noise='none' or an additive noise model")
         super().__init__(target)
         self.num_data = target.num_data
         if batch_size is None:

@@ -26,7 +26,9 @@ class Model:
     """One posterior: ``coordinates`` names the unconstrained position's coordinates (``log sigma`` for a
     positive ``sigma``); ``prepare(raw)`` turns posteriordb's data JSON into arrays; ``constrain(u)`` gives
     ``(params, log_jacobian)``; ``unconstrain(params)`` inverts it; ``log_density(params, data)`` is the model
-    block; ``quantities(params)`` the reference draws' quantities (default: the parameters)."""
+    block; ``quantities(params)`` the reference draws' quantities (default: the parameters). A model with i.i.d.
+    data also splits its block as ``log_prior(params)`` plus the sum over data of ``log_term(params, datum)``,
+    ``datum`` one row of each of the data arrays ``datum_keys`` (the minibatch split)."""
 
     posterior: str
     coordinates: tuple[str, ...]
@@ -35,6 +37,9 @@ class Model:
     unconstrain: Callable
     log_density: Callable
     quantities: Callable = lambda params: params
+    log_prior: Callable | None = None
+    log_term: Callable | None = None
+    datum_keys: tuple[str, ...] = ()
 
 
 def _vector(raw, *names):
@@ -123,15 +128,23 @@ def _diamonds_unconstrain(p):
     return jnp.concatenate([p["b"], jnp.atleast_1d(p["Intercept"]), jnp.atleast_1d(tr.from_positive(p["sigma"]))])
 
 
+def _diamonds_log_prior(p):
+    return (jnp.sum(stats.norm.logpdf(p["b"], 0.0, 1.0)) + stats.t.logpdf(p["Intercept"], 3, 8.0, 10.0)
+            + stats.t.logpdf(p["sigma"], 3, 0.0, 10.0) + jnp.log(2.0))  # - student_t_lccdf(0 | 3, 0, 10) = log 2
+
+
+def _diamonds_log_term(p, datum):
+    return stats.norm.logpdf(datum["y"], p["Intercept"] + datum["centred"] @ p["b"], p["sigma"])
+
+
 def _diamonds_log_density(p, data):
-    prior = (jnp.sum(stats.norm.logpdf(p["b"], 0.0, 1.0)) + stats.t.logpdf(p["Intercept"], 3, 8.0, 10.0)
-             + stats.t.logpdf(p["sigma"], 3, 0.0, 10.0) + jnp.log(2.0))  # - student_t_lccdf(0 | 3, 0, 10) = log 2
     mean = p["Intercept"] + data["centred"] @ p["b"]
-    return prior + jnp.sum(stats.norm.logpdf(data["y"], mean, p["sigma"]))
+    return _diamonds_log_prior(p) + jnp.sum(stats.norm.logpdf(data["y"], mean, p["sigma"]))
 
 
 DIAMONDS = Model("diamonds-diamonds", _names("b", 24) + ("Intercept", "log sigma"), _diamonds_prepare,
-                 _diamonds_constrain, _diamonds_unconstrain, _diamonds_log_density)
+                 _diamonds_constrain, _diamonds_unconstrain, _diamonds_log_density, log_prior=_diamonds_log_prior,
+                 log_term=_diamonds_log_term, datum_keys=("y", "centred"))
 
 
 def _ark_constrain(u):

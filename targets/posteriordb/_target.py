@@ -16,6 +16,9 @@ the reference draws, transformed parameters included.
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -23,7 +26,7 @@ import numpy as np
 from sgbench import targets
 from sgbench.base.arguments import one_of
 from sgbench.base.backend import constant
-from sgbench.targets._contract import Target
+from sgbench.targets._jax_likelihood import JaxLikelihood, JaxPerDatumTarget, evaluate
 from sgbench.targets._truth import Truth
 from sgbench.targets.noise import make_noise
 from sgbench.targets.posteriordb import _files
@@ -71,16 +74,21 @@ def truth_of_draws(draws: np.ndarray, source: str) -> Truth:
 
 
 @targets.register("posteriordb")
-class PosteriordbTarget(Target):
+class PosteriordbTarget(JaxPerDatumTarget):
     """``posterior``: one of the ten shipped posteriordb posteriors (``POSTERIORS``; default the non-centred
     eight schools); ``clone``: a local clone of posteriordb to read its data and reference draws from instead of
-    the shipped copies (default None); ``noise`` (default ``"none"``: the exact gradient) and its ``noise_*``."""
+    the shipped copies (default None); ``noise`` (default ``"none"``: the exact gradient; ``"minibatch"`` where the
+    model splits its data, diamonds) and its ``noise_*``."""
 
     name = "posteriordb"
 
     def __init__(self, posterior="eight_schools-eight_schools_noncentered", clone=None, noise="none",
                  **noise_params):
         one_of("posterior", posterior, POSTERIORS)
+        if clone is not None and not (isinstance(clone, str | os.PathLike)
+                                      and (Path(clone) / "posterior_database").is_dir()):
+            raise ValueError(f"clone must be None or the path of a local clone of posteriordb (a folder holding "
+                             f"posterior_database/), got {clone!r}")
         self.model = MODELS[posterior]
         self.data = self.model.prepare(_files.data(posterior, clone))
         self.coordinates = self.model.coordinates
@@ -92,6 +100,9 @@ class PosteriordbTarget(Target):
         self.reference_positions = np.asarray(positions, dtype=np.float64).reshape(chains, draws, self.dim)
         self.truth = truth_of_draws(self.reference_positions, f"posteriordb reference draws of {posterior} "
                                                               f"({chains} chains x {draws}, Stan NUTS), unconstrained")
+        if self.model.log_term is not None:
+            self.likelihood = JaxLikelihood(self._unconstrained_log_prior, self._unconstrained_log_term,
+                                            {key: self.data[key] for key in self.model.datum_keys})
         self.noise = make_noise(noise, self, **noise_params)
         self._log_density = jax.jit(jnp.vectorize(self._unconstrained_log_density, signature="(d)->()"))
         self._grad = jax.jit(jnp.vectorize(jax.grad(self._unconstrained_log_density), signature="(d)->(d)"))
@@ -102,6 +113,13 @@ class PosteriordbTarget(Target):
         data = {key: constant(value, u) for key, value in self.data.items()}  # a float32 chain stays float32
         return self.model.log_density(params, data) + log_jacobian
 
+    def _unconstrained_log_prior(self, u):
+        params, log_jacobian = self.model.constrain(u)
+        return self.model.log_prior(params) + log_jacobian
+
+    def _unconstrained_log_term(self, u, datum):
+        return self.model.log_term(self.model.constrain(u)[0], datum)
+
     def logdensity(self, x):
         """The log density on the unconstrained space (up to the posterior's unknown normaliser).
 
@@ -111,7 +129,7 @@ class PosteriordbTarget(Target):
         Returns:
             shape ``x.shape[:-1]``: a NumPy array for NumPy input, a JAX array (traceable) for JAX input.
         """
-        return self._evaluate(self._log_density, x)
+        return evaluate(self._log_density, x)
 
     def grad_logdensity(self, x):
         """``jax.grad`` of :meth:`logdensity`.
@@ -122,14 +140,7 @@ class PosteriordbTarget(Target):
         Returns:
             the gradient, shape of ``x`` (NumPy for NumPy input).
         """
-        return self._evaluate(self._grad, x)
-
-    @staticmethod
-    def _evaluate(function, x):
-        if isinstance(x, np.ndarray | float | list):
-            with jax.enable_x64(True):
-                return np.asarray(function(jnp.asarray(x, dtype=jnp.float64)))
-        return function(x)
+        return evaluate(self._grad, x)
 
     def quantities(self, x) -> dict[str, np.ndarray]:
         """The reference draws' quantities (parameters and transformed parameters, constrained) at positions ``x``.

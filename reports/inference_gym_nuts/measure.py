@@ -1,0 +1,93 @@
+"""The suite's NUTS (numpyro and blackjax) on the Inference Gym targets, held to Inference Gym's ground truth.
+
+Each model: 4 chains of 1000 adaptation steps and 2500 draws (target acceptance 0.9) on the unconstrained target,
+mapped to the quantities Inference Gym's truth states (``target.quantities``). Every E[q] and E[q^2] is z-tested
+(``sgbench.reference.agreement.compare``) with the suite's Monte Carlo standard errors (ArviZ ESS-based,
+``sgbench.reference.store.summarize``) and Inference Gym's (the mean's stated; E[q^2]'s the Gaussian allowance of
+``sgbench.targets.inference_gym._truth``), Bonferroni at a family rate of 0.001 per model and backend. Each record
+also holds the cost of one jitted gradient (float64, one position; the median of 50 after one warm call).
+
+Run from the repository root: ``python reports/inference_gym_nuts/measure.py`` (resumable: one JSON line a finished
+model and backend in ``records.jsonl``); ``--summary`` prints the table.
+"""
+
+import sys
+import time
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from case_record import append, arguments, finished  # noqa: E402
+
+from sgbench import targets  # noqa: E402
+from sgbench.reference import agreement, store  # noqa: E402
+from sgbench.reference.blackjax_nuts import run_blackjax  # noqa: E402
+from sgbench.reference.nuts import run_numpyro  # noqa: E402
+from sgbench.targets.inference_gym import MODELS  # noqa: E402
+
+RECORD = Path(__file__).resolve().parent / "records.jsonl"
+RUNNERS = {"numpyro": run_numpyro, "blackjax": run_blackjax}
+SETTINGS = dict(num_chains=4, num_warmup=1000, num_draws=2500, seed=0, target_accept=0.9)
+SLOWEST = ("item_response_theory", "stochastic_volatility", "log_gaussian_cox_process")
+
+
+def gradient_seconds(target) -> float:
+    """The median time of one jitted float64 gradient at the initial position."""
+    with jax.enable_x64(True):
+        grad = jax.jit(target.grad_logdensity)
+        x = jnp.asarray(target.initial_position())
+        grad(x).block_until_ready()
+        times = []
+        for _ in range(50):
+            start = time.perf_counter()
+            grad(x).block_until_ready()
+            times.append(time.perf_counter() - start)
+    return float(np.median(times))
+
+
+def measure(model: str, backend: str) -> dict:
+    target = targets.get("inference_gym", model=model)
+    start = time.perf_counter()
+    result = RUNNERS[backend](target, **SETTINGS)
+    seconds = time.perf_counter() - start
+    chains, draws, _ = result.draws.shape
+    ours = target.quantities(result.draws.reshape(-1, target.dim)).reshape(chains, draws, -1)
+    truth = target.quantity_truth
+    theirs = {"mean": truth.mean, "mean_se": truth.mean_se, "second_moment": truth.second_moment,
+              "second_moment_se": truth.second_moment_se}
+    test = agreement.compare(store.summarize(ours), theirs, alpha=1e-3)
+    kind, index = test.worst.split("[")
+    return {"case": f"{model}/{backend}", "model": model, "backend": backend, "passed": test.passed,
+            "max_abs_z": round(test.max_abs_z, 3), "threshold": round(test.threshold, 3),
+            "worst": f"{kind} of {target.quantity_coordinates[int(index.rstrip(']'))]}",
+            "divergences": int(result.divergent.sum()), "seconds": round(seconds, 1),
+            "gradient_ms": round(1e3 * gradient_seconds(target), 3), "dim": target.dim, "settings": SETTINGS}
+
+
+def main(argv=None):
+    args = arguments(__doc__.splitlines()[0], argv)
+    done = finished(RECORD)
+    if not args.summary:
+        for model in sorted(MODELS, key=lambda name: name in SLOWEST):  # the slowest last
+            for backend in RUNNERS:
+                case = f"{model}/{backend}"
+                if case in done or (args.only and case not in args.only and model not in args.only):
+                    continue
+                row = measure(model, backend)
+                append(RECORD, row)
+                done[case] = row
+                print(f"{case}: {'agrees' if row['passed'] else 'DISAGREES'} (max |z| {row['max_abs_z']} vs "
+                      f"{row['threshold']}, worst {row['worst']}; {row['divergences']} divergences, "
+                      f"{row['seconds']} s, {row['gradient_ms']} ms a gradient)", flush=True)
+    for row in done.values():
+        print(f"{row['case']:45s} {'agrees' if row['passed'] else 'DISAGREES':9s} max|z| {row['max_abs_z']:7.2f} "
+              f"/ {row['threshold']:.2f}  worst {row['worst']:34s} div {row['divergences']:5d}  {row['seconds']} s  "
+              f"{row['gradient_ms']} ms/grad")
+    print(f"{sum(r['passed'] for r in done.values())} of {len(done)} agree")
+
+
+if __name__ == "__main__":
+    main()
