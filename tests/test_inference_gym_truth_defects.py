@@ -3,7 +3,8 @@ r"""Where Inference Gym's stated truth is wrong, shown by an exact calculation, 
 *Brownian motion with unknown scales.* Given the two scales the model is linear-Gaussian: the random walk has
 :math:`\mathrm{Cov}(\ell_t, \ell_s) = \sigma_i^2 \min(t, s)`, the observed values
 :math:`y \sim N(0, S)`, :math:`S = \sigma_i^2 K_{oo} + \sigma_o^2 I`, and
-:math:`\ell \mid y, \sigma \sim N(\sigma_i^2 K_{\cdot o} S^{-1} y,\ \sigma_i^2 K - \sigma_i^4 K_{\cdot o} S^{-1} K_{o \cdot})`.
+:math:`\ell \mid y, \sigma \sim N(\sigma_i^2 K_{\cdot o} S^{-1} y,`
+:math:`\sigma_i^2 K - \sigma_i^4 K_{\cdot o} S^{-1} K_{o \cdot})`.
 The posterior of :math:`(\log\sigma_i, \log\sigma_o)` is two-dimensional, :math:`\propto N(y; 0, S)\,
 N(\log\sigma_i; 0, 2^2)\, N(\log\sigma_o; 0, 2^2)` (the log-normal priors on the log scale), so every posterior
 moment is a quadrature on a grid of the two log scales (400 x 400 points on [-9, 3]^2; halving the grid or widening
