@@ -2,7 +2,9 @@ r"""What a check holds a run to, and where chains can start: a target's truth an
 or from its stored gold-standard NUTS run.
 
 A target with an analytic truth (``target.truth``) and an exact sampler (``target.sample``) gives both
-directly, with standard errors 0. A data posterior without one (``logreg``, ``bnn``, ``pmf``) has a
+directly, with standard errors 0. A target whose truth is moments without draws (Inference Gym's) starts chains
+from the Gaussian of its stated means and variances, and from its initial position in coordinates it does not
+state. A data posterior without one (``logreg``, ``bnn``, ``pmf``) has a
 stored reference (``sgbench.reference.store``): the moments of long NUTS runs with their Monte Carlo standard
 errors, and the thinned draws themselves, from which starts are resampled.
 
@@ -41,7 +43,7 @@ def truth_of(target) -> Truth:
 
 def draws(target, key, n: int) -> np.ndarray:
     """``n`` draws from ``target``: its exact sampler, or resampled (with replacement, uniformly) from
-    its stored NUTS draws.
+    its stored NUTS draws, or (a truth of moments only) from the Gaussian of its truth (module docstring).
 
     Args:
         target: a target object.
@@ -52,9 +54,21 @@ def draws(target, key, n: int) -> np.ndarray:
         (n, dim) float64.
     """
     import jax
+    import jax.numpy as jnp
+
+    from sgbench.targets._contract import NoExactSamplerError
 
     if target.truth is not None:
-        return np.asarray(target.sample(key, n), dtype=np.float64)
+        try:
+            return np.asarray(target.sample(key, n), dtype=np.float64)
+        except NoExactSamplerError:
+            mean = np.asarray(target.truth.mean, dtype=np.float64)
+            sd = np.sqrt(np.diag(np.asarray(target.truth.covariance, dtype=np.float64)))
+            stated = np.isfinite(mean) & np.isfinite(sd)
+            with jax.enable_x64(True):
+                normal = np.asarray(jax.random.normal(key, (n, target.dim), dtype=jnp.float64))
+            return np.where(stated, np.where(stated, mean, 0) + np.where(stated, sd, 0) * normal,
+                            np.asarray(target.initial_position(), dtype=np.float64))
     from sgbench.reference import store
 
     stored = np.asarray(store.load_draws(target), dtype=np.float64).reshape(-1, target.dim)

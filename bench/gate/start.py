@@ -71,7 +71,7 @@ def overdispersed(target, key, n: int, mean, scale: float = START_SCALE) -> np.n
     x = gold_standard.draws(target, key, n)
     if scale == 1.0:
         return x
-    mu = np.asarray(mean, dtype=np.float64)
+    mu = np.where(np.isfinite(mean), np.asarray(mean, dtype=np.float64), x)  # a coordinate of unstated truth: x
     return mu + scale * (x - mu)
 
 

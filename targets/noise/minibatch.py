@@ -31,8 +31,8 @@ class MinibatchNoise(NoiseModel):
     def __init__(self, target, batch_size=None):
         if not isinstance(target, PerDatumTarget) or not target.num_data:
             raise ValueError(f"noise model 'minibatch' needs a posterior with a per-datum likelihood (linreg, logreg, "
-                             f"bnn, pmf, inference_gym model='item_response_theory', posteriordb "
-                             f"posterior='diamonds-diamonds', ...); this target {target.name!r} has none: use "
+                             f"bnn, pmf, inference_gym model='item_response_theory', the posteriordb "
+                             f"regressions and mixture, ...); this target {target.name!r} has none: use "
                              "noise='none' or an additive noise model")
         super().__init__(target)
         self.num_data = target.num_data

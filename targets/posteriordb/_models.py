@@ -51,7 +51,8 @@ def _names(prefix: str, size: int) -> tuple[str, ...]:
 
 
 def _regression(posterior: str, size: int, prepare, prior=None) -> Model:
-    """A normal linear regression ``y ~ normal(design @ beta, sigma)``, ``sigma > 0``, flat priors unless ``prior``."""
+    """A normal linear regression ``y ~ normal(design @ beta, sigma)``, ``sigma > 0``, flat priors unless ``prior``;
+    its data are i.i.d. given the parameters (the minibatch split)."""
 
     def constrain(u):
         sigma, log_jacobian = tr.to_positive(u[size])
@@ -60,13 +61,18 @@ def _regression(posterior: str, size: int, prepare, prior=None) -> Model:
     def unconstrain(params):
         return jnp.concatenate([params["beta"], jnp.atleast_1d(tr.from_positive(params["sigma"]))])
 
-    def log_density(params, data):
-        mean = data["design"] @ params["beta"]
-        value = jnp.sum(stats.norm.logpdf(data["y"], mean, params["sigma"]))
-        return value if prior is None else value + prior(params)
+    def log_prior(params):
+        return 0.0 if prior is None else prior(params)
 
-    return Model(posterior, _names("beta", size) + ("log sigma",), prepare, constrain,
-                 unconstrain, log_density)
+    def log_term(params, datum):
+        return stats.norm.logpdf(datum["y"], datum["design"] @ params["beta"], params["sigma"])
+
+    def log_density(params, data):
+        return log_prior(params) + jnp.sum(stats.norm.logpdf(data["y"], data["design"] @ params["beta"],
+                                                             params["sigma"]))
+
+    return Model(posterior, _names("beta", size) + ("log sigma",), prepare, constrain, unconstrain, log_density,
+                 log_prior=log_prior, log_term=log_term, datum_keys=("y", "design"))
 
 
 def _with_intercept(y, *columns):
@@ -239,17 +245,26 @@ def _mix_unconstrain(p):
                             jnp.atleast_1d(tr.from_interval(p["theta"], 0.0, 1.0))])
 
 
+def _mix_log_prior(p):
+    return (jnp.sum(stats.norm.logpdf(p["sigma"], 0.0, 2.0)) + jnp.sum(stats.norm.logpdf(p["mu"], 0.0, 2.0))
+            + stats.beta.logpdf(p["theta"], 5.0, 5.0))
+
+
+def _mix_log_term(p, datum):
+    weights = jnp.stack([jnp.log(p["theta"]), jnp.log1p(-p["theta"])])
+    return logsumexp(weights + stats.norm.logpdf(datum["y"], p["mu"], p["sigma"]))
+
+
 def _mix_log_density(p, data):
-    prior = (jnp.sum(stats.norm.logpdf(p["sigma"], 0.0, 2.0)) + jnp.sum(stats.norm.logpdf(p["mu"], 0.0, 2.0))
-             + stats.beta.logpdf(p["theta"], 5.0, 5.0))
     y = data["y"][:, None]
     parts = jnp.stack([jnp.log(p["theta"]), jnp.log1p(-p["theta"])]) + stats.norm.logpdf(y, p["mu"], p["sigma"])
-    return prior + jnp.sum(logsumexp(parts, axis=1))
+    return _mix_log_prior(p) + jnp.sum(logsumexp(parts, axis=1))
 
 
 GAUSS_MIX = Model("low_dim_gauss_mix-low_dim_gauss_mix", ("mu[1]", "log(mu[2] - mu[1])", "log sigma[1]",
                                                           "log sigma[2]", "logit theta"),
-                  lambda raw: _vector(raw, "y"), _mix_constrain, _mix_unconstrain, _mix_log_density)
+                  lambda raw: _vector(raw, "y"), _mix_constrain, _mix_unconstrain, _mix_log_density,
+                  log_prior=_mix_log_prior, log_term=_mix_log_term, datum_keys=("y",))
 
 MODELS = {m.posterior: m for m in (ARK, DIAMONDS, EARNINGS, EIGHT_SCHOOLS, GARCH, KIDIQ, GAUSS_MIX, MESQUITE, NES,
                                    SBLRC)}

@@ -78,7 +78,7 @@ class PosteriordbTarget(JaxPerDatumTarget):
     """``posterior``: one of the ten shipped posteriordb posteriors (``POSTERIORS``; default the non-centred
     eight schools); ``clone``: a local clone of posteriordb to read its data and reference draws from instead of
     the shipped copies (default None); ``noise`` (default ``"none"``: the exact gradient; ``"minibatch"`` where the
-    model splits its data, diamonds) and its ``noise_*``."""
+    model splits its i.i.d. data: the regressions and the mixture) and its ``noise_*``."""
 
     name = "posteriordb"
 
