@@ -4,7 +4,10 @@ cases not there, and the command line both share (``--only NAME``, repeatable; `
 
 import argparse
 import json
+import subprocess
 from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def finished(record: Path) -> dict:
@@ -24,3 +27,16 @@ def arguments(description: str, argv=None) -> argparse.Namespace:
     parser.add_argument("--only", action="append", help="run only this case (repeatable)")
     parser.add_argument("--summary", action="store_true", help="print the summary of the record and stop")
     return parser.parse_args(argv)
+
+
+def commit() -> str:
+    """The repository's commit, with "+dirty" for uncommitted changes outside ``reports/`` ("unknown" outside
+    git)."""
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True,
+                              check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", ".", ":!reports"],
+                               cwd=ROOT, capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return head + ("+dirty" if dirty else "")

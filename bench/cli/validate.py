@@ -30,7 +30,7 @@ See docs/gates.md (the manual) and docs/tutorial.md."""
 def add_parser(commands) -> None:
     from sgbench.bench.gate.resolution import DEFAULT_CHAINS, DEFAULT_DETECT
     from sgbench.bench.validate.budget import DEFAULT as DEFAULT_BUDGET
-    from sgbench.bench.validate.targets import keys
+    from sgbench.bench.validate.targets import every_key, keys
 
     validate = commands.add_parser("validate", help="validate a sampler (MODULE:OBJECT) against truth and "
                                                     "the suite's reference implementation", epilog=EPILOG)
@@ -53,8 +53,9 @@ def add_parser(commands) -> None:
                                "(repeatable), e.g. --reference-param form=chen; the output lists those left at "
                                "their defaults")
     validate.add_argument("--targets", default="default",
-                          help=f"comma-separated among {', '.join(keys())}; 'default' (the first "
-                               f"{len(keys('default'))}) or 'all' (default: default)")
+                          help=f"comma-separated among {', '.join(every_key())}; 'default' (the first "
+                               f"{len(keys('default'))}), 'all' (the suite's {len(keys())}) or 'external' "
+                               f"({', '.join(keys('external'))}: posteriordb and Inference Gym) (default: default)")
     validate.add_argument("--thorough", action="store_true",
                           help="4 x the chains, 2 x the steps, and the targets of 'all' when --targets is default")
     validate.add_argument("--detect", type=float, default=DEFAULT_DETECT,

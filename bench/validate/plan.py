@@ -125,9 +125,11 @@ def plan(sampler, claim: Claim, target: vt.ValidationTarget, params: dict, num_c
                            num_chains=num_chains, num_steps=num_steps, num_burnin=warmup, start_scale=START_SCALE,
                            thin=thin_for(num_steps))
     temperature = _temperature(sampler, cell)
-    truth = gold_standard.truth_of(cell.make_target())
+    made = cell.make_target()
+    truth = gold_standard.truth_of(made)
     estimated = gold_standard.allowance(truth) if gold_standard.is_estimated(truth) else None
-    truth_words = f"{'the NUTS gold standard' if estimated else 'exact truth'} (temperature {temperature:g})"
+    held_to = "exact truth" if not estimated else "the NUTS gold standard" if made.truth is None else truth.source
+    truth_words = f"{held_to} (temperature {temperature:g})"
     if temperature != 1.0 and not target.gaussian:
         truth_words = (f"no truth at temperature {temperature:g} on this non-Gaussian target (its truth is at "
                        f"temperature 1): claim the suite sampler it implements (--claims), or give "

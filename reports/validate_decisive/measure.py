@@ -12,7 +12,6 @@ Run from the repository root (``tests.heldout`` is imported from there).
 
 from __future__ import annotations
 
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -21,20 +20,7 @@ ROOT = Path(__file__).resolve().parents[2]
 RECORD = Path(__file__).with_name("records.jsonl")
 sys.path.insert(0, str(ROOT))  # tests.heldout and reports.case_record
 
-from reports.case_record import append, arguments, finished  # noqa: E402
-
-
-def commit() -> str:
-    """The repository's commit, with "+dirty" for uncommitted changes outside ``reports/`` ("unknown" outside
-    git)."""
-    try:
-        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True,
-                              check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", ".", ":!reports"],
-                               cwd=ROOT, capture_output=True, text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-    return head + ("+dirty" if dirty else "")
+from reports.case_record import append, arguments, commit, finished  # noqa: E402
 
 
 def run_case(case) -> dict:
