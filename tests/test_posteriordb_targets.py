@@ -17,16 +17,18 @@ closely that adding 1 to its score is within the noise: diamonds, earnings, kidi
 from __future__ import annotations
 
 import dataclasses
+import json
 import shutil
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from jax.scipy.stats.norm import logpdf as norm_logpdf
 from scipy.stats import norm
 
 from sgbench import targets
-from sgbench.targets.posteriordb import POSTERIORS, _models
+from sgbench.targets.posteriordb import POSTERIORS, Model, _models
 from sgbench.targets.posteriordb._files import PACKAGED
 from sgbench.targets.posteriordb._target import batch_means_se
 
@@ -146,3 +148,56 @@ def test_a_minibatch_split_is_the_model_block_and_unbiased(posterior):
 def test_a_model_without_iid_data_refuses_minibatch_noise():
     with pytest.raises(ValueError, match="per-datum likelihood"):
         targets.get("posteriordb", posterior="arK-arK", noise="minibatch")
+
+
+def _clone_with(tmp_path, shipped_name: str, new_name: str):
+    """A posteriordb clone in ``tmp_path`` holding the shipped posterior ``shipped_name`` under ``new_name``."""
+    shipped = PACKAGED / shipped_name
+    root = tmp_path / "posterior_database"
+    for folder in ("posteriors", "data/data", "reference_posteriors/draws/draws"):
+        (root / folder).mkdir(parents=True, exist_ok=True)
+    record = json.loads((shipped / "posterior.json").read_text())
+    record.update(name=new_name, data_name=f"{new_name}-data", reference_posterior_name=new_name)
+    (root / "posteriors" / f"{new_name}.json").write_text(json.dumps(record))
+    shutil.copy(shipped / "data.json.zip", root / "data" / "data" / f"{new_name}-data.json.zip")
+    shutil.copy(shipped / "reference_draws.json.zip",
+                root / "reference_posteriors" / "draws" / "draws" / f"{new_name}.json.zip")
+    return tmp_path
+
+
+def users_blr_model():
+    """A user's model of sblrc-blr, written from its Stan program: y ~ normal(X beta, sigma), beta ~ normal(0, 10),
+    sigma ~ normal(0, 10) on sigma > 0 (log transform)."""
+
+    def prepare(raw):
+        return {"X": jnp.asarray(raw["X"], dtype=jnp.float64), "y": jnp.asarray(raw["y"], dtype=jnp.float64)}
+
+    def constrain(u):
+        return {"beta": u[:5], "sigma": jnp.exp(u[5])}, u[5]
+
+    def unconstrain(params):
+        return jnp.concatenate([params["beta"], jnp.log(jnp.atleast_1d(params["sigma"]))])
+
+    def log_density(params, data):
+        return (jnp.sum(norm_logpdf(data["y"], data["X"] @ params["beta"], params["sigma"]))
+                + jnp.sum(norm_logpdf(params["beta"], 0.0, 10.0)) + norm_logpdf(params["sigma"], 0.0, 10.0))
+
+    return Model("user-blr", tuple(f"beta[{i}]" for i in range(1, 6)) + ("log sigma",), prepare, constrain,
+                 unconstrain, log_density)
+
+
+def test_a_users_model_of_a_posterior_in_their_clone_gets_its_truth_and_is_checked(tmp_path):
+    clone = _clone_with(tmp_path, "sblrc-blr", "user-blr")
+    target = targets.get("posteriordb", posterior="user-blr", clone=clone, model=users_blr_model())
+    np.testing.assert_allclose(target.truth.mean, targets.get("posteriordb", posterior="sblrc-blr").truth.mean)
+    assert np.max(np.abs(stein_statistics(target))) < critical(target.dim)
+    rebuilt = targets.get("posteriordb", **target.params)
+    assert rebuilt.model is target.model
+    model = users_blr_model()
+    forgot_jacobian = dataclasses.replace(model, constrain=lambda u: (model.constrain(u)[0], 0.0))
+    wrong = targets.get("posteriordb", posterior="user-blr", clone=clone, model=forgot_jacobian)
+    assert np.max(np.abs(stein_statistics(wrong))) > critical(target.dim)
+    with pytest.raises(ValueError, match="model must be None or a sgbench.targets.posteriordb.Model"):
+        targets.get("posteriordb", posterior="user-blr", clone=clone, model="not a model")
+    with pytest.raises(ValueError, match="give clone"):
+        targets.get("posteriordb", posterior="user-blr", model=users_blr_model())

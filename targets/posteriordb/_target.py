@@ -30,7 +30,7 @@ from sgbench.targets._jax_likelihood import JaxLikelihood, JaxPerDatumTarget, ev
 from sgbench.targets._truth import Truth
 from sgbench.targets.noise import make_noise
 from sgbench.targets.posteriordb import _files
-from sgbench.targets.posteriordb._models import MODELS
+from sgbench.targets.posteriordb._models import MODELS, Model
 
 BATCHES_PER_CHAIN = 10
 
@@ -76,20 +76,29 @@ def truth_of_draws(draws: np.ndarray, source: str) -> Truth:
 @targets.register("posteriordb")
 class PosteriordbTarget(JaxPerDatumTarget):
     """``posterior``: one of the ten shipped posteriordb posteriors (``POSTERIORS``; default the non-centred
-    eight schools); ``clone``: a local clone of posteriordb to read its data and reference draws from instead of
-    the shipped copies (default None); ``noise`` (default ``"none"``: the exact gradient; ``"minibatch"`` where the
-    model splits its i.i.d. data: the regressions and the mixture) and its ``noise_*``."""
+    eight schools), or with ``model`` any posterior of ``clone`` that has reference draws; ``clone``: a local clone
+    of posteriordb to read its data and reference draws from instead of the shipped copies (default None);
+    ``model``: a user's :class:`sgbench.targets.posteriordb.Model` of that posterior, its log density written in JAX
+    (default None: the suite's); ``noise`` (default ``"none"``: the exact gradient; ``"minibatch"`` where the model
+    splits its i.i.d. data: the regressions and the mixture) and its ``noise_*``."""
 
     name = "posteriordb"
 
-    def __init__(self, posterior="eight_schools-eight_schools_noncentered", clone=None, noise="none",
+    def __init__(self, posterior="eight_schools-eight_schools_noncentered", clone=None, model=None, noise="none",
                  **noise_params):
-        one_of("posterior", posterior, POSTERIORS)
         if clone is not None and not (isinstance(clone, str | os.PathLike)
                                       and (Path(clone) / "posterior_database").is_dir()):
             raise ValueError(f"clone must be None or the path of a local clone of posteriordb (a folder holding "
                              f"posterior_database/), got {clone!r}")
-        self.model = MODELS[posterior]
+        if model is None:
+            one_of("posterior", posterior, POSTERIORS)
+            model = MODELS[posterior]
+        elif not isinstance(model, Model):
+            raise ValueError(f"model must be None or a sgbench.targets.posteriordb.Model, got {type(model).__name__}")
+        elif clone is None and posterior not in POSTERIORS:
+            raise ValueError(f"posterior {posterior!r} is not shipped: give clone, the path of a local clone of "
+                             f"posteriordb that holds it")
+        self.model = model
         self.data = self.model.prepare(_files.data(posterior, clone))
         self.coordinates = self.model.coordinates
         self.dim = len(self.coordinates)
@@ -106,7 +115,8 @@ class PosteriordbTarget(JaxPerDatumTarget):
         self.noise = make_noise(noise, self, **noise_params)
         self._log_density = jax.jit(jnp.vectorize(self._unconstrained_log_density, signature="(d)->()"))
         self._grad = jax.jit(jnp.vectorize(jax.grad(self._unconstrained_log_density), signature="(d)->(d)"))
-        self.params = dict(posterior=posterior, clone=None if clone is None else str(clone), **self.noise_params())
+        self.params = dict(posterior=posterior, clone=None if clone is None else str(clone),
+                           **({} if model is MODELS.get(posterior) else {"model": model}), **self.noise_params())
 
     def _unconstrained_log_density(self, u):
         params, log_jacobian = self.model.constrain(u)
