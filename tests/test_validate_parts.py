@@ -23,15 +23,47 @@ from sgbench.reference.checks import rate_upper_bound
 
 def test_targets_and_levels():
     assert vt.keys("default") == ["icg", "linreg", "gmm", "logreg"]
-    assert [t.key for t in vt.select("default", thorough=True)] == vt.keys("thorough") == [t.key for t in vt.TARGETS]
+    suite = [t.key for t in vt.TARGETS if t.level != vt.EXTERNAL]
+    assert [t.key for t in vt.select("default", thorough=True)] == vt.keys("thorough") == suite
     assert [t.key for t in vt.select("all")] == vt.keys()
+    assert vt.keys("external") == ["mesquite", "gauss_mix", "schools", "brownian", "irt"]
+    assert vt.every_key() == suite + vt.keys("external")
     assert [t.key for t in vt.select("logreg, icg")] == ["icg", "logreg"]
     assert [t.key for t in vt.TARGETS if t.gaussian] == ["icg", "linreg", "icg_stiff"]
     for spec in ("", "icg,nope"):
         with pytest.raises(ValueError, match="targets must"):
             vt.select(spec)
-    for t in vt.TARGETS:  # each builds, with a truth (analytic or the stored NUTS reference)
-        assert gold_standard.truth_of(targets.get(t.target, **t.params)).dim == targets.get(t.target, **t.params).dim
+    for t in vt.TARGETS:  # each builds, with a truth (analytic, the stored NUTS reference, or another's)
+        if t.target in vt.GYM_TARGETS and not gym_installed():
+            continue
+        target = targets.get(t.target, **t.params)
+        truth = gold_standard.truth_of(target)
+        assert truth.dim == target.dim and np.all(np.isfinite(truth.mean)), t.key  # every coordinate stated
+
+
+def gym_installed() -> bool:
+    try:
+        import inference_gym.using_jax  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def test_external_targets_start_from_draws_or_the_truth_s_gaussian_and_say_when_gym_is_missing(monkeypatch):
+    schools = targets.get("posteriordb", posterior="eight_schools-eight_schools_noncentered")
+    starts = gold_standard.draws(schools, jax.random.key(0), 5)
+    flat = schools.reference_positions.reshape(-1, schools.dim)
+    assert all(np.any(np.all(flat == row, axis=1)) for row in starts)  # resampled reference draws
+    if gym_installed():
+        brownian = targets.get("inference_gym", model="brownian_motion")
+        starts = gold_standard.draws(brownian, jax.random.key(0), 4000)
+        sd = np.sqrt(np.diag(brownian.truth.covariance))
+        np.testing.assert_allclose(starts.mean(0), brownian.truth.mean, atol=5 * sd.max() / np.sqrt(4000))
+        np.testing.assert_allclose(starts.std(0), sd, rtol=0.1)
+    monkeypatch.setitem(__import__("sys").modules, "inference_gym.using_jax", None)
+    with pytest.raises(ValueError, match=r"targets brownian, irt: .*sgmcmc-bench\[gym\]"):
+        vt.select("external")
+    assert [t.key for t in vt.select("mesquite,schools")] == ["mesquite", "schools"]
 
 
 def test_nuts_truth_and_starts():

@@ -91,6 +91,14 @@ class Setting:
     steps_factor: int = 1
 
 
+EXTERNAL_TARGETS = "mesquite,gauss_mix,schools"
+"""The external validation targets (posteriordb's) an adapter's ``external targets`` setting runs on."""
+EXTERNAL_STEPS = {"step_size": 0.05, "mesquite:step_size": 2e-4, "gauss_mix:step_size": 5e-6}
+"""An SGLD step h on each of them: about 0.2 over the largest curvature (0.05 on ``schools``, where the chains'
+averages are heavy-tailed at 0.15; a quarter of it on ``gauss_mix``, whose minibatch noise heats SGLD), in the
+convention of a library whose step is the suite's h (``reports/validate_external`` measures the suite's own there)."""
+
+
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class AdaptedSampler(Sampler):
     """A :class:`samplers.Sampler` running another ``library``'s update, with the ``backend`` that

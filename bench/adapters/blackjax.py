@@ -42,7 +42,7 @@ import jax.numpy as jnp
 from blackjax.util import generate_unit_vector
 
 from sgbench.base.arguments import finite, in_interval, integer_at_least, one_of, positive_finite
-from sgbench.bench.adapters._adapted import AdaptedSampler, Setting
+from sgbench.bench.adapters._adapted import EXTERNAL_STEPS, EXTERNAL_TARGETS, AdaptedSampler, Setting
 from sgbench.bench.adapters._log_density import logdensity_of
 from sgbench.bench.adapters._seeds import jax_key, seed_variate
 from sgbench.samplers._contract import Info, hyperparameters, static_field
@@ -109,7 +109,10 @@ sgld = adapter(
     settings=(Setting("h = 0.02", {"step_size": 0.02}, probes="the step-size convention (Welling & Teh's h/2 would "
                       "halve the drift)"),
               Setting("T = 0.5, h = 0.01", {"step_size": 0.01, "temperature": 0.5},
-                      probes="the temperature scales the injected noise only")))
+                      probes="the temperature scales the injected noise only"),
+              Setting("external targets", dict(EXTERNAL_STEPS), EXTERNAL_TARGETS,
+                      probes="posteriors whose truth others computed (posteriordb), at steps of the same fraction "
+                             "of each one's stability limit")))
 
 
 # --- SGHMC -------------------------------------------------------------------------------------------------------

@@ -92,7 +92,7 @@ import sgmcmcjax.diffusions as sgj
 from sgmcmcjax.types import SVRGState
 
 from sgbench.base.arguments import in_interval, integer_at_least, positive_finite
-from sgbench.bench.adapters._adapted import AdaptedSampler, Setting
+from sgbench.bench.adapters._adapted import EXTERNAL_STEPS, EXTERNAL_TARGETS, AdaptedSampler, Setting
 from sgbench.bench.adapters._seeds import jax_key, seed_variate
 from sgbench.samplers import control_variates
 from sgbench.samplers._contract import Info, hyperparameters, static_field
@@ -388,6 +388,9 @@ SGLD_SETTINGS = (
             "h = dt (bias about 0.04 on icg)"),
     Setting("dt = 0.005", {"step_size": 0.005}, "icg",
             "a small step (bias about 0.01): a noise scale off by a constant factor shows as a variance error"),
+    Setting("external targets", dict(EXTERNAL_STEPS), EXTERNAL_TARGETS,
+            "posteriors whose truth others computed (posteriordb), at steps of the same fraction of each one's "
+            "stability limit"),
 )
 
 sgld = adapter(

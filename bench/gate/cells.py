@@ -46,6 +46,11 @@ ICG4 = {"dim": 4, "condition_number": 4.0, "rotation_seed": 0, "noise": "isotrop
 ICG4_EXACT = {"dim": 4, "condition_number": 4.0, "rotation_seed": 0, "noise": "none"}
 ICG4_STIFF = {"dim": 4, "condition_number": 16.0, "rotation_seed": 0, "noise": "isotropic", "noise_variance": 16.0}
 LINREG = {"num_data": 40, "dim": 2, "noise": "minibatch", "noise_batch_size": 8}
+EXTERNAL_TARGETS = {  # key: (posteriordb target parameters, the largest eigenvalue of -Hessian at the mean)
+    "mesquite": ({"posterior": "mesquite-logmesquite", "noise": "minibatch", "noise_batch_size": 8}, 929.0),
+    "gauss_mix": ({"posterior": "low_dim_gauss_mix-low_dim_gauss_mix", "noise": "minibatch", "noise_batch_size": 50},
+                  1.12e4),
+}
 TARGET_PRESETS = {"icg4": ICG4, "icg4_stiff": ICG4_STIFF}  # by the names of sgbench.samplers._benchmarks.GATE_TARGETS
 
 

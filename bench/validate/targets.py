@@ -15,7 +15,7 @@ logreg     31-d Bayesian logistic regression on the breast-cancer data,         
 icg_stiff  4-d Gaussian, condition number 16, gradient-noise variance 16            analytic     thorough
 mesquite   posteriordb's log-log regression of mesquite weights (8-d), minibatches posteriordb   external
            of 8 of 46
-gauss_mix  posteriordb's two-component normal mixture (5-d), minibatches of 32 of   posteriordb  external
+gauss_mix  posteriordb's two-component normal mixture (5-d), minibatches of 100 of  posteriordb  external
            1000
 schools    posteriordb's non-centred eight schools (10-d), exact gradients          posteriordb  external
 brownian   Inference Gym's Brownian motion with missing middle observations (30-d),  Inference    external
@@ -83,8 +83,8 @@ TARGETS = (
                                                  "noise_batch_size": 8},
                      "posteriordb mesquite log-log regression, 8-d, minibatches of 8 of 46", level=EXTERNAL),
     ValidationTarget("gauss_mix", "posteriordb", {"posterior": "low_dim_gauss_mix-low_dim_gauss_mix",
-                                                  "noise": "minibatch", "noise_batch_size": 32},
-                     "posteriordb two-component normal mixture, 5-d, minibatches of 32 of 1000", level=EXTERNAL),
+                                                  "noise": "minibatch", "noise_batch_size": 100},
+                     "posteriordb two-component normal mixture, 5-d, minibatches of 100 of 1000", level=EXTERNAL),
     ValidationTarget("schools", "posteriordb", {"posterior": "eight_schools-eight_schools_noncentered"},
                      "posteriordb non-centred eight schools, 10-d, exact gradients", level=EXTERNAL),
     ValidationTarget("brownian", "inference_gym", {"model": "brownian_motion"},
