@@ -20,18 +20,14 @@ import jax.numpy as jnp
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from case_record import append, arguments, finished  # noqa: E402
+from nuts_cases import RUNNERS, SETTINGS, run  # noqa: E402
 
 from sgbench import targets  # noqa: E402
 from sgbench.reference import agreement
-from sgbench.reference.blackjax_nuts import run_blackjax  # noqa: E402
 from sgbench.reference.metrics import moment_mcse  # noqa: E402
-from sgbench.reference.nuts import run_numpyro  # noqa: E402
 from sgbench.targets.inference_gym import MODELS  # noqa: E402
 
 RECORD = Path(__file__).resolve().parent / "records.jsonl"
-RUNNERS = {"numpyro": run_numpyro, "blackjax": run_blackjax}
-SETTINGS = dict(num_chains=4, num_warmup=1000, num_draws=2500, seed=0, target_accept=0.9)
 SLOWEST = ("item_response_theory", "stochastic_volatility", "log_gaussian_cox_process")
 
 
@@ -78,25 +74,7 @@ def measure(model: str, backend: str) -> dict:
 
 
 def main(argv=None):
-    args = arguments(__doc__.splitlines()[0], argv)
-    done = finished(RECORD)
-    if not args.summary:
-        for model in sorted(MODELS, key=lambda name: name in SLOWEST):  # the slowest last
-            for backend in RUNNERS:
-                case = f"{model}/{backend}"
-                if case in done or (args.only and case not in args.only and model not in args.only):
-                    continue
-                row = measure(model, backend)
-                append(RECORD, row)
-                done[case] = row
-                print(f"{case}: {'agrees' if row['passed'] else 'DISAGREES'} (max |z| {row['max_abs_z']} vs "
-                      f"{row['threshold']}, worst {row['worst']}; {row['divergences']} divergences, "
-                      f"{row['seconds']} s, {row['gradient_ms']} ms a gradient)", flush=True)
-    for row in done.values():
-        print(f"{row['case']:45s} {'agrees' if row['passed'] else 'DISAGREES':9s} max|z| {row['max_abs_z']:7.2f} "
-              f"/ {row['threshold']:.2f}  worst {row['worst']:34s} div {row['divergences']:5d}  {row['seconds']} s  "
-              f"{row['gradient_ms']} ms/grad")
-    print(f"{sum(r['passed'] for r in done.values())} of {len(done)} agree")
+    run(__doc__.splitlines()[0], RECORD, sorted(MODELS, key=lambda name: name in SLOWEST), measure, argv)
 
 
 if __name__ == "__main__":

@@ -19,17 +19,13 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from case_record import append, arguments, finished  # noqa: E402
+from nuts_cases import RUNNERS, SETTINGS, run  # noqa: E402
 
 from sgbench import targets  # noqa: E402
 from sgbench.reference import agreement, store  # noqa: E402
-from sgbench.reference.blackjax_nuts import run_blackjax  # noqa: E402
-from sgbench.reference.nuts import run_numpyro  # noqa: E402
 from sgbench.targets.posteriordb import POSTERIORS  # noqa: E402
 
 RECORD = Path(__file__).resolve().parent / "records.jsonl"
-RUNNERS = {"numpyro": run_numpyro, "blackjax": run_blackjax}
-SETTINGS = dict(num_chains=4, num_warmup=1000, num_draws=2500, seed=0, target_accept=0.9)
 
 
 def flat_quantities(quantities: dict, shape) -> np.ndarray:
@@ -58,24 +54,8 @@ def measure(posterior: str, backend: str) -> dict:
 
 
 def main(argv=None):
-    args = arguments(__doc__.splitlines()[0], argv)
-    done = finished(RECORD)
-    if not args.summary:
-        for posterior in sorted(POSTERIORS, key=lambda name: name.startswith("diamonds")):  # the slowest last
-            for backend in RUNNERS:
-                case = f"{posterior}/{backend}"
-                if case in done or (args.only and case not in args.only and posterior not in args.only):
-                    continue
-                row = measure(posterior, backend)
-                append(RECORD, row)
-                done[case] = row
-                print(f"{case}: {'agrees' if row['passed'] else 'DISAGREES'} (max |z| {row['max_abs_z']} vs "
-                      f"{row['threshold']}, worst {row['worst']}; {row['divergences']} divergences, "
-                      f"{row['seconds']} s)", flush=True)
-    for row in done.values():
-        print(f"{row['case']:55s} {'agrees' if row['passed'] else 'DISAGREES':9s} max|z| {row['max_abs_z']:6.2f} "
-              f"/ {row['threshold']:.2f}  worst {row['worst']:22s} div {row['divergences']:4d}  {row['seconds']} s")
-    print(f"{sum(r['passed'] for r in done.values())} of {len(done)} agree")
+    slowest_last = sorted(POSTERIORS, key=lambda name: name.startswith("diamonds"))
+    run(__doc__.splitlines()[0], RECORD, slowest_last, measure, argv)
 
 
 if __name__ == "__main__":

@@ -16,19 +16,19 @@ import jax.numpy as jnp
 import jax.scipy.stats as stats
 from jax.nn import softplus
 
-from sgbench.targets._jax_likelihood import JaxLikelihood
 from sgbench.targets.inference_gym._structure import Layout
 
 
-def item_response_likelihood(layout: Layout) -> JaxLikelihood:
-    """The model's prior and per-answer likelihood on the flat position of ``layout``.
+def item_response_likelihood(layout: Layout) -> tuple:
+    """The model's prior and per-answer likelihood on the flat position of ``layout``, as
+    ``JaxPerDatumTarget.split_likelihood`` takes them.
 
     Args:
         layout: the model's event layout (leaves ``centered_student_ability``, ``mean_student_ability``,
             ``question_difficulty``; all unconstrained, so no Jacobian).
 
     Returns:
-        the :class:`JaxLikelihood`.
+        (log_prior, log_term, data).
     """
     data = importlib.import_module("inference_gym.dynamic.backend_jax.internal.data").synthetic_item_response_theory()
 
@@ -46,6 +46,6 @@ def item_response_likelihood(layout: Layout) -> JaxLikelihood:
                  - p["question_difficulty"][datum["question"]])
         return datum["correct"] * logit - softplus(logit)
 
-    return JaxLikelihood(log_prior, log_term, {
+    return log_prior, log_term, {
         "student": data["train_student_ids"], "question": data["train_question_ids"],
-        "correct": jnp.asarray(data["train_correct"], dtype=jnp.float64)})
+        "correct": jnp.asarray(data["train_correct"], dtype=jnp.float64)}

@@ -20,7 +20,8 @@ import numpy as np
 from sgbench import targets
 from sgbench.base.arguments import one_of
 from sgbench.targets._contract import NoExactSamplerError
-from sgbench.targets._jax_likelihood import JaxPerDatumTarget, evaluate
+from sgbench.targets._jax_density import JaxDensityTarget
+from sgbench.targets._jax_likelihood import JaxPerDatumTarget
 from sgbench.targets.inference_gym._item_response import item_response_likelihood
 from sgbench.targets.inference_gym._models import MODELS, construct
 from sgbench.targets.inference_gym._structure import Layout, flatten, leaves
@@ -32,7 +33,7 @@ PROBES = (0.37, -0.61)
 
 
 @targets.register("inference_gym")
-class InferenceGymTarget(JaxPerDatumTarget):
+class InferenceGymTarget(JaxPerDatumTarget, JaxDensityTarget):
     """``model``: one of ``MODELS`` (default ``"eight_schools"``); ``noise`` (default ``"none"``: the exact gradient;
     ``"minibatch"`` for ``item_response_theory``, whose likelihood is split per answer) and its ``noise_*``.
     Needs the gym extra (``_models.GYM_EXTRA``)."""
@@ -57,10 +58,10 @@ class InferenceGymTarget(JaxPerDatumTarget):
         self.truth = restricted(self.quantity_truth, np.where(self.known, matches, -1),
                                 self.quantity_truth.source + ", on the unconstrained coordinates it states")
         self._start = self._start_from(matches)
-        self.likelihood = item_response_likelihood(self.layout) if model == "item_response_theory" else None
+        if model == "item_response_theory":
+            self.split_likelihood(*item_response_likelihood(self.layout))
         self.noise = make_noise(noise, self, **noise_params)
-        self._log_density = jax.jit(jnp.vectorize(self._unconstrained_log_density, signature="(d)->()"))
-        self._grad = jax.jit(jnp.vectorize(jax.grad(self._unconstrained_log_density), signature="(d)->(d)"))
+        self.compile_density()
         self._quantities = jax.jit(jax.vmap(lambda u: flatten(transformation(self.constrain(u)[0]))))
         self.params = dict(model=model, **self.noise_params())
 
@@ -119,28 +120,6 @@ class InferenceGymTarget(JaxPerDatumTarget):
         start = np.concatenate([np.asarray(bijector.inverse(piece), dtype=np.float64).reshape(-1)
                                 for bijector, piece in zip(self.bijectors, pieces, strict=True)])
         return np.where(np.isfinite(start), start, 0.0)
-
-    def logdensity(self, x):
-        """The log density on the unconstrained space (up to the model's normaliser).
-
-        Args:
-            x: a position, shape (dim,), or positions with leading batch axes, (..., dim).
-
-        Returns:
-            shape ``x.shape[:-1]``: a NumPy array for NumPy input, a JAX array (traceable) for JAX input.
-        """
-        return evaluate(self._log_density, x)
-
-    def grad_logdensity(self, x):
-        """``jax.grad`` of :meth:`logdensity`.
-
-        Args:
-            x: a position, shape (dim,), or positions with leading batch axes, (..., dim).
-
-        Returns:
-            the gradient, shape of ``x`` (NumPy for NumPy input).
-        """
-        return evaluate(self._grad, x)
 
     def quantities(self, x) -> np.ndarray:
         """Inference Gym's quantities (those its truth states, ``quantity_coordinates``) at positions ``x``.

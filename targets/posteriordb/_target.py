@@ -26,7 +26,8 @@ import numpy as np
 from sgbench import targets
 from sgbench.base.arguments import one_of
 from sgbench.base.backend import constant
-from sgbench.targets._jax_likelihood import JaxLikelihood, JaxPerDatumTarget, evaluate
+from sgbench.targets._jax_density import JaxDensityTarget
+from sgbench.targets._jax_likelihood import JaxPerDatumTarget
 from sgbench.targets._truth import Truth
 from sgbench.targets.noise import make_noise
 from sgbench.targets.posteriordb import _files
@@ -74,7 +75,7 @@ def truth_of_draws(draws: np.ndarray, source: str) -> Truth:
 
 
 @targets.register("posteriordb")
-class PosteriordbTarget(JaxPerDatumTarget):
+class PosteriordbTarget(JaxPerDatumTarget, JaxDensityTarget):
     """``posterior``: one of the ten shipped posteriordb posteriors (``POSTERIORS``; default the non-centred
     eight schools), or with ``model`` any posterior of ``clone`` that has reference draws; ``clone``: a local clone
     of posteriordb to read its data and reference draws from instead of the shipped copies (default None);
@@ -110,11 +111,10 @@ class PosteriordbTarget(JaxPerDatumTarget):
         self.truth = truth_of_draws(self.reference_positions, f"posteriordb reference draws of {posterior} "
                                                               f"({chains} chains x {draws}, Stan NUTS), unconstrained")
         if self.model.log_term is not None:
-            self.likelihood = JaxLikelihood(self._unconstrained_log_prior, self._unconstrained_log_term,
-                                            {key: self.data[key] for key in self.model.datum_keys})
+            self.split_likelihood(self._unconstrained_log_prior, self._unconstrained_log_term,
+                                  {key: self.data[key] for key in self.model.datum_keys})
         self.noise = make_noise(noise, self, **noise_params)
-        self._log_density = jax.jit(jnp.vectorize(self._unconstrained_log_density, signature="(d)->()"))
-        self._grad = jax.jit(jnp.vectorize(jax.grad(self._unconstrained_log_density), signature="(d)->(d)"))
+        self.compile_density()
         self.params = dict(posterior=posterior, clone=None if clone is None else str(clone),
                            **({} if model is MODELS.get(posterior) else {"model": model}), **self.noise_params())
 
@@ -129,28 +129,6 @@ class PosteriordbTarget(JaxPerDatumTarget):
 
     def _unconstrained_log_term(self, u, datum):
         return self.model.log_term(self.model.constrain(u)[0], datum)
-
-    def logdensity(self, x):
-        """The log density on the unconstrained space (up to the posterior's unknown normaliser).
-
-        Args:
-            x: a position, shape (dim,), or positions with leading batch axes, (..., dim).
-
-        Returns:
-            shape ``x.shape[:-1]``: a NumPy array for NumPy input, a JAX array (traceable) for JAX input.
-        """
-        return evaluate(self._log_density, x)
-
-    def grad_logdensity(self, x):
-        """``jax.grad`` of :meth:`logdensity`.
-
-        Args:
-            x: a position, shape (dim,), or positions with leading batch axes, (..., dim).
-
-        Returns:
-            the gradient, shape of ``x`` (NumPy for NumPy input).
-        """
-        return evaluate(self._grad, x)
 
     def quantities(self, x) -> dict[str, np.ndarray]:
         """The reference draws' quantities (parameters and transformed parameters, constrained) at positions ``x``.
