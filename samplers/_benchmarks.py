@@ -31,6 +31,8 @@ GATE_TARGETS = ("icg4", "icg4_stiff")
 # Gate cells that can be declared heavy-tailed: every icg4 cell, the icg4 cells with exact gradients
 # (the full suite's), the linreg cell.
 HEAVY_TAILED_CELLS = ("icg4", "icg4_exact", "linreg")
+# The full suite's external posteriors (posteriordb's, with minibatches; their presets in sgbench.bench.gate.cells).
+EXTERNAL_GATE_TARGETS = ("mesquite", "gauss_mix")
 
 # Step-size schedules of the equivalence settings, shared so that every sampler's schedules are the same.
 DECAY = {"kind": "polynomial_decay", "offset": 1.0, "exponent": 0.55}
@@ -81,6 +83,9 @@ class GateSettings:
         icg4: hyperparameters on ``icg4``, with a ``step_size`` (the full suite multiplies it by
             ``large_step_scale``).
         linreg: hyperparameters on ``linreg`` (minibatches, N/B = 5); None for a full-batch method.
+        posteriors: for a minibatch method, hyperparameters on each external posterior of the full suite, by key
+            (``mesquite`` and ``gauss_mix``, posteriordb's, minibatches; ``sgbench.bench.gate.cells``), with a
+            ``step_size`` (``reports/gate_external/choose_steps.py`` says how each was chosen).
         variants: :class:`GateVariant` cells where a setting the main cell does not exercise matters.
         exact_law: hyperparameters of cells checked against the exact discrete law
             (``sgbench.bench.gate.exact_law``): only for a sampler that declares its ``linear_law``
@@ -101,6 +106,7 @@ class GateSettings:
 
     icg4: dict
     linreg: dict | None = None
+    posteriors: dict | None = None
     variants: tuple[GateVariant, ...] = ()
     exact_law: tuple[dict, ...] = ()
     heavy_tailed: tuple[str, ...] = ()
@@ -115,6 +121,14 @@ class GateSettings:
                              f"got {self.icg4!r}")
         if self.linreg is not None:
             _hyperparameters("gate.linreg", self.linreg)
+        if self.posteriors is not None:
+            if not isinstance(self.posteriors, dict) or set(self.posteriors) != set(EXTERNAL_GATE_TARGETS):
+                raise ValueError(f"benchmark setting gate.posteriors must give hyperparameters for each of "
+                                 f"{', '.join(EXTERNAL_GATE_TARGETS)}, got {self.posteriors!r}")
+            for key, params in self.posteriors.items():
+                if "step_size" not in _hyperparameters(f"gate.posteriors[{key!r}]", params):
+                    raise ValueError(f"benchmark setting gate.posteriors[{key!r}] must give a step_size, "
+                                     f"got {params!r}")
 
         def variant(field, value):
             if not isinstance(value, GateVariant):

@@ -96,6 +96,8 @@ benchmarks = samplers.BenchmarkSettings(
     gate=samplers.GateSettings(
         icg4={"step_size": 0.04, "schedule": _GATE_CYCLES, "exploration_fraction": 0.25},
         linreg={"step_size": 2e-3, "schedule": _GATE_CYCLES, "exploration_fraction": 0.25},
+        posteriors={"mesquite": {"step_size": 0.000517, "schedule": _GATE_CYCLES, "exploration_fraction": 0.25},
+                    "gauss_mix": {"step_size": 4.29e-05, "schedule": _GATE_CYCLES, "exploration_fraction": 0.25}},
     ),
     equivalence=(
         dict(step_size=3e-3, schedule=CYCLES),

@@ -168,6 +168,8 @@ benchmarks = samplers.BenchmarkSettings(
     gate=samplers.GateSettings(
         icg4={"step_size": 0.02},
         linreg={"step_size": 1e-3},
+        posteriors={"mesquite": {"step_size": 0.008},
+                    "gauss_mix": {"step_size": 0.008}},
         exact_law=({"step_size": 0.02, "smoothing": 1.0, "initial_square_average": 4.0},),
         heavy_tailed=("icg4", "linreg"),
         num_burnin=5200,

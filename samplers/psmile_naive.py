@@ -23,7 +23,9 @@ from sgbench.samplers._stochastic_microcanonical import (  # noqa: F401  (parts 
 # Equivalence: the noise-free microcanonical flow is chaotic at larger steps (smile_naive.py), and with the
 # preconditioner, whose sigma then measures no noise.
 benchmarks = samplers.BenchmarkSettings(
-    gate=samplers.GateSettings(icg4={"step_size": 0.2}, linreg={"step_size": 0.02}, heavy_tailed=("icg4_exact",),
+    gate=samplers.GateSettings(icg4={"step_size": 0.2}, linreg={"step_size": 0.02},
+                               posteriors={"mesquite": {"step_size": 0.0288}, "gauss_mix": {"step_size": 0.00828}},
+                               heavy_tailed=("icg4_exact",),
                                num_burnin=6500),
     equivalence=(
         dict(step_size=0.1),

@@ -35,6 +35,8 @@ benchmarks = samplers.BenchmarkSettings(
     gate=samplers.GateSettings(
         icg4={"step_size": 0.005, "friction": 50.0, "expanded_friction": 5.0},
         linreg={"step_size": 2e-4, "friction": 50.0, "expanded_friction": 5.0},
+        posteriors={"mesquite": {"step_size": 5.17e-05, "friction": 50.0, "expanded_friction": 5.0},
+                    "gauss_mix": {"step_size": 4.29e-06, "friction": 50.0, "expanded_friction": 5.0}},
         heavy_tailed=("linreg",),
         num_burnin=11000,
     ),

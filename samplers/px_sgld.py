@@ -24,7 +24,8 @@ from sgbench.samplers.px import px
 # layer. Speed and asv: smaller steps than SGLD's, since the expansion's preconditioning makes them diverge
 # (1e-2, and 1e-3 within 10^5 steps); the BNN overhead figure is bench/perf/px_overhead.py.
 benchmarks = samplers.BenchmarkSettings(
-    gate=samplers.GateSettings(icg4={"step_size": 0.005}, linreg={"step_size": 2e-4}),
+    gate=samplers.GateSettings(icg4={"step_size": 0.005}, linreg={"step_size": 2e-4},
+                               posteriors={"mesquite": {"step_size": 5.17e-05}, "gauss_mix": {"step_size": 4.29e-06}}),
     equivalence=(
         dict(step_size=1e-3),
         dict(step_size=2e-4, temperature=0.5, schedule=DECAY, expansion=(2, 1), low_rank=2, prior_scale=0.5),

@@ -26,6 +26,8 @@ benchmarks = samplers.BenchmarkSettings(
     gate=samplers.GateSettings(
         icg4={"step_size": 0.1, "form": "practical", "friction": 3.0},
         linreg={"step_size": 5e-3, "form": "practical", "friction": 3.0},
+        posteriors={"mesquite": {"step_size": 0.00129, "form": "practical", "friction": 3.0},
+                    "gauss_mix": {"step_size": 0.000107, "form": "practical", "friction": 3.0}},
         exact_law=({"step_size": 0.1, "form": "practical", "friction": 3.0},),
     ),
     equivalence=(

@@ -181,6 +181,8 @@ benchmarks = samplers.BenchmarkSettings(
     gate=samplers.GateSettings(
         icg4={"step_size": 0.05},
         linreg={"step_size": 5e-3},
+        posteriors={"mesquite": {"step_size": 0.00129},
+                    "gauss_mix": {"step_size": 0.000107}},
         heavy_tailed=("icg4_exact", "linreg"),
         num_burnin=8000,
     ),

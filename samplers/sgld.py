@@ -135,6 +135,8 @@ benchmarks = samplers.BenchmarkSettings(
     gate=samplers.GateSettings(
         icg4={"step_size": 0.02},
         linreg={"step_size": 1e-3},
+        posteriors={"mesquite": {"step_size": 0.000258},
+                    "gauss_mix": {"step_size": 2.14e-05}},
         variants=(samplers.GateVariant("welling_teh", {"step_size": 0.04, "convention": "welling_teh"}),),
         exact_law=({"step_size": 0.02}, {"step_size": 0.04, "convention": "welling_teh"}),
     ),

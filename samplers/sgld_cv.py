@@ -24,7 +24,9 @@ from sgbench.samplers import control_variates, sgld
 from sgbench.samplers._benchmarks import DECAY
 
 benchmarks = samplers.BenchmarkSettings(
-    gate=samplers.GateSettings(icg4={"step_size": 0.02}, linreg={"step_size": 1e-3}, exact_law=({"step_size": 0.02},)),
+    gate=samplers.GateSettings(icg4={"step_size": 0.02}, linreg={"step_size": 1e-3},
+                               posteriors={"mesquite": {"step_size": 0.000258}, "gauss_mix": {"step_size": 2.14e-05}},
+                               exact_law=({"step_size": 0.02},)),
     equivalence=(
         dict(step_size=1e-3),
         dict(step_size=2e-3, temperature=0.3, schedule=DECAY, centre=[0.1] * 10),

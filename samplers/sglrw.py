@@ -132,6 +132,8 @@ benchmarks = samplers.BenchmarkSettings(
     gate=samplers.GateSettings(
         icg4={"step_size": 0.02},
         linreg={"step_size": 1e-3},
+        posteriors={"mesquite": {"step_size": 0.000258},
+                    "gauss_mix": {"step_size": 2.14e-05}},
         variants=(samplers.GateVariant("stiff", {"step_size": 0.05}, "icg4_stiff"),),
     ),
     equivalence=(

@@ -193,6 +193,8 @@ benchmarks = samplers.BenchmarkSettings(
     gate=samplers.GateSettings(
         icg4={"step_size": 0.1, "form": "practical", "diffusion": 2.0},
         linreg={"step_size": 5e-3, "form": "practical", "diffusion": 2.0},
+        posteriors={"mesquite": {"step_size": 0.00129, "form": "practical", "diffusion": 2.0},
+                    "gauss_mix": {"step_size": 0.000107, "form": "practical", "diffusion": 2.0}},
         # practical SGNHT diverges at twice the step (1781 of 2048 chains at h = 0.2; none of 2048
         # at 0.15, 0.16, 0.175 or 0.185)
         large_step_scale=1.5,

@@ -23,6 +23,7 @@ from sgbench.samplers._stochastic_microcanonical import (  # noqa: F401  (parts 
 # 145 and 110 in the design runs). Equivalence: the noise-free flow is chaotic at larger steps (smile_naive.py).
 benchmarks = samplers.BenchmarkSettings(
     gate=samplers.GateSettings(icg4={"step_size": 0.2}, linreg={"step_size": 0.02},
+                               posteriors={"mesquite": {"step_size": 0.0288}, "gauss_mix": {"step_size": 0.00828}},
                                heavy_tailed=("icg4_exact", "linreg"), stationary=False),
     equivalence=(
         dict(step_size=0.05),

@@ -21,7 +21,8 @@ from sgbench.samplers._stochastic_microcanonical import (  # noqa: F401  (parts 
 # Equivalence: without refreshment and noise the microcanonical flow is chaotic (rounding differences grow
 # past 1e-10 within 1000 steps at larger steps); these settings keep the noise-free paths comparable.
 benchmarks = samplers.BenchmarkSettings(
-    gate=samplers.GateSettings(icg4={"step_size": 0.2}, linreg={"step_size": 0.02}),
+    gate=samplers.GateSettings(icg4={"step_size": 0.2}, linreg={"step_size": 0.02},
+                               posteriors={"mesquite": {"step_size": 0.0288}, "gauss_mix": {"step_size": 0.00828}}),
     equivalence=(
         dict(step_size=0.1),
         dict(step_size=0.2, integrator="leapfrog"),

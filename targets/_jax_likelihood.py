@@ -3,7 +3,8 @@ r"""A per-datum likelihood written in JAX (``sgbench.targets._per_datum``), its 
 ``log_prior(u)`` is the log prior on the target's position (the log Jacobian of an unconstrained
 parameterisation included) and ``log_term(u, datum)`` the log likelihood of one datum, ``datum`` a dict of one
 row of each array of ``data`` (arrays with a leading data axis of length N). Floating data take the position's
-dtype (a float32 chain stays float32); integer data (indices into parameters) stay integers. The methods take one
+dtype (a float32 chain stays float32); integer data (indices into parameters) are int32, JAX's integer in either
+precision mode. The methods take one
 position (dim,) and data ``indices`` (an integer array, repeats counted; None: all N data), as
 ``PerDatumTarget``'s do, and return NumPy float64 for NumPy input (``sgbench.targets._jax_density.evaluate``).
 """
@@ -32,7 +33,8 @@ class JaxPerDatumTarget(PerDatumTarget):
             log_term: ``(u, datum) -> log likelihood of one datum``.
             data: name -> array with a leading data axis.
         """
-        data = {key: jnp.asarray(value) for key, value in data.items()}
+        data = {key: jnp.asarray(value, dtype=jnp.int32) if np.issubdtype(np.asarray(value).dtype, np.integer)
+                else jnp.asarray(value) for key, value in data.items()}  # indices: int32 in either mode
         size = int(next(iter(data.values())).shape[0])
 
         def rows(u, indices):

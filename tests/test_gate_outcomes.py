@@ -71,3 +71,13 @@ def test_every_cell_that_must_forget_was_designed_with_twice_the_warmup_the_rule
         if cell.must_forget:
             tau = design_bias.of_cell(cell, document)["autocorrelation_steps"]
             assert cell.num_burnin >= 2 * FORGET_TIMES * tau, (cell.name, cell.num_burnin, tau)
+
+
+def test_every_minibatch_sampler_has_cells_on_two_external_posteriors_in_the_full_suite():
+    from sgbench import samplers
+
+    minibatch = {s for s in samplers.names() if samplers.benchmark_settings(s).gate.linreg is not None}
+    external = [c for c in suite("full") if c.target == "posteriordb"]
+    assert {c.sampler for c in external} == minibatch
+    assert {(c.sampler, c.label) for c in external} == {(s, k) for s in minibatch for k in ("mesquite", "gauss_mix")}
+    assert not [c for c in QUICK if c.target == "posteriordb"]  # the CI gate keeps its time

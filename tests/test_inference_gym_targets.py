@@ -98,6 +98,10 @@ def test_the_item_response_split_is_inference_gym_s_density_and_its_minibatch_is
                         noise_batch_size=target.num_data)
     np.testing.assert_allclose(whole.stochastic_grad(x, {"indices": np.arange(target.num_data)}),
                                whole.grad_logdensity(x), rtol=1e-4, atol=1e-3)
+    minibatch = targets.get("inference_gym", model="item_response_theory", noise="minibatch", noise_batch_size=32)
+    with jax.enable_x64(False):  # a float32 chain: the indices are int32 and so are the data's
+        grad = jax.jit(minibatch.stochastic_grad)(jnp.asarray(x, dtype=jnp.float32), {"indices": jnp.arange(32)})
+    assert grad.dtype == jnp.float32 and np.all(np.isfinite(grad))
 
 
 def test_a_model_without_a_per_datum_likelihood_refuses_minibatch_noise():
