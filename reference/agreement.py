@@ -13,6 +13,8 @@ import dataclasses
 import numpy as np
 from scipy import stats
 
+from sgbench.reference.metrics import moment_mcse
+
 
 @dataclasses.dataclass(frozen=True)
 class Agreement:
@@ -25,6 +27,16 @@ class Agreement:
     @property
     def passed(self) -> bool:
         return self.max_abs_z <= self.threshold
+
+
+def moments(draws) -> dict:
+    """What :func:`compare` reads of ``draws`` (chains, draws, dim): E[x] and E[x^2] with their ArviZ Monte Carlo
+    standard errors (``store.summarize`` gives them too, beside a covariance whose products take dim^2 the memory)."""
+    x = np.asarray(draws, dtype=np.float64)
+    flat = x.reshape(-1, x.shape[-1])
+    se = moment_mcse(x)
+    return {"mean": flat.mean(0), "mean_se": se.mean, "second_moment": (flat**2).mean(0),
+            "second_moment_se": se.second_moment}
 
 
 def compare(new: dict, old: dict, alpha: float = 1e-3) -> Agreement:

@@ -3,7 +3,7 @@
 Each model: 4 chains of 1000 adaptation steps and 2500 draws (target acceptance 0.9) on the unconstrained target,
 mapped to the quantities Inference Gym's truth states (``target.quantities``). Every E[q] and E[q^2] is z-tested
 (``sgbench.reference.agreement.compare``) with the suite's Monte Carlo standard errors (ArviZ ESS-based,
-``sgbench.reference.store.summarize``) and Inference Gym's (the mean's stated; E[q^2]'s the Gaussian allowance of
+``sgbench.reference.agreement.moments``) and Inference Gym's (the mean's stated; E[q^2]'s the Gaussian allowance of
 ``sgbench.targets.inference_gym._truth``), Bonferroni at a family rate of 0.001 per model and backend. Each record
 also holds the cost of one jitted gradient (float64, one position; the median of 50 after one warm call).
 
@@ -24,20 +24,10 @@ from nuts_cases import RUNNERS, SETTINGS, run  # noqa: E402
 
 from sgbench import targets  # noqa: E402
 from sgbench.reference import agreement
-from sgbench.reference.metrics import moment_mcse  # noqa: E402
 from sgbench.targets.inference_gym import MODELS  # noqa: E402
 
 RECORD = Path(__file__).resolve().parent / "records.jsonl"
 SLOWEST = ("item_response_theory", "stochastic_volatility", "log_gaussian_cox_process")
-
-
-def moments(draws) -> dict:
-    """E[q] and E[q^2] of ``draws`` (chains, draws, q) with their ArviZ standard errors (not ``store.summarize``,
-    whose covariance products of 501 coordinates would need 20 GB)."""
-    flat = draws.reshape(-1, draws.shape[-1])
-    se = moment_mcse(draws)
-    return {"mean": flat.mean(0), "mean_se": se.mean, "second_moment": (flat**2).mean(0),
-            "second_moment_se": se.second_moment}
 
 
 def gradient_seconds(target) -> float:
@@ -64,7 +54,7 @@ def measure(model: str, backend: str) -> dict:
     truth = target.quantity_truth
     theirs = {"mean": truth.mean, "mean_se": truth.mean_se, "second_moment": truth.second_moment,
               "second_moment_se": truth.second_moment_se}
-    test = agreement.compare(moments(ours), theirs, alpha=1e-3)
+    test = agreement.compare(agreement.moments(ours), theirs, alpha=1e-3)
     kind, index = test.worst.split("[")
     return {"case": f"{model}/{backend}", "model": model, "backend": backend, "passed": test.passed,
             "max_abs_z": round(test.max_abs_z, 3), "threshold": round(test.threshold, 3),
