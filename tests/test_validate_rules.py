@@ -280,3 +280,25 @@ def test_an_autocorrelation_time_at_the_window_resolution_does_not_show_forgetti
     assert not strict.forgot and "a longer scored window (--steps) would decide" in strict.describe()
     fix = remedy(_evidence(travel=strict), Resolution(0.1))
     assert fix.kind == "warmup" and fix.steps == 22032 and fix.amount == 22042
+
+
+@pytest.mark.parametrize(("first", "last", "forgot", "expected"), [
+    ((4000, 0.57), (9832, 1.04), False, False),  # a correct SGLD still relaxing on the item response model (measured)
+    ((2000, 14.5), (5385, 43.3), False, True),  # blackjax's SGHMC with L = 1, a random walk (measured)
+    ((4000, 0.05), (8000, 0.09), True, True),  # grew after the chains had forgotten their start
+    ((4000, 0.05), (8000, 0.0502), True, False),  # no significant growth
+])
+def test_a_variance_grows_without_a_stationary_law_only_when_no_relaxing_chain_would(first, last, forgot, expected):
+    """The rule of ``Session._unstationary``: a significant growth (standard errors 0.005 here) is FAILED after the
+    chains forgot their start, or at least half as fast as a random walk's; a slower growth of chains that did not
+    forget is a relaxation."""
+    import types
+
+    from sgbench.bench.validate.session import Session
+
+    se = np.full(1, 0.005)
+    runs = types.SimpleNamespace(
+        warmups=[(first[0], (np.full(1, first[1]), se), forgot), (last[0], (np.full(1, last[1]), se), False)],
+        plan=types.SimpleNamespace(cell=types.SimpleNamespace(heavy_tailed=False, num_steps=4000)))
+    found = Session._unstationary(None, runs, alpha=1e-3)
+    assert (found is not None) == expected, found
