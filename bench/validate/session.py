@@ -195,7 +195,8 @@ class Session:
         if p.reference is not None and not runs.candidate.travel().still:
             runs.reference = self._run(p.key, p.reference, f"suite {self.claim.name}", candidate=False,
                                        groups=REFERENCE_GROUPS)
-        runs.warmups.append((p.cell.num_burnin, self._variance_errors(runs), runs.candidate.travel().forgot))
+        runs.warmups.append((p.cell.num_burnin, self._variance_errors(runs),
+                             dataclasses.replace(runs.candidate.travel(), strict=True).forgot))
 
     def _variance_errors(self, runs: _Runs):
         """The candidate's per-coordinate r over its healthy chains and their standard errors."""
