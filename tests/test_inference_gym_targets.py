@@ -152,7 +152,7 @@ def test_nuts_agrees_with_the_truth_and_a_wrong_or_misaligned_truth_fails(built)
 
 @pytest.mark.statistical
 @pytest.mark.parametrize("model", ["brownian_motion", "lorenz_bridge", "lorenz_bridge_unknown_scales",
-                                   "stochastic_volatility", "log_gaussian_cox_process", "item_response_theory"])
+                                   "stochastic_volatility", "item_response_theory"])
 def test_nuts_agrees_with_the_truth_of_every_nuts_truth_model(model):
     target = targets.get("inference_gym", model=model)
     test = nuts_against(target, target.quantity_truth, num_draws=2500)
