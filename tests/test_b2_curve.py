@@ -87,3 +87,16 @@ def test_bad_inputs_name_the_parameter():
         gradient_evaluations_to_threshold([0.5, 0.001, 0.0], [10, 20])
     with pytest.raises(ValueError, match="threshold must be a finite number > 0"):
         gradient_evaluations_to_threshold([0.5, 0.001], [10, 20], threshold=0.0)
+
+
+def test_b2_reduces_over_the_coordinates_the_truth_states():
+    import dataclasses
+
+    truth = Truth.of_gaussian(np.zeros(3), np.eye(3))  # E[x^2] = 1, Var[x^2] = 2
+    estimate = np.array([1.2, 1.4, 9.0])
+    partial = dataclasses.replace(truth, second_moment=np.array([1.0, 1.0, np.nan]),
+                                  second_moment_var=np.array([2.0, 2.0, np.nan]))
+    np.testing.assert_allclose(b2(estimate, partial), (0.2**2 + 0.4**2) / 2 / 2)
+    np.testing.assert_allclose(b2(estimate, partial, "max"), 0.4**2 / 2)
+    none = dataclasses.replace(truth, second_moment_var=np.full(3, np.nan))
+    assert np.isnan(b2(estimate, none))

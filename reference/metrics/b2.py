@@ -28,7 +28,8 @@ REDUCTIONS = {"mean": np.mean, "max": np.max}
 @register("b2")
 def b2(second_moment, truth, over_dims: str = "mean"):
     """:math:`b^2` of estimates ``second_moment`` (..., dim) of E[x^2], reduced ``over_dims``
-    ("mean", "max", or "none" for per-dimension values).
+    ("mean", "max", or "none" for per-dimension values) over the coordinates the truth states (an external truth
+    may leave some unstated: NaN; none stated gives NaN).
 
     Args:
         second_moment: estimates of E[x^2], shape (..., dim).
@@ -49,7 +50,11 @@ def b2(second_moment, truth, over_dims: str = "mean"):
     per_dim = (second_moment - truth.second_moment) ** 2 / truth.second_moment_var
     if over_dims == "none":
         return per_dim
-    return REDUCTIONS[one_of("over_dims", over_dims, set(REDUCTIONS) | {"none"})](per_dim, axis=-1)
+    reduce = REDUCTIONS[one_of("over_dims", over_dims, set(REDUCTIONS) | {"none"})]
+    stated = np.isfinite(truth.second_moment) & np.isfinite(truth.second_moment_var)
+    if not stated.any():
+        return np.full(per_dim.shape[:-1], np.nan)
+    return reduce(per_dim[..., stated], axis=-1)
 
 
 def _std(values) -> float:

@@ -7,7 +7,9 @@ standard errors of the means); of the last three: analytic (no standard errors).
 
 from __future__ import annotations
 
+import contextlib
 import importlib
+import warnings
 
 GYM_EXTRA = "python -m pip install 'sgmcmc-bench[gym]'"
 
@@ -55,3 +57,12 @@ def construct(model: str):
     """
     class_name, settings = CONSTRUCTORS[model]
     return getattr(gym().targets, class_name)(**settings)
+
+
+@contextlib.contextmanager
+def quiet():
+    """TensorFlow Probability's own deprecation warnings silenced for the duration (its JAX backend calls JAX in ways
+    JAX deprecates; nothing a user of the suite can act on), without touching the global warning filters."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", category=DeprecationWarning, module=r"tensorflow_probability\.")
+        yield

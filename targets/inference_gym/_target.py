@@ -23,7 +23,7 @@ from sgbench.targets._contract import NoExactSamplerError
 from sgbench.targets._jax_density import JaxDensityTarget
 from sgbench.targets._jax_likelihood import JaxPerDatumTarget
 from sgbench.targets.inference_gym._item_response import item_response_likelihood
-from sgbench.targets.inference_gym._models import MODELS, construct
+from sgbench.targets.inference_gym._models import MODELS, construct, quiet
 from sgbench.targets.inference_gym._structure import Layout, flatten, leaves
 from sgbench.targets.inference_gym._truth import flat_values, gym_truth, restricted
 from sgbench.targets.noise import make_noise
@@ -44,7 +44,8 @@ class InferenceGymTarget(JaxPerDatumTarget, JaxDensityTarget):
     def __init__(self, model="eight_schools", noise="none", **noise_params):
         one_of("model", model, MODELS)
         self.model = model
-        self.gym_model = construct(model)
+        with quiet():
+            self.gym_model = construct(model)
         self.layout = Layout(self.gym_model.event_shape)
         self.bijectors = [bijector for _, bijector in leaves(self.gym_model.default_event_space_bijector)]
         self.dtypes = [dtype for _, dtype in leaves(self.gym_model.dtype)]
@@ -62,7 +63,7 @@ class InferenceGymTarget(JaxPerDatumTarget, JaxDensityTarget):
             self.split_likelihood(*item_response_likelihood(self.layout))
         self.noise = make_noise(noise, self, **noise_params)
         self.compile_density()
-        self._quantities = jax.jit(jax.vmap(lambda u: flatten(transformation(self.constrain(u)[0]))))
+        self._quantities = jax.jit(jax.vmap(self._quantities_at))
         self.params = dict(model=model, **self.noise_params())
 
     def constrain(self, u):
@@ -89,11 +90,17 @@ class InferenceGymTarget(JaxPerDatumTarget, JaxDensityTarget):
         dtypes), returned in the position's."""
         pieces, log_jacobian = self._constrained_pieces(u)
         event = self.layout.build([piece.astype(dtype) for piece, dtype in zip(pieces, self.dtypes, strict=True)])
-        return self.gym_model.unnormalized_log_prob(event).astype(u.dtype) + log_jacobian
+        with quiet():
+            return self.gym_model.unnormalized_log_prob(event).astype(u.dtype) + log_jacobian
+
+    def _quantities_at(self, u):
+        with quiet():
+            return flatten(self.gym_model.sample_transformations["identity"](self.constrain(u)[0]))
 
     def _quantity_names(self) -> list[str]:
         event = self.constrain(jnp.zeros(self.dim))[0]
-        return flat_values(self.gym_model.sample_transformations["identity"](event))[0]
+        with quiet():
+            return flat_values(self.gym_model.sample_transformations["identity"](event))[0]
 
     def _coordinate_matches(self) -> tuple[np.ndarray, np.ndarray]:
         """For each coordinate, the quantity equal to its constrained value at both probe points (-1: none), and
@@ -105,7 +112,8 @@ class InferenceGymTarget(JaxPerDatumTarget, JaxDensityTarget):
             u = offset + steps
             event = self.constrain(u)[0]
             constrained = np.asarray(flatten(event), dtype=np.float64)
-            quantities = np.asarray(flatten(transformation(event)), dtype=np.float64)
+            with quiet():
+                quantities = np.asarray(flatten(transformation(event)), dtype=np.float64)
             equal.append(np.isclose(constrained[:, None], quantities[None, :], rtol=1e-6, atol=0))
             identity.append(np.isclose(constrained, np.asarray(u), rtol=1e-6, atol=0))
         both = equal[0] & equal[1]

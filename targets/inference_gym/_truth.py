@@ -4,8 +4,10 @@ Inference Gym states, for each quantity of its ``identity`` sample transformatio
 constrained scale, or, for the stochastic volatility model, the centred log volatilities), the mean :math:`m`,
 the standard deviation :math:`s` and, for the NUTS-computed truths, the standard error :math:`e` of the mean
 (none for the analytic ones: 0 here). The suite's moments follow: :math:`E[x^2] = m^2 + s^2`, the variance
-:math:`s^2` on the diagonal of the covariance (off-diagonals are not stated: NaN), and :math:`\mathrm{Var}[x^2]`
-is not stated (NaN).
+:math:`s^2` on the diagonal of the covariance (off-diagonals are not stated: NaN). :math:`\mathrm{Var}[x^2]`, which
+only b² reads (as its normaliser), is not stated either; it is the Gaussian's of the same moments,
+:math:`2 s^4 + 4 m^2 s^2` (exact for Gaussian marginals, an underestimate for heavy-tailed ones such as the funnel's:
+its b² is then too large), with an unstated (NaN) standard error.
 
 Standard errors of the other moments are not stated either; they follow from the effective sample size the mean's
 error implies, :math:`n_{\mathrm{eff}} = (s/e)^2`, with the moments of a Gaussian of the same mean and variance:
@@ -74,10 +76,9 @@ def gym_truth(transformation, names: list[str], source: str) -> Truth:
     covariance, covariance_se = np.full((dim, dim), np.nan), np.full((dim, dim), np.nan)
     np.fill_diagonal(covariance, var)
     np.fill_diagonal(covariance_se, var_se)
-    unknown = np.full(dim, np.nan)
-    return Truth(mean=mean, second_moment=mean**2 + var, second_moment_var=unknown, covariance=covariance,
-                 mean_se=mean_se, second_moment_se=second_se, second_moment_var_se=unknown,
-                 covariance_se=covariance_se, source=source)
+    return Truth(mean=mean, second_moment=mean**2 + var, second_moment_var=2 * var**2 + 4 * mean**2 * var,
+                 covariance=covariance, mean_se=mean_se, second_moment_se=second_se,
+                 second_moment_var_se=np.full(dim, np.nan), covariance_se=covariance_se, source=source)
 
 
 def restricted(truth: Truth, source_index: np.ndarray, source: str) -> Truth:
