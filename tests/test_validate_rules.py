@@ -297,8 +297,9 @@ def test_a_variance_grows_without_a_stationary_law_only_when_no_relaxing_chain_w
     from sgbench.bench.validate.session import Session
 
     se = np.full(1, 0.005)
-    runs = types.SimpleNamespace(
-        warmups=[(first[0], (np.full(1, first[1]), se), forgot), (last[0], (np.full(1, last[1]), se), False)],
-        plan=types.SimpleNamespace(cell=types.SimpleNamespace(heavy_tailed=False, num_steps=4000)))
+    runs = types.SimpleNamespace(  # 4000 scored steps at the first warm-up; the later one with a longer window
+        warmups=[(first[0], (np.full(1, first[1]), se), forgot, first[0] + 2000),
+                 (last[0], (np.full(1, last[1]), se), False, last[0] + 2000)],
+        plan=types.SimpleNamespace(cell=types.SimpleNamespace(heavy_tailed=False)))
     found = Session._unstationary(None, runs, alpha=1e-3)
     assert (found is not None) == expected, found

@@ -196,7 +196,8 @@ class Session:
             runs.reference = self._run(p.key, p.reference, f"suite {self.claim.name}", candidate=False,
                                        groups=REFERENCE_GROUPS)
         runs.warmups.append((p.cell.num_burnin, self._variance_errors(runs),
-                             dataclasses.replace(runs.candidate.travel(), strict=True).forgot))
+                             dataclasses.replace(runs.candidate.travel(), strict=True).forgot,
+                             p.cell.num_burnin + p.cell.num_steps / 2))  # the scored window's middle
 
     def _variance_errors(self, runs: _Runs):
         """The candidate's per-coordinate r over its healthy chains and their standard errors."""
@@ -227,20 +228,19 @@ class Session:
         coordinate between the first and the last warm-up tried, Bonferroni) in a way no relaxing chain's does: after
         its chains forgot their start at the first warm-up, or at least half as fast as a random walk's, whose
         variance grows in proportion to the time (:math:`(1 + r_1)/(1 + r_0) - 1 \\ge \frac12 (t_1/t_0 - 1)`,
-        :math:`t = W + N/2` the scored window's middle): then it has no stationary law. A chain still relaxing towards
+        :math:`t = W + N/2` the middle of each run's scored window): then it has no stationary law. A chain still relaxing towards
         a wider stationary law than its start (a slow mode, minibatch noise that heats it) grows more slowly, ever
         more so. Not made on heavy-tailed chains, where the z-test's CLT fails."""
         if (len(runs.warmups) < 2 or runs.warmups[0][1] is None or runs.warmups[-1][1] is None
                 or runs.plan.cell.heavy_tailed):
             return None
-        (w0, (r0, se0), forgot), (w1, (r1, se1), _) = runs.warmups[0], runs.warmups[-1]
+        (w0, (r0, se0), forgot, t0), (w1, (r1, se1), _, t1) = runs.warmups[0], runs.warmups[-1]
         z = (r1 - r0) / np.hypot(se0, se1)
         critical = float(scipy.stats.norm.isf(alpha / z.size))
         worst = int(np.argmax(z))
         if z[worst] <= critical:
             return None
-        middle = runs.plan.cell.num_steps / 2
-        if not forgot and (1 + r1[worst]) / (1 + r0[worst]) - 1 < 0.5 * ((w1 + middle) / (w0 + middle) - 1):
+        if not forgot and (1 + r1[worst]) / (1 + r0[worst]) - 1 < 0.5 * (t1 / t0 - 1):
             return None
         return (f"its variance keeps growing as the warm-up grows: r {r0[worst]:.3g} after {w0} warm-up steps, "
                 f"{r1[worst]:.3g} after {w1} in coordinate {worst} (z = {z[worst]:.3g} against {critical:.3g}): "
