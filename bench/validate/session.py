@@ -224,13 +224,13 @@ class Session:
         return Evidence(**found), rows, reference_rows
 
     def _unstationary(self, runs: _Runs, alpha: float) -> str | None:
-        """Whether the candidate's variance error grew significantly as the warm-up grew (one-sided z-test per
+        r"""Whether the candidate's variance error grew significantly as the warm-up grew (one-sided z-test per
         coordinate between the first and the last warm-up tried, Bonferroni) in a way no relaxing chain's does: after
         its chains forgot their start at the first warm-up, or at least half as fast as a random walk's, whose
-        variance grows in proportion to the time (:math:`(1 + r_1)/(1 + r_0) - 1 \\ge \frac12 (t_1/t_0 - 1)`,
-        :math:`t = W + N/2` the middle of each run's scored window): then it has no stationary law. A chain still relaxing towards
-        a wider stationary law than its start (a slow mode, minibatch noise that heats it) grows more slowly, ever
-        more so. Not made on heavy-tailed chains, where the z-test's CLT fails."""
+        variance grows in proportion to the time (:math:`(1 + r_1)/(1 + r_0) - 1 \ge \frac12 (t_1/t_0 - 1)`,
+        :math:`t = W + N/2` the middle of each run's scored window): then it has no stationary law. A chain still
+        relaxing towards a wider stationary law than its start (a slow mode, minibatch noise that heats it) grows
+        more slowly, ever more so. Not made on heavy-tailed chains, where the z-test's CLT fails."""
         if (len(runs.warmups) < 2 or runs.warmups[0][1] is None or runs.warmups[-1][1] is None
                 or runs.plan.cell.heavy_tailed):
             return None
