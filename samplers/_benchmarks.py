@@ -86,6 +86,8 @@ class GateSettings:
         posteriors: for a minibatch method, hyperparameters on each external posterior of the full suite, by key
             (``mesquite`` and ``gauss_mix``, posteriordb's, minibatches; ``sgbench.bench.gate.cells``), with a
             ``step_size`` (``reports/gate_external/choose_steps.py`` says how each was chosen).
+        posteriors_burnin: the warm-up of those cells where the external cells' own
+            (``sgbench.bench.gate.cells.EXTERNAL_WARMUP``) and ``num_burnin`` are too short for its chains.
         variants: :class:`GateVariant` cells where a setting the main cell does not exercise matters.
         exact_law: hyperparameters of cells checked against the exact discrete law
             (``sgbench.bench.gate.exact_law``): only for a sampler that declares its ``linear_law``
@@ -107,6 +109,7 @@ class GateSettings:
     icg4: dict
     linreg: dict | None = None
     posteriors: dict | None = None
+    posteriors_burnin: int = 0
     variants: tuple[GateVariant, ...] = ()
     exact_law: tuple[dict, ...] = ()
     heavy_tailed: tuple[str, ...] = ()
@@ -143,6 +146,8 @@ class GateSettings:
         object.__setattr__(self, "heavy_tailed", _tuple_of(
             "gate.heavy_tailed", self.heavy_tailed, lambda field, value: one_of(field, value, HEAVY_TAILED_CELLS)))
         object.__setattr__(self, "num_burnin", integer_at_least("gate.num_burnin", self.num_burnin, 0))
+        object.__setattr__(self, "posteriors_burnin",
+                           integer_at_least("gate.posteriors_burnin", self.posteriors_burnin, 0))
         if not isinstance(self.stationary, bool):
             raise TypeError(f"benchmark setting gate.stationary must be True or False, got {self.stationary!r}")
         if not isinstance(self.exact_gradients, bool):

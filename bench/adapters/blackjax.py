@@ -42,7 +42,13 @@ import jax.numpy as jnp
 from blackjax.util import generate_unit_vector
 
 from sgbench.base.arguments import finite, in_interval, integer_at_least, one_of, positive_finite
-from sgbench.bench.adapters._adapted import EXTERNAL_STEPS, EXTERNAL_TARGETS, AdaptedSampler, Setting
+from sgbench.bench.adapters._adapted import (
+    EXTERNAL_STEPS,
+    EXTERNAL_STEPS_FACTOR,
+    EXTERNAL_TARGETS,
+    AdaptedSampler,
+    Setting,
+)
 from sgbench.bench.adapters._log_density import logdensity_of
 from sgbench.bench.adapters._seeds import jax_key, seed_variate
 from sgbench.samplers._contract import Info, hyperparameters, static_field
@@ -112,7 +118,7 @@ sgld = adapter(
                       probes="the temperature scales the injected noise only"),
               Setting("external targets", dict(EXTERNAL_STEPS), EXTERNAL_TARGETS,
                       probes="posteriors whose truth others computed (posteriordb), at steps of the same fraction "
-                             "of each one's stability limit")))
+                             "of each one's stability limit", steps_factor=EXTERNAL_STEPS_FACTOR)))
 
 
 # --- SGHMC -------------------------------------------------------------------------------------------------------

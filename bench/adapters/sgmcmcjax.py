@@ -92,7 +92,13 @@ import sgmcmcjax.diffusions as sgj
 from sgmcmcjax.types import SVRGState
 
 from sgbench.base.arguments import in_interval, integer_at_least, positive_finite
-from sgbench.bench.adapters._adapted import EXTERNAL_STEPS, EXTERNAL_TARGETS, AdaptedSampler, Setting
+from sgbench.bench.adapters._adapted import (
+    EXTERNAL_STEPS,
+    EXTERNAL_STEPS_FACTOR,
+    EXTERNAL_TARGETS,
+    AdaptedSampler,
+    Setting,
+)
 from sgbench.bench.adapters._seeds import jax_key, seed_variate
 from sgbench.samplers import control_variates
 from sgbench.samplers._contract import Info, hyperparameters, static_field
@@ -390,7 +396,7 @@ SGLD_SETTINGS = (
             "a small step (bias about 0.01): a noise scale off by a constant factor shows as a variance error"),
     Setting("external targets", dict(EXTERNAL_STEPS), EXTERNAL_TARGETS,
             "posteriors whose truth others computed (posteriordb), at steps of the same fraction of each one's "
-            "stability limit"),
+            "stability limit", steps_factor=EXTERNAL_STEPS_FACTOR),
 )
 
 sgld = adapter(

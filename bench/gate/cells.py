@@ -24,9 +24,9 @@ is asked of them.
 
 ``full`` adds every minibatch-capable sampler on two posteriordb posteriors with minibatches (``EXTERNAL_TARGETS``:
 the log-log mesquite regression, 8 of 46 data a step, and the two-component mixture, 50 of 1000; their truth is
-posteriordb's reference draws, with its standard errors; a warm-up of ``EXTERNAL_WARMUP`` = 8000 steps, four times
-the longest autocorrelation time there), and the ``icg4`` cells again at a larger step and with
-exact gradients. Each sampler's file
+posteriordb's reference draws, with its standard errors; a warm-up of ``EXTERNAL_WARMUP`` = 8000 steps, or the
+longer ``posteriors_burnin`` a sampler declares), and the ``icg4`` cells again at a larger step and with exact
+gradients. Each sampler's file
 declares its cells (``sgbench.samplers._benchmarks.GateSettings``) and the target wrapper it needs; this module
 holds what every cell shares: the targets, the temperature, the start, the chains and steps. Each group of
 a suite lists the samplers in the order of ``samplers.names()``.
@@ -43,7 +43,7 @@ from sgbench.bench.gate.start import START_SCALE, thin_for
 NUM_CHAINS = 64
 NUM_STEPS = 4000
 WARMUP = 4000
-EXTERNAL_WARMUP = 8000  # the external posteriors' cells: autocorrelation times up to 1600 steps (mesquite)
+EXTERNAL_WARMUP = 8000  # the external cells: design autocorrelation times up to 1655 steps (pSGLD, mesquite)
 EXACT_LAW_CHAINS = 1024
 REFERENCE_CHAINS, REFERENCE_STEPS = 64, 500
 TEMPERATURE = 0.5
@@ -211,7 +211,8 @@ def suite(name: str) -> tuple[Cell, ...]:
     if name == "full":
         cells += [Cell(s, _at_temperature(s, params), target="posteriordb",
                        target_params=dict(EXTERNAL_TARGETS[key][0]), label=key, wrapper=b.wrapper,
-                       num_burnin=max(EXTERNAL_WARMUP, _warmup(b.gate)), stationary=b.gate.stationary)
+                       num_burnin=max(EXTERNAL_WARMUP, _warmup(b.gate), b.gate.posteriors_burnin),
+                       stationary=b.gate.stationary)
                   for s, b in settings.items() for key, params in (b.gate.posteriors or {}).items()]
         cells += [_icg_cell(s, b, b.gate.large_step_scale) for s, b in settings.items()]
         cells += [_icg_cell(s, b, 1.0, ICG4_EXACT) for s, b in settings.items() if not b.gate.exact_gradients]
