@@ -62,7 +62,11 @@ def construct(model: str):
 @contextlib.contextmanager
 def quiet():
     """TensorFlow Probability's own deprecation warnings silenced for the duration (its JAX backend calls JAX in ways
-    JAX deprecates; nothing a user of the suite can act on), without touching the global warning filters."""
+    JAX deprecates; nothing a user of the suite can act on), without touching the global warning filters.
+
+    Returns:
+        a context manager (the generator's; nothing is bound by ``as``).
+    """
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", category=DeprecationWarning, module=r"tensorflow_probability\.")
         yield
