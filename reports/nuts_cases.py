@@ -12,6 +12,19 @@ RUNNERS = {"numpyro": run_numpyro, "blackjax": run_blackjax}
 SETTINGS = dict(num_chains=4, num_warmup=1000, num_draws=2500, seed=0, target_accept=0.9)
 
 
+def quantities_of_run(target, backend: str, quantities) -> tuple[object, object, float]:
+    """``backend``'s NUTS on ``target`` at ``SETTINGS``: (the result, ``quantities(draws)`` of its (chains x draws,
+    dim) draws reshaped to (chains, draws, q), its seconds)."""
+    import time
+
+    start = time.perf_counter()
+    result = RUNNERS[backend](target, **SETTINGS)
+    seconds = time.perf_counter() - start
+    chains, draws, _ = result.draws.shape
+    values = quantities(result.draws.reshape(-1, target.dim), (chains, draws))
+    return result, values.reshape(chains, draws, -1), seconds
+
+
 def run(description: str, record, names, measure, argv=None) -> None:
     """Measure every ``name/backend`` case not in ``record`` (``names`` in the order given), then print the table.
 

@@ -20,7 +20,7 @@ import jax.numpy as jnp
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from nuts_cases import RUNNERS, SETTINGS, run  # noqa: E402
+from nuts_cases import SETTINGS, quantities_of_run, run  # noqa: E402
 
 from sgbench import targets  # noqa: E402
 from sgbench.reference import agreement
@@ -46,11 +46,7 @@ def gradient_seconds(target) -> float:
 
 def measure(model: str, backend: str) -> dict:
     target = targets.get("inference_gym", model=model)
-    start = time.perf_counter()
-    result = RUNNERS[backend](target, **SETTINGS)
-    seconds = time.perf_counter() - start
-    chains, draws, _ = result.draws.shape
-    ours = target.quantities(result.draws.reshape(-1, target.dim)).reshape(chains, draws, -1)
+    result, ours, seconds = quantities_of_run(target, backend, lambda draws, _: target.quantities(draws))
     truth = target.quantity_truth
     theirs = {"mean": truth.mean, "mean_se": truth.mean_se, "second_moment": truth.second_moment,
               "second_moment_se": truth.second_moment_se}

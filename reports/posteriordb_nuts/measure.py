@@ -13,13 +13,12 @@ posterior and backend in ``records.jsonl``); ``--summary`` prints the table.
 """
 
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from nuts_cases import RUNNERS, SETTINGS, run  # noqa: E402
+from nuts_cases import SETTINGS, quantities_of_run, run  # noqa: E402
 
 from sgbench import targets  # noqa: E402
 from sgbench.reference import agreement, store  # noqa: E402
@@ -36,11 +35,8 @@ def flat_quantities(quantities: dict, shape) -> np.ndarray:
 
 def measure(posterior: str, backend: str) -> dict:
     target = targets.get("posteriordb", posterior=posterior)
-    start = time.perf_counter()
-    result = RUNNERS[backend](target, **SETTINGS)
-    seconds = time.perf_counter() - start
-    chains, draws, _ = result.draws.shape
-    ours = flat_quantities(target.quantities(result.draws.reshape(-1, target.dim)), (chains, draws))
+    result, ours, seconds = quantities_of_run(
+        target, backend, lambda draws, shape: flat_quantities(target.quantities(draws), shape))
     reference = {k: v if v.ndim == 3 else v[..., None] for k, v in target.reference.items()}
     theirs = np.concatenate([reference[k] for k in sorted(reference)], axis=-1)
     test = agreement.compare(store.summarize(ours), store.summarize(theirs), alpha=1e-3)
