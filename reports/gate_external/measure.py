@@ -25,7 +25,7 @@ def check(cell, planted=None) -> dict:
     import contextlib
     import time
 
-    from sgbench.bench.gate import baselines, design_bias
+    from sgbench.bench.gate import baseline as baselines, design_bias
     from sgbench.bench.gate.cells import suite
     from sgbench.bench.gate.runner import alpha_per_check, check_group, run_cell
 
