@@ -73,7 +73,7 @@ class InferenceGymTarget(JaxPerDatumTarget, JaxDensityTarget):
             u: one position, shape (dim,).
 
         Returns:
-            (the event structure, the log Jacobian, a number).
+            (the event structure, the log Jacobian: a number).
         """
         values, log_jacobian = self._constrained_pieces(u)
         return self.layout.build(values), log_jacobian
@@ -105,15 +105,12 @@ class InferenceGymTarget(JaxPerDatumTarget, JaxDensityTarget):
     def _coordinate_matches(self) -> tuple[np.ndarray, np.ndarray]:
         """For each coordinate, the quantity equal to its constrained value at both probe points (-1: none), and
         whether its bijector is the identity there."""
-        transformation = self.gym_model.sample_transformations["identity"]
         steps = 0.01 * jnp.arange(self.dim, dtype=jnp.float64)
         equal, identity = [], []
         for offset in PROBES:
             u = offset + steps
-            event = self.constrain(u)[0]
-            constrained = np.asarray(flatten(event), dtype=np.float64)
-            with quiet():
-                quantities = np.asarray(flatten(transformation(event)), dtype=np.float64)
+            constrained = np.asarray(flatten(self.constrain(u)[0]), dtype=np.float64)
+            quantities = np.asarray(self._quantities_at(u), dtype=np.float64)
             equal.append(np.isclose(constrained[:, None], quantities[None, :], rtol=1e-6, atol=0))
             identity.append(np.isclose(constrained, np.asarray(u), rtol=1e-6, atol=0))
         both = equal[0] & equal[1]
